@@ -1,0 +1,262 @@
+//! `memory:`: state in this process, sharded by scope so that threads on
+//! different scopes never wait for one lock.
+
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasher;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::Backend;
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::rules::{plan_ops, Mode, ScopeCore};
+use crate::token::Token;
+use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+
+const SHARDS: usize = 64;
+
+struct StoredEntry {
+    value: Vec<u8>,
+    version: u64,
+    token: Token,
+}
+
+struct Scope {
+    core: ScopeCore,
+    entries: BTreeMap<String, StoredEntry>,
+}
+
+#[derive(Default)]
+struct Shard {
+    scopes: Mutex<HashMap<String, Scope>>,
+    /// Signalled when a lease in this shard ends or the manual clock moves.
+    lease_ended: Condvar,
+}
+
+pub(crate) struct Memory {
+    shards: Box<[Shard]>,
+    hasher: RandomState,
+    /// Store-wide floor left by retired scopes; scopes created later start here.
+    floor: AtomicU64,
+    clock: Clock,
+    mode: Mode,
+}
+
+impl Memory {
+    pub fn new(clock: Clock, mode: Mode) -> Memory {
+        Memory {
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            hasher: RandomState::new(),
+            floor: AtomicU64::new(0),
+            clock,
+            mode,
+        }
+    }
+
+    fn shard(&self, scope: &str) -> &Shard {
+        &self.shards[(self.hasher.hash_one(scope) as usize) % SHARDS]
+    }
+
+    fn lock(&self, scope: &str) -> Result<MutexGuard<'_, HashMap<String, Scope>>> {
+        self.shard(scope)
+            .scopes
+            .lock()
+            .map_err(|_| Error::Backend("memory shard poisoned by a panic".into()))
+    }
+
+    /// Runs `f` on the scope, creating it (at the floor) if it is new.
+    fn with_scope<T>(&self, scope: &str, f: impl FnOnce(&mut Scope) -> Result<T>) -> Result<T> {
+        let mut scopes = self.lock(scope)?;
+        if let Some(s) = scopes.get_mut(scope) {
+            return f(s);
+        }
+        let mut fresh = Scope {
+            core: ScopeCore::fresh(self.floor.load(Ordering::SeqCst)),
+            entries: BTreeMap::new(),
+        };
+        let out = f(&mut fresh)?;
+        // Only an operation that succeeded leaves a new scope behind.
+        scopes.insert(scope.to_owned(), fresh);
+        Ok(out)
+    }
+
+    /// Runs `f` on the scope as it is, or as a new one would be, without creating it.
+    fn read_scope<T>(&self, scope: &str, f: impl FnOnce(&Scope) -> Result<T>) -> Result<T> {
+        let scopes = self.lock(scope)?;
+        match scopes.get(scope) {
+            Some(s) => f(s),
+            None => f(&Scope {
+                core: ScopeCore::fresh(self.floor.load(Ordering::SeqCst)),
+                entries: BTreeMap::new(),
+            }),
+        }
+    }
+}
+
+impl Backend for Memory {
+    fn next_token(&self, scope: &str) -> Result<Token> {
+        self.with_scope(scope, |s| s.core.next_token())
+    }
+
+    fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
+        self.with_scope(scope, |s| Ok(s.core.advance_counter(floor)))
+    }
+
+    fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+        let now = self.clock.now_ms();
+        self.with_scope(scope, |s| s.core.acquire(scope, holder, ttl, now, self.mode))
+    }
+
+    fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+        let now = self.clock.now_ms();
+        let mut scopes = self.lock(scope)?;
+        match scopes.get_mut(scope) {
+            Some(s) => s.core.renew(scope, token, ttl, now),
+            None => Err(Error::LeaseLost {
+                scope: scope.to_owned(),
+                current: None,
+            }),
+        }
+    }
+
+    fn release(&self, scope: &str, token: Token) -> Result<bool> {
+        let now = self.clock.now_ms();
+        let mut scopes = self.lock(scope)?;
+        let released = scopes
+            .get_mut(scope)
+            .is_some_and(|s| s.core.release(token, now));
+        if released {
+            self.shard(scope).lease_ended.notify_all();
+        }
+        Ok(released)
+    }
+
+    fn wait_for_release(&self, scope: &str, max: Duration) {
+        let shard = self.shard(scope);
+        let Ok(scopes) = shard.scopes.lock() else {
+            return;
+        };
+        let now = self.clock.now_ms();
+        let held = scopes
+            .get(scope)
+            .is_some_and(|s| s.core.live_lease(now).is_some());
+        if held {
+            let _ = shard.lease_ended.wait_timeout(scopes, max);
+        }
+    }
+
+    fn write(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let mode = self.mode;
+        self.with_scope(scope, |s| {
+            s.core.check(scope, fence)?;
+            let receipts = plan_ops(scope, &ops, fence.token, |key| {
+                Ok(s.entries.get(key).map_or(0, |e| e.version))
+            })?;
+            s.core.accept_write(fence, mode);
+            for (op, receipt) in ops.into_iter().zip(&receipts) {
+                match op {
+                    Op::Put { key, value, .. } => {
+                        let stored = StoredEntry {
+                            value,
+                            version: receipt.version,
+                            token: fence.token,
+                        };
+                        match s.entries.get_mut(&key) {
+                            Some(e) => *e = stored,
+                            None => {
+                                s.entries.insert(key, stored);
+                            }
+                        }
+                    }
+                    Op::Delete { key, .. } => {
+                        s.entries.remove(&key);
+                    }
+                }
+            }
+            Ok(receipts)
+        })
+    }
+
+    fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
+        self.with_scope(scope, |s| s.core.claim(scope, fence))
+    }
+
+    fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
+        self.read_scope(scope, |s| {
+            if let Some(f) = fence {
+                s.core.check_token(scope, f.token)?;
+            }
+            Ok(s.entries.get(key).map(|e| Entry {
+                key: key.to_owned(),
+                value: e.value.clone(),
+                version: e.version,
+                token: e.token,
+            }))
+        })
+    }
+
+    fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
+        self.read_scope(scope, |s| {
+            let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+            let mut keys: Vec<String> = s
+                .entries
+                .range::<str, _>((start, Bound::Unbounded))
+                .take(limit + 1)
+                .map(|(k, _)| k.clone())
+                .collect();
+            let next = if keys.len() > limit {
+                keys.truncate(limit);
+                keys.last().cloned()
+            } else {
+                None
+            };
+            Ok(Page { keys, next })
+        })
+    }
+
+    fn status(&self, scope: &str) -> Result<ScopeStatus> {
+        let now = self.clock.now_ms();
+        self.read_scope(scope, |s| {
+            Ok(ScopeStatus {
+                counter: s.core.counter,
+                fence: s.core.fence,
+                lease: s.core.live_lease(now).map(|l| l.to_lease(scope, now)),
+                entries: s.entries.len() as u64,
+            })
+        })
+    }
+
+    fn retire(&self, scope: &str) -> Result<bool> {
+        let now = self.clock.now_ms();
+        let mut scopes = self.lock(scope)?;
+        let Some(s) = scopes.get(scope) else {
+            return Ok(false);
+        };
+        let floor = s.core.retire_floor(scope, now)?;
+        if !s.entries.is_empty() {
+            return Err(Error::invalid(format!(
+                "scope {scope:?} still has {} entries: delete them before retiring it",
+                s.entries.len()
+            )));
+        }
+        // Raised while the shard is locked, so a concurrent re-creation of
+        // this scope (same shard) cannot start below the floor.
+        self.floor.fetch_max(floor, Ordering::SeqCst);
+        scopes.remove(scope);
+        Ok(true)
+    }
+
+    fn advance_clock(&self, by: Duration) -> Result<()> {
+        self.clock.advance(by)?;
+        for shard in self.shards.iter() {
+            // Take the lock so that a waiter between its check and its wait
+            // cannot miss this wake-up.
+            drop(shard.scopes.lock());
+            shard.lease_ended.notify_all();
+        }
+        Ok(())
+    }
+}

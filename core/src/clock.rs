@@ -1,0 +1,55 @@
+//! Where lease time comes from. Safety never depends on it; liveness does.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::error::{Error, Result};
+use crate::rules::unix_ms;
+
+/// Milliseconds since the Unix epoch, as the store sees them.
+pub(crate) enum Clock {
+    /// Monotonic: anchored to wall time once at open, then only moves forward
+    /// with `Instant`, so a wall-clock step cannot expire or revive a lease.
+    Monotonic { anchor_ms: u64, start: Instant },
+    /// Moves only when told to: deterministic expiry for tests.
+    Manual { now_ms: AtomicU64 },
+}
+
+impl Clock {
+    pub fn monotonic() -> Clock {
+        Clock::Monotonic {
+            anchor_ms: unix_ms(SystemTime::now()),
+            start: Instant::now(),
+        }
+    }
+
+    pub fn manual() -> Clock {
+        Clock::Manual {
+            now_ms: AtomicU64::new(unix_ms(SystemTime::now())),
+        }
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        match self {
+            Clock::Monotonic { anchor_ms, start } => {
+                anchor_ms + u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+            }
+            Clock::Manual { now_ms } => now_ms.load(Ordering::SeqCst),
+        }
+    }
+
+    pub fn advance(&self, by: Duration) -> Result<()> {
+        match self {
+            Clock::Manual { now_ms } => {
+                let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+                let _ = now_ms.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                    Some(n.saturating_add(ms))
+                });
+                Ok(())
+            }
+            _ => Err(Error::invalid(
+                "advance_clock needs a manual clock (open the store with ?clock=manual)",
+            )),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Fencing tokens, leases and a fenced store.
+//!
+//! A lease holder can pause (GC, VM suspend, a slow network) past its expiry
+//! and wake up still believing it owns the resource. Fencing closes that hole
+//! at the resource: every acquisition gets a strictly increasing [`Token`],
+//! every protected write carries it in a [`Fence`], and the store atomically
+//! rejects a token older than the greatest it has accepted.
+//!
+//! ```
+//! use std::time::Duration;
+//! use fencing::{Fence, Store, ErrorCode};
+//!
+//! let store = Store::open("memory:?clock=manual")?;
+//! let a = store.acquire("report", "worker-a", Duration::from_secs(10))?;
+//! store.advance_clock(Duration::from_secs(11))?;          // A pauses past its expiry
+//! let b = store.acquire("report", "worker-b", Duration::from_secs(10))?;
+//! store.put("report", "body", b"B's report", &Fence::new(b.token))?;
+//! let stale = store.put("report", "body", b"A's report", &Fence::new(a.token));
+//! assert_eq!(stale.unwrap_err().code(), ErrorCode::StaleToken);
+//! assert_eq!(store.get("report", "body", None)?.unwrap().value, b"B's report");
+//! # Ok::<(), fencing::Error>(())
+//! ```
+
+mod backend;
+mod clock;
+mod error;
+mod keepalive;
+pub mod limits;
+mod metrics;
+mod rules;
+mod store;
+mod token;
+mod types;
+mod url;
+
+pub use error::{Error, ErrorCode, Result};
+pub use keepalive::LeaseGuard;
+pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
+pub use store::Store;
+pub use token::{parse_token_value, Token};
+pub use types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+pub use url::{ClockKind, Options};

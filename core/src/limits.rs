@@ -1,0 +1,113 @@
+//! Argument validation (check 1 of SPEC section 4): every input is checked
+//! here, before any backend sees it.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+use crate::token::clip;
+use crate::types::{Fence, Op};
+
+pub const MAX_SCOPE_BYTES: usize = 256;
+pub const MAX_HOLDER_BYTES: usize = 256;
+pub const MAX_KEY_BYTES: usize = 1024;
+pub const MAX_VALUE_BYTES: usize = 1 << 20;
+pub const MAX_BATCH_OPS: usize = 1000;
+pub const MAX_LIST_LIMIT: usize = 1000;
+/// Sequence numbers share the token's storage type (signed 64-bit).
+pub const MAX_SEQ: u64 = i64::MAX as u64;
+pub const MIN_TTL: Duration = Duration::from_millis(1);
+pub const MAX_TTL: Duration = Duration::from_secs(366 * 24 * 3600);
+
+fn name(what: &str, text: &str, max: usize) -> Result<()> {
+    if text.is_empty() {
+        return Err(Error::invalid(format!("{what} must not be empty")));
+    }
+    if text.len() > max {
+        return Err(Error::invalid(format!(
+            "{what} is {} bytes, the limit is {max}",
+            text.len()
+        )));
+    }
+    if text.as_bytes().contains(&0) {
+        return Err(Error::invalid(format!("{what} {:?} contains NUL", clip(text))));
+    }
+    Ok(())
+}
+
+pub fn scope(text: &str) -> Result<()> {
+    name("scope", text, MAX_SCOPE_BYTES)
+}
+
+pub fn holder(text: &str) -> Result<()> {
+    name("holder", text, MAX_HOLDER_BYTES)
+}
+
+pub fn key(text: &str) -> Result<()> {
+    name("key", text, MAX_KEY_BYTES)
+}
+
+pub fn value(bytes: &[u8]) -> Result<()> {
+    if bytes.len() > MAX_VALUE_BYTES {
+        return Err(Error::invalid(format!(
+            "value is {} bytes, the limit is {MAX_VALUE_BYTES}",
+            bytes.len()
+        )));
+    }
+    Ok(())
+}
+
+pub fn ttl(ttl: Duration) -> Result<()> {
+    if ttl < MIN_TTL || ttl > MAX_TTL {
+        return Err(Error::invalid(format!(
+            "ttl {ttl:?} is outside {MIN_TTL:?}..={MAX_TTL:?}"
+        )));
+    }
+    Ok(())
+}
+
+pub fn fence(f: &Fence) -> Result<()> {
+    if let Some(seq) = f.seq {
+        if seq > MAX_SEQ {
+            return Err(Error::invalid(format!("seq {seq} is above {MAX_SEQ}")));
+        }
+    }
+    if let Some(h) = &f.holder {
+        holder(h)?;
+    }
+    Ok(())
+}
+
+pub fn op(op: &Op) -> Result<()> {
+    key(op.key())?;
+    if let Op::Put { value: v, .. } = op {
+        value(v)?;
+    }
+    if let Some(v) = op.expected_version() {
+        if v > MAX_SEQ {
+            return Err(Error::invalid(format!("expected_version {v} is out of range")));
+        }
+    }
+    Ok(())
+}
+
+pub fn batch(ops: &[Op]) -> Result<()> {
+    if ops.is_empty() {
+        return Err(Error::invalid("a batch needs at least one operation (use claim to only raise the fence)"));
+    }
+    if ops.len() > MAX_BATCH_OPS {
+        return Err(Error::invalid(format!(
+            "a batch of {} operations is over the limit of {MAX_BATCH_OPS}",
+            ops.len()
+        )));
+    }
+    ops.iter().try_for_each(op)
+}
+
+pub fn list_limit(limit: usize) -> Result<()> {
+    if limit == 0 || limit > MAX_LIST_LIMIT {
+        return Err(Error::invalid(format!(
+            "list limit {limit} is outside 1..={MAX_LIST_LIMIT}"
+        )));
+    }
+    Ok(())
+}

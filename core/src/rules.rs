@@ -1,0 +1,266 @@
+//! The semantics, as pure functions over one scope's state. Every backend
+//! that keeps its state outside the database's own functions loads a
+//! `ScopeCore`, runs these rules inside one atomic step, and writes it back,
+//! so `memory:` and `sqlite:` cannot disagree.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::error::{Error, Result};
+use crate::token::Token;
+use crate::types::{Fence, Lease, Op, Receipt};
+
+/// A lease as stored: times in milliseconds on the store's clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LeaseRecord {
+    pub holder: String,
+    pub token: Token,
+    pub ttl_ms: u64,
+    pub expires_at_ms: u64,
+}
+
+impl LeaseRecord {
+    pub fn is_live(&self, now_ms: u64) -> bool {
+        now_ms < self.expires_at_ms
+    }
+
+    pub fn to_lease(&self, scope: &str, now_ms: u64) -> Lease {
+        Lease {
+            remaining: Duration::from_millis(self.expires_at_ms.saturating_sub(now_ms)),
+            scope: scope.to_owned(),
+            holder: self.holder.clone(),
+            token: self.token,
+            ttl: Duration::from_millis(self.ttl_ms),
+            expires_at: UNIX_EPOCH + Duration::from_millis(self.expires_at_ms),
+        }
+    }
+}
+
+/// How the fence treats a token equal to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Mode {
+    /// Acquire raises the fence to the new token (SPEC: on by default).
+    pub eager_fencing: bool,
+    /// A token may write only once: after its first accepted write, the
+    /// same token is stale.
+    pub strict: bool,
+}
+
+/// Counter, fence and lease of one scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ScopeCore {
+    /// Greatest token issued (0 = none).
+    pub counter: u64,
+    /// Greatest token accepted (0 = none).
+    pub fence: u64,
+    /// When set, a token equal to the fence is stale too: the fence's token
+    /// has spent its write (strict mode), or the fence is a retirement floor
+    /// that tokens from before the retirement must never pass.
+    pub sealed: bool,
+    /// The last accepted seq of the fence's token.
+    pub last_seq: Option<u64>,
+    pub lease: Option<LeaseRecord>,
+}
+
+impl ScopeCore {
+    /// A scope seen for the first time, after retirements raised the
+    /// store-wide floor to `floor`.
+    pub fn fresh(floor: u64) -> ScopeCore {
+        ScopeCore {
+            counter: floor,
+            fence: floor,
+            sealed: floor > 0,
+            last_seq: None,
+            lease: None,
+        }
+    }
+
+    pub fn next_token(&mut self) -> Result<Token> {
+        let token = Token::after(self.counter)?;
+        self.counter = token.get();
+        Ok(token)
+    }
+
+    /// Raises the counter to at least `floor`; returns the counter.
+    pub fn advance_counter(&mut self, floor: Token) -> u64 {
+        self.counter = self.counter.max(floor.get());
+        self.counter
+    }
+
+    pub fn live_lease(&self, now_ms: u64) -> Option<&LeaseRecord> {
+        self.lease.as_ref().filter(|l| l.is_live(now_ms))
+    }
+
+    fn held_error(&self, scope: &str, now_ms: u64) -> Option<Error> {
+        self.live_lease(now_ms).map(|l| Error::LeaseHeld {
+            scope: scope.to_owned(),
+            holder: l.holder.clone(),
+            token: l.token,
+            remaining: Duration::from_millis(l.expires_at_ms - now_ms),
+        })
+    }
+
+    pub fn acquire(
+        &mut self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        now_ms: u64,
+        mode: Mode,
+    ) -> Result<Lease> {
+        if let Some(held) = self.held_error(scope, now_ms) {
+            return Err(held);
+        }
+        let token = self.next_token()?;
+        let ttl_ms = ttl_ms(ttl);
+        let record = LeaseRecord {
+            holder: holder.to_owned(),
+            token,
+            ttl_ms,
+            expires_at_ms: now_ms.saturating_add(ttl_ms),
+        };
+        let lease = record.to_lease(scope, now_ms);
+        self.lease = Some(record);
+        if mode.eager_fencing {
+            self.raise_fence(token, None);
+        }
+        Ok(lease)
+    }
+
+    pub fn renew(&mut self, scope: &str, token: Token, ttl: Duration, now_ms: u64) -> Result<Lease> {
+        match self.lease.as_mut() {
+            Some(l) if l.token == token && l.is_live(now_ms) => {
+                l.ttl_ms = ttl_ms(ttl);
+                l.expires_at_ms = now_ms.saturating_add(l.ttl_ms);
+                Ok(l.to_lease(scope, now_ms))
+            }
+            _ => Err(Error::LeaseLost {
+                scope: scope.to_owned(),
+                current: self.live_lease(now_ms).map(|l| (l.token, l.holder.clone())),
+            }),
+        }
+    }
+
+    /// Ends the lease with `token` if it is still current.
+    pub fn release(&mut self, token: Token, now_ms: u64) -> bool {
+        let current = self.live_lease(now_ms).is_some_and(|l| l.token == token);
+        if current {
+            self.lease = None;
+        }
+        current
+    }
+
+    /// Check 2 (token against fence) and check 3 (seq) of SPEC section 4.
+    pub fn check(&self, scope: &str, fence: &Fence) -> Result<()> {
+        self.check_token(scope, fence.token)?;
+        if fence.token.get() == self.fence {
+            if let (Some(seq), Some(last)) = (fence.seq, self.last_seq) {
+                if seq <= last {
+                    return Err(Error::SequenceOutOfOrder {
+                        presented: seq,
+                        last,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Check 2 alone: what a read that presents a token must pass.
+    pub fn check_token(&self, scope: &str, token: Token) -> Result<()> {
+        let t = token.get();
+        if t < self.fence || (t == self.fence && self.sealed) {
+            return Err(Error::StaleToken {
+                scope: scope.to_owned(),
+                presented: token,
+                current: self.fence,
+            });
+        }
+        Ok(())
+    }
+
+    /// The effect of an accepted write (call after every check passed).
+    pub fn accept_write(&mut self, fence: &Fence, mode: Mode) {
+        self.fence = fence.token.get();
+        self.last_seq = fence.seq;
+        self.sealed = mode.strict;
+    }
+
+    /// Raises the fence without writing; a raise does not spend the token.
+    pub fn claim(&mut self, scope: &str, fence: &Fence) -> Result<()> {
+        self.check(scope, fence)?;
+        self.raise_fence(fence.token, fence.seq);
+        Ok(())
+    }
+
+    fn raise_fence(&mut self, token: Token, seq: Option<u64>) {
+        if token.get() > self.fence {
+            self.fence = token.get();
+            self.sealed = false;
+        }
+        if token.get() == self.fence {
+            self.last_seq = seq;
+        }
+    }
+
+    /// Retirement is allowed only without a live lease; returns the floor
+    /// that scopes created later must start from.
+    pub fn retire_floor(&self, scope: &str, now_ms: u64) -> Result<u64> {
+        match self.held_error(scope, now_ms) {
+            Some(held) => Err(held),
+            None => Ok(self.counter.max(self.fence)),
+        }
+    }
+}
+
+pub(crate) fn ttl_ms(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+pub(crate) fn unix_ms(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// Check 4 for a batch: walks the operations in order against the current
+/// versions (`version_of` answers 0 for a missing key) and returns the
+/// receipts, or the first failure. Nothing is changed here; the caller
+/// applies the receipts only when every operation passed.
+pub(crate) fn plan_ops(
+    scope: &str,
+    ops: &[Op],
+    token: Token,
+    mut version_of: impl FnMut(&str) -> Result<u64>,
+) -> Result<Vec<Receipt>> {
+    // Later operations of a batch see the effect of earlier ones on the same key.
+    let mut planned: HashMap<&str, u64> = HashMap::new();
+    let mut receipts = Vec::with_capacity(ops.len());
+    for op in ops {
+        let key = op.key();
+        let actual = match planned.get(key) {
+            Some(v) => *v,
+            None => version_of(key)?,
+        };
+        if let Some(expected) = op.expected_version() {
+            if expected != actual {
+                return Err(Error::VersionMismatch { expected, actual });
+            }
+        }
+        let version = match op {
+            Op::Put { .. } => actual + 1,
+            Op::Delete { .. } if actual == 0 => {
+                return Err(Error::NotFound {
+                    scope: scope.to_owned(),
+                    key: key.to_owned(),
+                })
+            }
+            Op::Delete { .. } => 0,
+        };
+        if ops.len() > 1 {
+            planned.insert(key, version);
+        }
+        receipts.push(Receipt { version, token });
+    }
+    Ok(receipts)
+}

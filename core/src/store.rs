@@ -1,0 +1,322 @@
+//! `Store`: the one public entry point. Validates every argument (check 1),
+//! hands the operation to the backend, and records the outcome in metrics.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::backend::memory::Memory;
+use crate::backend::Backend;
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::limits;
+use crate::metrics::{prometheus_text, Metrics, MetricsSnapshot, Rejection};
+use crate::rules::Mode;
+use crate::token::Token;
+use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+use crate::url::{self, ClockKind, Location};
+
+/// A handle on one fencing store. `Send + Sync`; clones share the backend,
+/// the metrics and the closed state.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    backend: Box<dyn Backend>,
+    metrics: Metrics,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("closed", &self.inner.closed.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens the store a URL names: `memory:` (optionally
+    /// `?clock=manual&strict=true&eager_fencing=false`).
+    pub fn open(url: &str) -> Result<Store> {
+        let target = url::parse(url)?;
+        let mode = Mode {
+            eager_fencing: target.options.eager_fencing,
+            strict: target.options.strict,
+        };
+        let backend: Box<dyn Backend> = match target.location {
+            Location::Memory => {
+                let clock = match target.options.clock {
+                    ClockKind::Default => Clock::monotonic(),
+                    ClockKind::Manual => Clock::manual(),
+                };
+                Box::new(Memory::new(clock, mode))
+            }
+        };
+        Ok(Store {
+            inner: Arc::new(Inner {
+                backend,
+                metrics: Metrics::default(),
+                closed: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    fn backend(&self) -> Result<&dyn Backend> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed);
+        }
+        Ok(&*self.inner.backend)
+    }
+
+    pub(crate) fn metrics_sink(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    // ----- the counter -----
+
+    /// Increments the scope's counter and returns the new token (first: 1).
+    pub fn next_token(&self, scope: &str) -> Result<Token> {
+        limits::scope(scope)?;
+        let token = self.backend()?.next_token(scope)?;
+        self.inner.metrics.token_issued();
+        Ok(token)
+    }
+
+    /// Raises the scope's counter to at least `floor` (never lowers it);
+    /// returns the counter.
+    pub fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
+        limits::scope(scope)?;
+        self.backend()?.advance_counter(scope, floor)
+    }
+
+    // ----- leases -----
+
+    pub fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+        limits::scope(scope)?;
+        limits::holder(holder)?;
+        limits::ttl(ttl)?;
+        let result = self.backend()?.acquire(scope, holder, ttl);
+        match &result {
+            Ok(_) => self.inner.metrics.lease_acquired(),
+            Err(Error::LeaseHeld { .. }) => self.inner.metrics.acquire_conflict(),
+            Err(_) => {}
+        }
+        result
+    }
+
+    /// Like [`Store::acquire`], but waits (blocking, without spinning) until
+    /// the lease is free or `timeout` passes (`TIMEOUT`). The timeout is
+    /// real time, whatever clock the store's leases run on.
+    pub fn acquire_wait(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> Result<Lease> {
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            match self.acquire(scope, holder, ttl) {
+                Err(Error::LeaseHeld { remaining, .. }) => {
+                    let left = match deadline {
+                        Some(d) => d.saturating_duration_since(Instant::now()),
+                        None => Duration::MAX,
+                    };
+                    if left.is_zero() {
+                        return Err(Error::Timeout);
+                    }
+                    let nap = remaining.max(Duration::from_millis(1)).min(left);
+                    self.backend()?.wait_for_release(scope, nap);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Extends the lease with `token` by `ttl` from now, only while it is
+    /// still current; else `LEASE_LOST`.
+    pub fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+        limits::scope(scope)?;
+        limits::ttl(ttl)?;
+        let result = self.backend()?.renew(scope, token, ttl);
+        self.inner.metrics.renewal(result.is_ok());
+        result
+    }
+
+    /// Ends the lease with `token` early if it is still current; returns
+    /// whether it did. Never touches a newer lease, the counter or the fence.
+    pub fn release(&self, scope: &str, token: Token) -> Result<bool> {
+        limits::scope(scope)?;
+        let released = self.backend()?.release(scope, token)?;
+        if released {
+            self.inner.metrics.release();
+        }
+        Ok(released)
+    }
+
+    /// Acquires a lease and keeps it alive until the guard is dropped.
+    pub fn lease(&self, scope: &str, holder: &str, ttl: Duration) -> Result<crate::LeaseGuard> {
+        let lease = self.acquire(scope, holder, ttl)?;
+        Ok(crate::LeaseGuard::start(self.clone(), lease, None))
+    }
+
+    /// Keeps an acquired lease alive in the background (about every ttl/3)
+    /// until the guard is dropped, then releases it.
+    pub fn keep_alive(&self, lease: Lease) -> crate::LeaseGuard {
+        crate::LeaseGuard::start(self.clone(), lease, None)
+    }
+
+    /// Like [`Store::keep_alive`], calling `on_lost` once if the lease is lost.
+    pub fn keep_alive_with(
+        &self,
+        lease: Lease,
+        on_lost: impl Fn(&Error) + Send + Sync + 'static,
+    ) -> crate::LeaseGuard {
+        crate::LeaseGuard::start(self.clone(), lease, Some(Box::new(on_lost)))
+    }
+
+    // ----- the fenced store -----
+
+    pub fn put(&self, scope: &str, key: &str, value: &[u8], fence: &Fence) -> Result<Receipt> {
+        self.execute(scope, fence, Op::put(key, value))
+    }
+
+    pub fn delete(&self, scope: &str, key: &str, fence: &Fence) -> Result<Receipt> {
+        self.execute(scope, fence, Op::delete(key))
+    }
+
+    /// One operation, with its conditions (e.g. `Op::put(..).if_version(3)`).
+    pub fn execute(&self, scope: &str, fence: &Fence, op: Op) -> Result<Receipt> {
+        limits::op(&op)?;
+        let key = op.key().to_owned();
+        let receipts = self.write(scope, fence, vec![op], Some(key))?;
+        Ok(receipts[0])
+    }
+
+    /// Several puts and deletes under one check: all or nothing.
+    pub fn apply(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        limits::batch(&ops)?;
+        self.write(scope, fence, ops, None)
+    }
+
+    fn write(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        ops: Vec<Op>,
+        key: Option<String>,
+    ) -> Result<Vec<Receipt>> {
+        limits::scope(scope)?;
+        limits::fence(fence)?;
+        let result = self.backend()?.write(scope, fence, ops);
+        match &result {
+            Ok(_) => self.inner.metrics.write_accepted(),
+            Err(e) => self.record_rejection(e, scope, key, fence),
+        }
+        result
+    }
+
+    /// Raises the fence to `fence.token` without writing, so that older
+    /// holders are shut out before the new one reads.
+    pub fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
+        limits::scope(scope)?;
+        limits::fence(fence)?;
+        let result = self.backend()?.claim(scope, fence);
+        if let Err(e) = &result {
+            self.record_rejection(e, scope, None, fence);
+        }
+        result
+    }
+
+    /// Reads an entry. With a fence, the read is checked like a write
+    /// (`STALE_TOKEN`) but raises nothing.
+    pub fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
+        limits::scope(scope)?;
+        limits::key(key)?;
+        if let Some(f) = fence {
+            limits::fence(f)?;
+        }
+        let result = self.backend()?.get(scope, key, fence);
+        if let (Err(e), Some(f)) = (&result, fence) {
+            self.record_rejection(e, scope, Some(key.to_owned()), f);
+        }
+        result
+    }
+
+    /// Up to `limit` keys after `after`, in byte order.
+    pub fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
+        limits::scope(scope)?;
+        if let Some(a) = after {
+            limits::key(a)?;
+        }
+        limits::list_limit(limit)?;
+        self.backend()?.list(scope, after, limit)
+    }
+
+    /// The greatest token the scope has accepted (0 = none).
+    pub fn fence_of(&self, scope: &str) -> Result<u64> {
+        Ok(self.status(scope)?.fence)
+    }
+
+    pub fn status(&self, scope: &str) -> Result<ScopeStatus> {
+        limits::scope(scope)?;
+        self.backend()?.status(scope)
+    }
+
+    /// Drops a scope that has no live lease and no entries, so that state
+    /// does not grow forever. A scope created later starts above every token
+    /// this one issued or accepted. Returns whether there was state to drop.
+    pub fn retire(&self, scope: &str) -> Result<bool> {
+        limits::scope(scope)?;
+        self.backend()?.retire(scope)
+    }
+
+    /// Moves a manual clock forward (`?clock=manual` only).
+    pub fn advance_clock(&self, by: Duration) -> Result<()> {
+        self.backend()?.advance_clock(by)
+    }
+
+    // ----- observability -----
+
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.metrics.snapshot()
+    }
+
+    pub fn metrics_text(&self) -> String {
+        prometheus_text(&self.metrics())
+    }
+
+    /// Closes the store for every clone; later calls fail with `CLOSED`.
+    pub fn close(&self) {
+        if !self.inner.closed.swap(true, Ordering::AcqRel) {
+            self.inner.backend.close();
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
+
+    fn record_rejection(&self, error: &Error, scope: &str, key: Option<String>, fence: &Fence) {
+        let metrics = &self.inner.metrics;
+        let current = match error {
+            Error::StaleToken { current, .. } => *current,
+            Error::SequenceOutOfOrder { .. } => fence.token.get(),
+            Error::VersionMismatch { .. } => return metrics.version_conflict(),
+            _ => return,
+        };
+        metrics.reject(Rejection {
+            code: error.code(),
+            scope: scope.to_owned(),
+            key,
+            presented: fence.token,
+            current,
+            seq: fence.seq,
+            holder: fence.holder.clone(),
+            at: SystemTime::now(),
+        });
+    }
+}

@@ -1,0 +1,484 @@
+//! Replays the language-neutral scenario files in `tests/scenarios/`
+//! against a store. The format is documented in `tests/scenarios/README.md`;
+//! the C, Python and Node runners follow the same rules.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fencing::{Entry, Error, Fence, Lease, Op, Receipt, Store, Token};
+use serde_json::{json, Map, Value};
+
+/// One scenario file.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub path: PathBuf,
+    /// Store options (`clock`, `strict`, `eager_fencing`), as URL query text.
+    pub query: String,
+    pub steps: Vec<Value>,
+}
+
+/// The directory holding the shared scenario files.
+pub fn scenario_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+}
+
+/// Every `*.json` scenario in `dir`, sorted by file name.
+pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| load(p)).collect()
+}
+
+pub fn load(path: &Path) -> Result<Scenario, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse(&doc, path)
+}
+
+pub fn parse(doc: &Value, path: &Path) -> Result<Scenario, String> {
+    let name = doc["name"]
+        .as_str()
+        .ok_or("scenario needs a \"name\"")?
+        .to_owned();
+    let steps = doc["steps"]
+        .as_array()
+        .ok_or("scenario needs \"steps\"")?
+        .clone();
+    let mut query = String::new();
+    if let Some(options) = doc.get("options") {
+        let options = options.as_object().ok_or("\"options\" must be an object")?;
+        for (k, v) in options {
+            let v = match v {
+                Value::String(s) => s.clone(),
+                Value::Bool(b) => b.to_string(),
+                other => return Err(format!("option {k}: unsupported value {other}")),
+            };
+            let sep = if query.is_empty() { "" } else { "&" };
+            let _ = write!(query, "{sep}{k}={v}");
+        }
+    }
+    Ok(Scenario {
+        name,
+        path: path.to_owned(),
+        query,
+        steps,
+    })
+}
+
+impl Scenario {
+    /// The URL for this scenario on a backend whose base URL is `base`
+    /// (`memory:`, `sqlite:/tmp/x.db`, ...).
+    pub fn url(&self, base: &str) -> String {
+        if self.query.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", self.query)
+        }
+    }
+
+    /// Opens a store at `base` and replays every step; the first mismatch is
+    /// the error, naming the step.
+    pub fn run(&self, base: &str) -> Result<(), String> {
+        let mut store = Store::open(&self.url(base)).map_err(|e| format!("open: {e}"))?;
+        let result = self.steps.iter().enumerate().try_for_each(|(i, step)| {
+            run_step(&mut store, step).map_err(|e| format!("step {} ({}): {e}", i + 1, step))
+        });
+        store.close();
+        result
+    }
+}
+
+/// Runs one step against the store and compares the outcome with the
+/// step's `expect` (success, subset match) or `error` (code and details).
+pub fn run_step(store: &mut Store, step: &Value) -> Result<(), String> {
+    let outcome = execute(store, step)?;
+    match (step.get("error"), outcome) {
+        (Some(want), Err(err)) => {
+            let got = render_error(&err);
+            subset(want, &got).map_err(|m| format!("error {got}: {m}"))
+        }
+        (Some(want), Ok(got)) => Err(format!("expected error {want}, got success {got}")),
+        (None, Err(err)) => Err(format!("unexpected error {}: {err}", err.code())),
+        (None, Ok(got)) => match step.get("expect") {
+            Some(want) => subset(want, &got).map_err(|m| format!("result {got}: {m}")),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Decoding problems in the file are the runner's failure (`Err` outside),
+/// outcomes of the operation are the step's result (`Ok(Err)` inside).
+type Outcome = Result<Value, Error>;
+
+fn execute(store: &mut Store, step: &Value) -> Result<Outcome, String> {
+    let op = step["op"].as_str().ok_or("step needs an \"op\"")?;
+    let a = Args(step);
+    let scope = || a.string("scope");
+    Ok(match op {
+        "open" => Store::open(&a.string("url")?).map(|s| {
+            s.close();
+            json!({})
+        }),
+        "close" => {
+            store.close();
+            Ok(json!({}))
+        }
+        "next_token" => store
+            .next_token(&scope()?)
+            .map(|t| json!({ "token": t.to_string() })),
+        "advance_counter" => {
+            let scope = scope()?;
+            a.token("floor")
+                .and_then(|floor| store.advance_counter(&scope, floor))
+                .map(|c| json!({ "counter": c.to_string() }))
+        }
+        "acquire" => {
+            let (scope, holder) = (scope()?, a.string("holder")?);
+            a.ms("ttl_ms")
+                .and_then(|ttl| store.acquire(&scope, &holder, ttl))
+                .map(|l| render_lease(&l))
+        }
+        "acquire_wait" => {
+            let (scope, holder) = (scope()?, a.string("holder")?);
+            a.ms("ttl_ms")
+                .and_then(|ttl| Ok((ttl, a.ms("timeout_ms")?)))
+                .and_then(|(ttl, timeout)| store.acquire_wait(&scope, &holder, ttl, timeout))
+                .map(|l| render_lease(&l))
+        }
+        "renew" => {
+            let scope = scope()?;
+            a.token("token")
+                .and_then(|token| Ok((token, a.ms("ttl_ms")?)))
+                .and_then(|(token, ttl)| store.renew(&scope, token, ttl))
+                .map(|l| render_lease(&l))
+        }
+        "release" => {
+            let scope = scope()?;
+            a.token("token")
+                .and_then(|token| store.release(&scope, token))
+                .map(|r| json!({ "released": r }))
+        }
+        "put" | "delete" => {
+            let (scope, key) = (scope()?, a.string("key")?);
+            let op = || -> Result<Op, Error> {
+                let op = if op == "put" {
+                    Op::put(key, a.value()?)
+                } else {
+                    Op::delete(key)
+                };
+                a.with_version(op)
+            };
+            a.fence()
+                .and_then(|fence| store.execute(&scope, &fence, op()?))
+                .map(|r| render_receipt(&r))
+        }
+        "apply" => {
+            let scope = scope()?;
+            a.fence()
+                .and_then(|fence| store.apply(&scope, &fence, a.ops()?))
+                .map(|rs| json!({ "receipts": rs.iter().map(render_receipt).collect::<Vec<_>>() }))
+        }
+        "claim" => {
+            let scope = scope()?;
+            a.fence()
+                .and_then(|fence| store.claim(&scope, &fence))
+                .map(|()| json!({}))
+        }
+        "get" => {
+            let (scope, key) = (scope()?, a.string("key")?);
+            a.optional_fence()
+                .and_then(|fence| store.get(&scope, &key, fence.as_ref()))
+                .map(|e| render_entry(e.as_ref()))
+        }
+        "list" => {
+            let scope = scope()?;
+            let page = || -> Result<Value, Error> {
+                let after = a.optional_string("after")?;
+                let limit = a.optional_u64("limit")?.unwrap_or(100);
+                let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+                let p = store.list(&scope, after.as_deref(), limit)?;
+                Ok(json!({ "keys": p.keys, "next": p.next }))
+            };
+            page()
+        }
+        "fence_of" => store
+            .fence_of(&scope()?)
+            .map(|f| json!({ "fence": f.to_string() })),
+        "status" => store.status(&scope()?).map(|s| {
+            json!({
+                "counter": s.counter.to_string(),
+                "fence": s.fence.to_string(),
+                "lease": s.lease.as_ref().map(render_lease),
+                "entries": s.entries.to_string(),
+            })
+        }),
+        "retire" => store
+            .retire(&scope()?)
+            .map(|r| json!({ "retired": r })),
+        "advance_clock" => a
+            .ms("ms")
+            .and_then(|by| store.advance_clock(by))
+            .map(|()| json!({})),
+        "metrics" => Ok(render_metrics(store)),
+        other => return Err(format!("unknown op {other:?}")),
+    })
+}
+
+/// Reads a step's arguments. A malformed file is the runner's error
+/// (`String`); a value the API must refuse (a negative ttl, a token outside
+/// the domain) becomes the operation's `INVALID_ARGUMENT`, as it would at
+/// any binding's boundary.
+struct Args<'a>(&'a Value);
+
+impl Args<'_> {
+    fn string(&self, name: &str) -> Result<String, String> {
+        text(&self.0[name]).ok_or_else(|| format!("missing string {name:?}"))
+    }
+
+    fn optional_string(&self, name: &str) -> Result<Option<String>, Error> {
+        match &self.0[name] {
+            Value::Null => Ok(None),
+            v => text(v)
+                .map(Some)
+                .ok_or_else(|| Error::InvalidArgument(format!("{name} must be a string"))),
+        }
+    }
+
+    /// A token-domain number, written as canonical decimal text.
+    fn decimal(&self, name: &str) -> Result<Option<u64>, Error> {
+        match &self.0[name] {
+            Value::Null => Ok(None),
+            Value::String(s) => fencing::parse_token_value(s).map(Some),
+            other => Err(Error::InvalidArgument(format!(
+                "{name} must be decimal text, got {other}"
+            ))),
+        }
+    }
+
+    fn token(&self, name: &str) -> Result<Token, Error> {
+        match &self.0[name] {
+            Value::String(s) => s.parse(),
+            other => Err(Error::InvalidArgument(format!(
+                "{name} must be a token, got {other}"
+            ))),
+        }
+    }
+
+    fn optional_u64(&self, name: &str) -> Result<Option<u64>, Error> {
+        match &self.0[name] {
+            Value::Null => Ok(None),
+            v => v.as_u64().map(Some).ok_or_else(|| {
+                Error::InvalidArgument(format!("{name} must be a non-negative integer, got {v}"))
+            }),
+        }
+    }
+
+    fn ms(&self, name: &str) -> Result<Duration, Error> {
+        match self.optional_u64(name)? {
+            Some(ms) => Ok(Duration::from_millis(ms)),
+            None => Err(Error::InvalidArgument(format!("missing {name}"))),
+        }
+    }
+
+    fn fence(&self) -> Result<Fence, Error> {
+        let mut fence = Fence::new(self.token("token")?);
+        fence.seq = self.decimal("seq")?;
+        fence.holder = self.optional_string("holder")?;
+        Ok(fence)
+    }
+
+    fn optional_fence(&self) -> Result<Option<Fence>, Error> {
+        match self.0.get("token") {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.fence().map(Some),
+        }
+    }
+
+    fn value(&self) -> Result<Vec<u8>, Error> {
+        value_of(self.0)
+    }
+
+    fn with_version(&self, op: Op) -> Result<Op, Error> {
+        Ok(match self.decimal("expected_version")? {
+            Some(v) => op.if_version(v),
+            None => op,
+        })
+    }
+
+    fn ops(&self) -> Result<Vec<Op>, Error> {
+        let list = self.0["ops"]
+            .as_array()
+            .ok_or_else(|| Error::InvalidArgument("ops must be a list".into()))?;
+        list.iter()
+            .map(|item| {
+                let a = Args(item);
+                let op = if let Some(key) = text(&item["put"]) {
+                    Op::put(key, a.value()?)
+                } else if let Some(key) = text(&item["delete"]) {
+                    Op::delete(key)
+                } else {
+                    return Err(Error::InvalidArgument(format!("bad batch item {item}")));
+                };
+                a.with_version(op)
+            })
+            .collect()
+    }
+}
+
+/// A string field: literal text, or `{"repeat": "ab", "count": 3}` for
+/// inputs too long to write out.
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => {
+            let unit = o.get("repeat")?.as_str()?;
+            let count = usize::try_from(o.get("count")?.as_u64()?).ok()?;
+            Some(unit.repeat(count))
+        }
+        _ => None,
+    }
+}
+
+fn value_of(step: &Value) -> Result<Vec<u8>, Error> {
+    if let Some(s) = text(&step["value"]) {
+        return Ok(s.into_bytes());
+    }
+    if let Some(hex) = step["value_hex"].as_str() {
+        return decode_hex(hex).ok_or_else(|| Error::InvalidArgument("bad value_hex".into()));
+    }
+    Err(Error::InvalidArgument("missing value".into()))
+}
+
+fn decode_hex(hex: &str) -> Option<Vec<u8>> {
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn encode_hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn render_lease(l: &Lease) -> Value {
+    json!({
+        "scope": l.scope,
+        "holder": l.holder,
+        "token": l.token.to_string(),
+        "ttl_ms": l.ttl.as_millis() as u64,
+        "remaining_ms": l.remaining.as_millis() as u64,
+    })
+}
+
+fn render_receipt(r: &Receipt) -> Value {
+    json!({ "version": r.version.to_string(), "token": r.token.to_string() })
+}
+
+fn render_entry(e: Option<&Entry>) -> Value {
+    match e {
+        None => json!({ "found": false }),
+        Some(e) => {
+            let mut v = json!({
+                "found": true,
+                "value_hex": encode_hex(&e.value),
+                "value_len": e.value.len(),
+                "version": e.version.to_string(),
+                "token": e.token.to_string(),
+            });
+            if let Ok(s) = std::str::from_utf8(&e.value) {
+                v["value"] = json!(s);
+            }
+            v
+        }
+    }
+}
+
+fn render_metrics(store: &Store) -> Value {
+    let snap = store.metrics();
+    let mut out = Map::new();
+    for (name, _, value) in snap.counters() {
+        out.insert(name.to_owned(), json!(value.to_string()));
+    }
+    let rejections: Vec<Value> = snap
+        .rejections
+        .iter()
+        .map(|r| {
+            json!({
+                "code": r.code.as_str(),
+                "scope": r.scope,
+                "key": r.key,
+                "presented": r.presented.to_string(),
+                "current": r.current.to_string(),
+                "holder": r.holder,
+            })
+        })
+        .collect();
+    out.insert("rejections".into(), json!(rejections));
+    Value::Object(out)
+}
+
+/// An error as the scenario files spell it.
+pub fn render_error(err: &Error) -> Value {
+    let mut v = json!({ "code": err.code().as_str() });
+    let details = match err {
+        Error::StaleToken {
+            scope,
+            presented,
+            current,
+        } => json!({ "scope": scope, "presented": presented.to_string(), "current": current.to_string() }),
+        Error::SequenceOutOfOrder { presented, last } => {
+            json!({ "presented": presented.to_string(), "last": last.to_string() })
+        }
+        Error::VersionMismatch { expected, actual } => {
+            json!({ "expected": expected.to_string(), "actual": actual.to_string() })
+        }
+        Error::NotFound { scope, key } => json!({ "scope": scope, "key": key }),
+        Error::LeaseHeld {
+            holder,
+            token,
+            remaining,
+            ..
+        } => json!({ "holder": holder, "token": token.to_string(), "remaining_ms": remaining.as_millis() as u64 }),
+        Error::LeaseLost { current, .. } => json!({
+            "current_token": current.as_ref().map(|(t, _)| t.to_string()),
+            "current_holder": current.as_ref().map(|(_, h)| h.clone()),
+        }),
+        _ => json!({}),
+    };
+    if let (Value::Object(v), Value::Object(d)) = (&mut v, details) {
+        v.extend(d);
+    }
+    v
+}
+
+/// `want` matches `got` when every field of `want` is in `got` with a
+/// matching value; arrays must have the same length and match item by item.
+pub fn subset(want: &Value, got: &Value) -> Result<(), String> {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => w.iter().try_for_each(|(k, wv)| match g.get(k) {
+            Some(gv) => subset(wv, gv).map_err(|m| format!("{k}: {m}")),
+            None if wv.is_null() => Ok(()),
+            None => Err(format!("{k}: missing, expected {wv}")),
+        }),
+        (Value::Array(w), Value::Array(g)) if w.len() == g.len() => w
+            .iter()
+            .zip(g)
+            .enumerate()
+            .try_for_each(|(i, (wv, gv))| subset(wv, gv).map_err(|m| format!("[{i}]: {m}"))),
+        _ if want == got => Ok(()),
+        _ => Err(format!("expected {want}, got {got}")),
+    }
+}
