@@ -136,19 +136,16 @@ fn renew_loop(store: &Store, shared: &Shared, on_lost: Option<OnLost>) {
     let interval = (ttl / 3).max(Duration::from_millis(1));
     let mut due = Instant::now() + interval;
     loop {
+        if state.stopping {
+            return;
+        }
         let now = Instant::now();
         if now < due {
             state = match shared.wake.wait_timeout(state, due - now) {
                 Ok((s, _)) => s,
                 Err(_) => return,
             };
-            if state.stopping {
-                return;
-            }
             continue;
-        }
-        if state.stopping {
-            return;
         }
         // A pause (GC, SIGSTOP, VM suspend) shows up as a late wake-up.
         let lateness = now - due;
