@@ -11,6 +11,8 @@ pub(crate) enum Clock {
     /// Monotonic: anchored to wall time once at open, then only moves forward
     /// with `Instant`, so a wall-clock step cannot expire or revive a lease.
     Monotonic { anchor_ms: u64, start: Instant },
+    /// The host's wall clock, the one clock that processes on one host share.
+    Wall,
     /// Moves only when told to: deterministic expiry for tests.
     Manual { now_ms: AtomicU64 },
 }
@@ -34,6 +36,7 @@ impl Clock {
             Clock::Monotonic { anchor_ms, start } => {
                 anchor_ms + u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
             }
+            Clock::Wall => unix_ms(SystemTime::now()),
             Clock::Manual { now_ms } => now_ms.load(Ordering::SeqCst),
         }
     }

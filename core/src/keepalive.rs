@@ -60,7 +60,9 @@ impl LeaseGuard {
             worker,
         };
         if guard.worker.is_none() {
-            guard.mark_lost(Error::Backend("could not start the keep-alive thread".into()));
+            guard.mark_lost(Error::Backend(
+                "could not start the keep-alive thread".into(),
+            ));
         }
         guard
     }
@@ -73,7 +75,11 @@ impl LeaseGuard {
 
     /// The lease as last renewed.
     pub fn lease(&self) -> Lease {
-        self.shared.state.lock().map(|s| s.lease.clone()).unwrap_or_else(|p| p.into_inner().lease.clone())
+        self.shared
+            .state
+            .lock()
+            .map(|s| s.lease.clone())
+            .unwrap_or_else(|p| p.into_inner().lease.clone())
     }
 
     pub fn token(&self) -> Token {
@@ -96,7 +102,11 @@ impl LeaseGuard {
 
     /// How late the most recent renewal ran against its schedule.
     pub fn last_lateness(&self) -> Duration {
-        self.shared.state.lock().map(|s| s.last_lateness).unwrap_or_default()
+        self.shared
+            .state
+            .lock()
+            .map(|s| s.last_lateness)
+            .unwrap_or_default()
     }
 
     /// Stops renewing and releases the lease; returns whether it was still
@@ -151,7 +161,9 @@ fn renew_loop(store: &Store, shared: &Shared, on_lost: Option<OnLost>) {
         let lateness = now - due;
         state.last_lateness = lateness;
         let lateness_ms = u64::try_from(lateness.as_millis()).unwrap_or(u64::MAX);
-        store.metrics_sink().renewal_lateness(lateness_ms, ttl_ms(ttl));
+        store
+            .metrics_sink()
+            .renewal_lateness(lateness_ms, ttl_ms(ttl));
         let (scope, token) = (state.lease.scope.clone(), state.lease.token);
         drop(state);
         let result = store.renew(&scope, token, ttl);
@@ -170,7 +182,10 @@ fn renew_loop(store: &Store, shared: &Shared, on_lost: Option<OnLost>) {
         // Transient failures are retried while the lease may still be live;
         // LEASE_LOST, CLOSED or an expired deadline end the keep-alive.
         let expired = std::time::SystemTime::now() >= state.lease.expires_at;
-        let fatal = matches!(error, Error::LeaseLost { .. } | Error::Closed | Error::InvalidArgument(_));
+        let fatal = matches!(
+            error,
+            Error::LeaseLost { .. } | Error::Closed | Error::InvalidArgument(_)
+        );
         if fatal || expired {
             state.lost = Some(error.clone());
             drop(state);

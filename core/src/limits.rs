@@ -29,7 +29,10 @@ fn name(what: &str, text: &str, max: usize) -> Result<()> {
         )));
     }
     if text.as_bytes().contains(&0) {
-        return Err(Error::invalid(format!("{what} {:?} contains NUL", clip(text))));
+        return Err(Error::invalid(format!(
+            "{what} {:?} contains NUL",
+            clip(text)
+        )));
     }
     Ok(())
 }
@@ -84,7 +87,9 @@ pub fn op(op: &Op) -> Result<()> {
     }
     if let Some(v) = op.expected_version() {
         if v > MAX_SEQ {
-            return Err(Error::invalid(format!("expected_version {v} is out of range")));
+            return Err(Error::invalid(format!(
+                "expected_version {v} is out of range"
+            )));
         }
     }
     Ok(())
@@ -92,7 +97,9 @@ pub fn op(op: &Op) -> Result<()> {
 
 pub fn batch(ops: &[Op]) -> Result<()> {
     if ops.is_empty() {
-        return Err(Error::invalid("a batch needs at least one operation (use claim to only raise the fence)"));
+        return Err(Error::invalid(
+            "a batch needs at least one operation (use claim to only raise the fence)",
+        ));
     }
     if ops.len() > MAX_BATCH_OPS {
         return Err(Error::invalid(format!(

@@ -164,7 +164,8 @@ impl Metrics {
     pub fn renewal_lateness(&self, lateness_ms: u64, ttl_ms: u64) {
         if lateness_ms > ttl_ms / 3 {
             self.pauses_detected.fetch_add(1, Ordering::Relaxed);
-            self.longest_pause_ms.fetch_max(lateness_ms, Ordering::Relaxed);
+            self.longest_pause_ms
+                .fetch_max(lateness_ms, Ordering::Relaxed);
         }
     }
 }
@@ -226,7 +227,9 @@ mod tests {
         let m = Metrics::default();
         m.write_accepted();
         let text = prometheus_text(&m.snapshot());
-        assert!(text.contains("# TYPE fencing_writes_accepted_total counter\nfencing_writes_accepted_total 1\n"));
+        assert!(text.contains(
+            "# TYPE fencing_writes_accepted_total counter\nfencing_writes_accepted_total 1\n"
+        ));
         assert!(text.contains("fencing_longest_pause_ms 0\n"));
         assert_eq!(text.lines().filter(|l| !l.starts_with('#')).count(), 12);
     }

@@ -127,7 +127,13 @@ impl ScopeCore {
         Ok(lease)
     }
 
-    pub fn renew(&mut self, scope: &str, token: Token, ttl: Duration, now_ms: u64) -> Result<Lease> {
+    pub fn renew(
+        &mut self,
+        scope: &str,
+        token: Token,
+        ttl: Duration,
+        now_ms: u64,
+    ) -> Result<Lease> {
         match self.lease.as_mut() {
             Some(l) if l.token == token && l.is_live(now_ms) => {
                 l.ttl_ms = ttl_ms(ttl);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::backend::memory::Memory;
+use crate::backend::sqlite::Sqlite;
 use crate::backend::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -38,8 +39,9 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens the store a URL names: `memory:` (optionally
-    /// `?clock=manual&strict=true&eager_fencing=false`).
+    /// Opens the store a URL names: `memory:` or `sqlite:PATH`, optionally
+    /// with options (`?clock=manual&strict=true&eager_fencing=false`; for
+    /// SQLite also `synchronous=full|normal` and `busy_timeout_ms=N`).
     pub fn open(url: &str) -> Result<Store> {
         let target = url::parse(url)?;
         let mode = Mode {
@@ -53,6 +55,17 @@ impl Store {
                     ClockKind::Manual => Clock::manual(),
                 };
                 Box::new(Memory::new(clock, mode))
+            }
+            Location::Sqlite {
+                path,
+                synchronous,
+                busy_timeout,
+            } => {
+                let clock = match target.options.clock {
+                    ClockKind::Default => Clock::Wall,
+                    ClockKind::Manual => Clock::manual(),
+                };
+                Box::new(Sqlite::open(&path, synchronous, busy_timeout, clock, mode)?)
             }
         };
         Ok(Store {

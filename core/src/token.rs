@@ -121,11 +121,27 @@ mod tests {
     #[test]
     fn parses_canonical_text_only() {
         assert_eq!("1".parse::<Token>().unwrap().get(), 1);
-        assert_eq!("9007199254740993".parse::<Token>().unwrap().get(), (1u64 << 53) + 1);
+        assert_eq!(
+            "9007199254740993".parse::<Token>().unwrap().get(),
+            (1u64 << 53) + 1
+        );
         assert_eq!("9223372036854775807".parse::<Token>().unwrap(), Token::MAX);
         for bad in [
-            "", "0", "00", "01", "+1", "-1", " 1", "1 ", "1e3", "1.0", "0x10", "١",
-            "9223372036854775808", "18446744073709551615", "18446744073709551616",
+            "",
+            "0",
+            "00",
+            "01",
+            "+1",
+            "-1",
+            " 1",
+            "1 ",
+            "1e3",
+            "1.0",
+            "0x10",
+            "١",
+            "9223372036854775808",
+            "18446744073709551615",
+            "18446744073709551616",
             "99999999999999999999",
         ] {
             let err = bad.parse::<Token>().unwrap_err();
@@ -149,6 +165,9 @@ mod tests {
         assert_eq!(Token::MAX.checked_next(), None);
         assert_eq!(Token::FIRST.checked_next().unwrap().get(), 2);
         assert_eq!(Token::after(0).unwrap(), Token::FIRST);
-        assert_eq!(Token::after(Token::MAX.get()).unwrap_err(), Error::TokenExhausted);
+        assert_eq!(
+            Token::after(Token::MAX.get()).unwrap_err(),
+            Error::TokenExhausted
+        );
     }
 }

@@ -1,5 +1,8 @@
-//! Store URLs: `memory:`, `sqlite:PATH`, `postgres://...`, each with an
-//! optional query of store options (`?clock=manual&strict=true`).
+//! Store URLs: `memory:`, `sqlite:PATH`, each with an optional query of
+//! store options (`?clock=manual&strict=true`).
+
+use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::token::clip;
@@ -8,8 +11,8 @@ pub const MAX_URL_BYTES: usize = 4096;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ClockKind {
-    /// The backend's own clock (monotonic in memory, the host's or the
-    /// server's wall clock for SQL backends).
+    /// The backend's own clock (monotonic in memory, the host's wall clock
+    /// for SQLite).
     #[default]
     Default,
     Manual,
@@ -35,9 +38,24 @@ impl Default for Options {
     }
 }
 
+/// SQLite's durability setting for commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Synchronous {
+    /// fsync on every commit: an issued token survives power loss.
+    Full,
+    /// Faster, but a power loss can roll back the last commits, and with
+    /// them the counter: tokens could be issued twice. Never for production.
+    Normal,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {
     Memory,
+    Sqlite {
+        path: PathBuf,
+        synchronous: Synchronous,
+        busy_timeout: Duration,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,6 +64,8 @@ pub struct Target {
     pub options: Options,
 }
 
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 pub fn parse(url: &str) -> Result<Target> {
     if url.len() > MAX_URL_BYTES {
         return Err(Error::invalid(format!(
@@ -53,57 +73,95 @@ pub fn parse(url: &str) -> Result<Target> {
             url.len()
         )));
     }
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (base, Some(query)),
-        None => (url, None),
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut query = Query::parse(query)?;
+    let options = Options {
+        clock: match query.take("clock") {
+            None | Some("default") => ClockKind::Default,
+            Some("manual") => ClockKind::Manual,
+            Some(v) => return Err(bad_value("clock", v, "default or manual")),
+        },
+        eager_fencing: query.boolean("eager_fencing", true)?,
+        strict: query.boolean("strict", false)?,
     };
-    let location = match base {
-        "memory:" => Location::Memory,
-        _ => {
-            return Err(Error::invalid(format!(
-                "unsupported store URL {:?}: expected memory:",
-                clip(base)
-            )))
+    let location = if base == "memory:" {
+        Location::Memory
+    } else if let Some(path) = base.strip_prefix("sqlite:") {
+        if path.is_empty() || path.contains('\0') {
+            return Err(Error::invalid(
+                "sqlite: needs a file path, e.g. sqlite:fencing.db",
+            ));
         }
+        Location::Sqlite {
+            path: PathBuf::from(path),
+            synchronous: match query.take("synchronous") {
+                None | Some("full") => Synchronous::Full,
+                Some("normal") => Synchronous::Normal,
+                Some(v) => return Err(bad_value("synchronous", v, "full or normal")),
+            },
+            busy_timeout: match query.take("busy_timeout_ms") {
+                None => DEFAULT_BUSY_TIMEOUT,
+                Some(v) => Duration::from_millis(
+                    v.parse::<u32>()
+                        .map_err(|_| bad_value("busy_timeout_ms", v, "milliseconds"))?
+                        .into(),
+                ),
+            },
+        }
+    } else {
+        return Err(Error::invalid(format!(
+            "unsupported store URL {:?}: expected memory: or sqlite:PATH",
+            clip(base)
+        )));
     };
-    Ok(Target {
-        location,
-        options: parse_options(query.unwrap_or(""))?,
-    })
+    query.finish()?;
+    Ok(Target { location, options })
 }
 
-fn parse_options(query: &str) -> Result<Options> {
-    let mut options = Options::default();
-    let mut seen: Vec<&str> = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair
-            .split_once('=')
-            .ok_or_else(|| Error::invalid(format!("URL option {:?} has no value", clip(pair))))?;
-        if seen.contains(&name) {
-            return Err(Error::invalid(format!("URL option {:?} given twice", clip(name))));
-        }
-        seen.push(name);
-        match name {
-            "clock" => {
-                options.clock = match value {
-                    "default" => ClockKind::Default,
-                    "manual" => ClockKind::Manual,
-                    _ => return Err(bad_value(name, value, "default or manual")),
-                }
+/// The `name=value` pairs of a URL query, consumed one by one so that an
+/// unknown or misplaced option is an error rather than ignored.
+struct Query<'a>(Vec<(&'a str, &'a str)>);
+
+impl<'a> Query<'a> {
+    fn parse(query: &'a str) -> Result<Query<'a>> {
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (name, value) = pair.split_once('=').ok_or_else(|| {
+                Error::invalid(format!("URL option {:?} has no value", clip(pair)))
+            })?;
+            if pairs.iter().any(|(n, _)| *n == name) {
+                return Err(Error::invalid(format!(
+                    "URL option {:?} given twice",
+                    clip(name)
+                )));
             }
-            "eager_fencing" => options.eager_fencing = boolean(name, value)?,
-            "strict" => options.strict = boolean(name, value)?,
-            _ => return Err(Error::invalid(format!("unknown URL option {:?}", clip(name)))),
+            pairs.push((name, value));
+        }
+        Ok(Query(pairs))
+    }
+
+    fn take(&mut self, name: &str) -> Option<&'a str> {
+        let at = self.0.iter().position(|(n, _)| *n == name)?;
+        Some(self.0.remove(at).1)
+    }
+
+    fn boolean(&mut self, name: &str, default: bool) -> Result<bool> {
+        match self.take(name) {
+            None => Ok(default),
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            Some(v) => Err(bad_value(name, v, "true or false")),
         }
     }
-    Ok(options)
-}
 
-fn boolean(name: &str, value: &str) -> Result<bool> {
-    match value {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(bad_value(name, value, "true or false")),
+    fn finish(self) -> Result<()> {
+        match self.0.first() {
+            None => Ok(()),
+            Some((name, _)) => Err(Error::invalid(format!(
+                "unknown URL option {:?} for this backend",
+                clip(name)
+            ))),
+        }
     }
 }
 
@@ -135,12 +193,50 @@ mod tests {
     }
 
     #[test]
+    fn sqlite_paths_and_options() {
+        let t = parse("sqlite:dir/fence.db?synchronous=normal&busy_timeout_ms=250&clock=manual")
+            .unwrap();
+        assert_eq!(
+            t.location,
+            Location::Sqlite {
+                path: PathBuf::from("dir/fence.db"),
+                synchronous: Synchronous::Normal,
+                busy_timeout: Duration::from_millis(250),
+            }
+        );
+        assert_eq!(t.options.clock, ClockKind::Manual);
+        let t = parse("sqlite:/tmp/x.db").unwrap();
+        assert!(matches!(
+            t.location,
+            Location::Sqlite { synchronous: Synchronous::Full, busy_timeout, .. }
+                if busy_timeout == DEFAULT_BUSY_TIMEOUT
+        ));
+    }
+
+    #[test]
     fn rejects_bad_urls() {
         for bad in [
-            "", "memory", "mem:", "memory:x", "redis://x", "memory:?clock", "memory:?clock=fast",
-            "memory:?strict=yes", "memory:?strict=true&strict=false", "memory:?color=red",
+            "",
+            "memory",
+            "mem:",
+            "memory:x",
+            "redis://x",
+            "memory:?clock",
+            "memory:?clock=fast",
+            "memory:?strict=yes",
+            "memory:?strict=true&strict=false",
+            "memory:?color=red",
+            "memory:?synchronous=normal",
+            "sqlite:",
+            "sqlite:?clock=manual",
+            "sqlite:x.db?synchronous=off",
+            "sqlite:x.db?busy_timeout_ms=-1",
         ] {
-            assert_eq!(parse(bad).unwrap_err().code(), ErrorCode::InvalidArgument, "{bad:?}");
+            assert_eq!(
+                parse(bad).unwrap_err().code(),
+                ErrorCode::InvalidArgument,
+                "{bad:?}"
+            );
         }
         let long = format!("memory:?{}", "a".repeat(MAX_URL_BYTES));
         assert_eq!(parse(&long).unwrap_err().code(), ErrorCode::InvalidArgument);

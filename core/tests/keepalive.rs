@@ -30,7 +30,10 @@ fn guard_keeps_the_lease_past_its_ttl_and_releases_on_drop() {
     std::thread::sleep(ttl * 5);
     guard.check().unwrap();
     let held = store.acquire("job", "worker-b", ttl).unwrap_err();
-    assert!(matches!(held, Error::LeaseHeld { token: t, .. } if t == token), "{held:?}");
+    assert!(
+        matches!(held, Error::LeaseHeld { token: t, .. } if t == token),
+        "{held:?}"
+    );
     assert!(store.metrics().renewals >= 1);
 
     drop(guard);
@@ -50,7 +53,9 @@ fn release_reports_whether_the_lease_was_current() {
 #[test]
 fn loss_is_reported_by_flag_and_callback() {
     let store = Store::open("memory:?clock=manual").unwrap();
-    let lease = store.acquire("job", "a", Duration::from_millis(60)).unwrap();
+    let lease = store
+        .acquire("job", "a", Duration::from_millis(60))
+        .unwrap();
     let calls = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&calls);
     let guard = store.keep_alive_with(lease, move |e| {
@@ -95,7 +100,9 @@ fn pause_child() {
         return;
     }
     let store = Store::open("memory:").unwrap();
-    let guard = store.lease("job", "paused", Duration::from_millis(300)).unwrap();
+    let guard = store
+        .lease("job", "paused", Duration::from_millis(300))
+        .unwrap();
     println!("\nchild-ready");
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(3) && !guard.is_lost() {
@@ -119,13 +126,24 @@ fn a_real_pause_is_detected() {
         .spawn()
         .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert!(lines.by_ref().map_while(Result::ok).any(|l| l.ends_with("child-ready")));
+    assert!(lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.ends_with("child-ready")));
     let pid = child.id().to_string();
     // Pause the whole process (keep-alive thread included) for far longer
     // than the TTL, as a GC pause or VM suspend would.
-    assert!(Command::new("kill").args(["-STOP", &pid]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
     std::thread::sleep(Duration::from_millis(1200));
-    assert!(Command::new("kill").args(["-CONT", &pid]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .unwrap()
+        .success());
     // Read to the end so the child never writes into a closed pipe.
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let result = rest

@@ -107,7 +107,9 @@ impl Backend for Memory {
 
     fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
         let now = self.clock.now_ms();
-        self.with_scope(scope, |s| s.core.acquire(scope, holder, ttl, now, self.mode))
+        self.with_scope(scope, |s| {
+            s.core.acquire(scope, holder, ttl, now, self.mode)
+        })
     }
 
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {

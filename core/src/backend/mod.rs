@@ -8,6 +8,7 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
 
 pub(crate) mod memory;
+pub(crate) mod sqlite;
 
 pub(crate) trait Backend: Send + Sync {
     fn next_token(&self, scope: &str) -> Result<Token>;

@@ -37,8 +37,7 @@ pub fn load_all(dir: &Path) -> Result<Vec<Scenario>, String> {
 
 pub fn load(path: &Path) -> Result<Scenario, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     parse(&doc, path)
 }
 
@@ -219,9 +218,7 @@ fn execute(store: &mut Store, step: &Value) -> Result<Outcome, String> {
                 "entries": s.entries.to_string(),
             })
         }),
-        "retire" => store
-            .retire(&scope()?)
-            .map(|r| json!({ "retired": r })),
+        "retire" => store.retire(&scope()?).map(|r| json!({ "retired": r })),
         "advance_clock" => a
             .ms("ms")
             .and_then(|by| store.advance_clock(by))
@@ -438,7 +435,9 @@ pub fn render_error(err: &Error) -> Value {
             scope,
             presented,
             current,
-        } => json!({ "scope": scope, "presented": presented.to_string(), "current": current.to_string() }),
+        } => {
+            json!({ "scope": scope, "presented": presented.to_string(), "current": current.to_string() })
+        }
         Error::SequenceOutOfOrder { presented, last } => {
             json!({ "presented": presented.to_string(), "last": last.to_string() })
         }
@@ -451,7 +450,9 @@ pub fn render_error(err: &Error) -> Value {
             token,
             remaining,
             ..
-        } => json!({ "holder": holder, "token": token.to_string(), "remaining_ms": remaining.as_millis() as u64 }),
+        } => {
+            json!({ "holder": holder, "token": token.to_string(), "remaining_ms": remaining.as_millis() as u64 })
+        }
         Error::LeaseLost { current, .. } => json!({
             "current_token": current.as_ref().map(|(t, _)| t.to_string()),
             "current_holder": current.as_ref().map(|(_, h)| h.clone()),

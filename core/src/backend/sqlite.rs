@@ -1,0 +1,514 @@
+//! `sqlite:PATH`: one file holds counters, leases, fences and entries, for
+//! many processes on one host. Every change runs in a `BEGIN IMMEDIATE`
+//! transaction that loads the scope, applies the shared rules and writes
+//! back, so the check and the change are one atomic step across processes.
+//! A token is returned only after its transaction committed (fsync'd with
+//! `synchronous=FULL`, the default).
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{
+    params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
+};
+
+use super::Backend;
+use crate::clock::Clock;
+use crate::error::{Error, Result};
+use crate::rules::{plan_ops, LeaseRecord, Mode, ScopeCore};
+use crate::token::Token;
+use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+use crate::url::Synchronous;
+
+/// The schema this build writes; files from a newer build are refused.
+const SCHEMA_VERSION: i64 = 1;
+
+const MIGRATIONS: [&str; 1] = [r#"
+CREATE TABLE fencing_meta (
+    name  TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO fencing_meta (name, value) VALUES ('floor', 0);
+CREATE TABLE fencing_scopes (
+    scope          TEXT PRIMARY KEY,
+    counter        INTEGER NOT NULL,
+    fence          INTEGER NOT NULL,
+    sealed         INTEGER NOT NULL,
+    last_seq       INTEGER,
+    lease_holder   TEXT,
+    lease_token    INTEGER,
+    lease_ttl_ms   INTEGER,
+    lease_expires  INTEGER
+) WITHOUT ROWID;
+CREATE TABLE fencing_entries (
+    scope   TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    value   BLOB NOT NULL,
+    version INTEGER NOT NULL,
+    token   INTEGER NOT NULL,
+    PRIMARY KEY (scope, key)
+) WITHOUT ROWID;
+"#];
+
+/// How often a waiting `acquire_wait` looks again; other processes cannot
+/// wake it, so it sleeps in short steps rather than spinning.
+const POLL: Duration = Duration::from_millis(10);
+
+pub(crate) struct Sqlite {
+    conn: Mutex<Option<Connection>>,
+    clock: Clock,
+    mode: Mode,
+}
+
+fn backend(e: rusqlite::Error) -> Error {
+    Error::Backend(format!("sqlite: {e}"))
+}
+
+/// Stored integers are signed; every value we store is in `0..=i64::MAX`.
+fn stored(v: i64) -> Result<u64> {
+    u64::try_from(v).map_err(|_| Error::Backend(format!("sqlite: corrupt value {v} in store")))
+}
+
+fn stored_token(v: i64) -> Result<Token> {
+    Token::new(stored(v)?).ok_or_else(|| Error::Backend(format!("sqlite: corrupt token {v}")))
+}
+
+fn sql(v: u64) -> i64 {
+    // Tokens, seqs, versions and times are all below 2^63.
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+impl Sqlite {
+    pub fn open(
+        path: &Path,
+        synchronous: Synchronous,
+        busy_timeout: Duration,
+        clock: Clock,
+        mode: Mode,
+    ) -> Result<Sqlite> {
+        create_private(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| Error::Backend(format!("sqlite: cannot open {}: {e}", path.display())))?;
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(backend)? {
+            return Err(Error::Backend(format!(
+                "sqlite: {} is read-only: the store needs to write",
+                path.display()
+            )));
+        }
+        conn.busy_timeout(busy_timeout).map_err(backend)?;
+        migrate(&mut conn).map_err(|e| match e {
+            Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
+            other => other,
+        })?;
+        let journal: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(backend)?;
+        if !journal.eq_ignore_ascii_case("wal") {
+            conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+                .map_err(backend)?;
+        }
+        let sync = match synchronous {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        };
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous={sync}; PRAGMA foreign_keys=OFF;"
+        ))
+        .map_err(backend)?;
+        Ok(Sqlite {
+            conn: Mutex::new(Some(conn)),
+            clock,
+            mode,
+        })
+    }
+
+    fn conn(&self) -> Result<MutexGuard<'_, Option<Connection>>> {
+        self.conn
+            .lock()
+            .map_err(|_| Error::Backend("sqlite: connection poisoned by a panic".into()))
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits only on `Ok`.
+    fn write_tx<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut guard = self.conn()?;
+        let conn = guard.as_mut().ok_or(Error::Closed)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(backend)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(backend)?;
+        Ok(out)
+    }
+
+    /// Runs `f` on one consistent snapshot, changing nothing.
+    fn read_tx<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut guard = self.conn()?;
+        let conn = guard.as_mut().ok_or(Error::Closed)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(backend)?;
+        f(&tx)
+    }
+
+    /// Loads, changes and saves one scope in a write transaction.
+    fn with_scope<T>(
+        &self,
+        scope: &str,
+        f: impl FnOnce(&Transaction<'_>, &mut ScopeCore) -> Result<T>,
+    ) -> Result<T> {
+        self.write_tx(|tx| {
+            let mut core = load_or_fresh(tx, scope)?;
+            let out = f(tx, &mut core)?;
+            save_scope(tx, scope, &core)?;
+            Ok(out)
+        })
+    }
+}
+
+/// Creates a missing database file with owner-only permissions before
+/// SQLite opens it (SQLite gives its -wal and -shm files the same mode).
+fn create_private(path: &Path) -> Result<()> {
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(Error::Backend(format!(
+            "sqlite: cannot create {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+fn migrate(conn: &mut Connection) -> Result<()> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    let version: i64 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(backend)?;
+    if version > SCHEMA_VERSION {
+        return Err(Error::Backend(format!(
+            "sqlite: the file has schema version {version}, written by a newer fencing; \
+             this build knows versions up to {SCHEMA_VERSION}"
+        )));
+    }
+    if version == 0 {
+        // A database someone else made is not ours to take over.
+        let tables: i64 = tx
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+            .map_err(backend)?;
+        if tables > 0 {
+            return Err(Error::Backend(
+                "sqlite: the file is an SQLite database that fencing did not create".into(),
+            ));
+        }
+    }
+    for (i, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(migration).map_err(backend)?;
+        tx.pragma_update(None, "user_version", i as i64 + 1)
+            .map_err(backend)?;
+    }
+    tx.commit().map_err(backend)
+}
+
+fn floor(tx: &Transaction<'_>) -> Result<u64> {
+    let v: i64 = tx
+        .prepare_cached("SELECT value FROM fencing_meta WHERE name = 'floor'")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(backend)?;
+    stored(v)
+}
+
+fn load_scope(tx: &Transaction<'_>, scope: &str) -> Result<Option<ScopeCore>> {
+    type Row = (
+        i64,
+        i64,
+        bool,
+        Option<i64>,
+        Option<String>,
+        Option<i64>,
+        Option<i64>,
+        Option<i64>,
+    );
+    let row: Option<Row> = tx
+        .prepare_cached(
+            "SELECT counter, fence, sealed, last_seq, lease_holder, lease_token, lease_ttl_ms, \
+             lease_expires FROM fencing_scopes WHERE scope = ?1",
+        )
+        .and_then(|mut s| {
+            s.query_row([scope], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                ))
+            })
+            .optional()
+        })
+        .map_err(backend)?;
+    let Some((counter, fence, sealed, last_seq, holder, token, ttl_ms, expires)) = row else {
+        return Ok(None);
+    };
+    let lease = match (holder, token, ttl_ms, expires) {
+        (Some(holder), Some(token), Some(ttl_ms), Some(expires)) => Some(LeaseRecord {
+            holder,
+            token: stored_token(token)?,
+            ttl_ms: stored(ttl_ms)?,
+            expires_at_ms: stored(expires)?,
+        }),
+        _ => None,
+    };
+    Ok(Some(ScopeCore {
+        counter: stored(counter)?,
+        fence: stored(fence)?,
+        sealed,
+        last_seq: last_seq.map(stored).transpose()?,
+        lease,
+    }))
+}
+
+fn load_or_fresh(tx: &Transaction<'_>, scope: &str) -> Result<ScopeCore> {
+    match load_scope(tx, scope)? {
+        Some(core) => Ok(core),
+        None => Ok(ScopeCore::fresh(floor(tx)?)),
+    }
+}
+
+fn save_scope(tx: &Transaction<'_>, scope: &str, core: &ScopeCore) -> Result<()> {
+    let lease = core.lease.as_ref();
+    tx.prepare_cached(
+        "INSERT INTO fencing_scopes (scope, counter, fence, sealed, last_seq, lease_holder, \
+         lease_token, lease_ttl_ms, lease_expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         ON CONFLICT (scope) DO UPDATE SET counter = excluded.counter, fence = excluded.fence, \
+         sealed = excluded.sealed, last_seq = excluded.last_seq, \
+         lease_holder = excluded.lease_holder, lease_token = excluded.lease_token, \
+         lease_ttl_ms = excluded.lease_ttl_ms, lease_expires = excluded.lease_expires",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            scope,
+            sql(core.counter),
+            sql(core.fence),
+            core.sealed,
+            core.last_seq.map(sql),
+            lease.map(|l| l.holder.as_str()),
+            lease.map(|l| sql(l.token.get())),
+            lease.map(|l| sql(l.ttl_ms)),
+            lease.map(|l| sql(l.expires_at_ms)),
+        ])
+    })
+    .map_err(backend)?;
+    Ok(())
+}
+
+fn entry_version(tx: &Transaction<'_>, scope: &str, key: &str) -> Result<u64> {
+    let v: Option<i64> = tx
+        .prepare_cached("SELECT version FROM fencing_entries WHERE scope = ?1 AND key = ?2")
+        .and_then(|mut s| s.query_row([scope, key], |r| r.get(0)).optional())
+        .map_err(backend)?;
+    v.map_or(Ok(0), stored)
+}
+
+impl Backend for Sqlite {
+    fn next_token(&self, scope: &str) -> Result<Token> {
+        self.with_scope(scope, |_, core| core.next_token())
+    }
+
+    fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
+        self.with_scope(scope, |_, core| Ok(core.advance_counter(floor)))
+    }
+
+    fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+        let mode = self.mode;
+        self.with_scope(scope, |_, core| {
+            core.acquire(scope, holder, ttl, self.clock.now_ms(), mode)
+        })
+    }
+
+    fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+        self.write_tx(|tx| {
+            let now = self.clock.now_ms();
+            let Some(mut core) = load_scope(tx, scope)? else {
+                return Err(Error::LeaseLost {
+                    scope: scope.to_owned(),
+                    current: None,
+                });
+            };
+            let lease = core.renew(scope, token, ttl, now)?;
+            save_scope(tx, scope, &core)?;
+            Ok(lease)
+        })
+    }
+
+    fn release(&self, scope: &str, token: Token) -> Result<bool> {
+        self.write_tx(|tx| {
+            let Some(mut core) = load_scope(tx, scope)? else {
+                return Ok(false);
+            };
+            let released = core.release(token, self.clock.now_ms());
+            if released {
+                save_scope(tx, scope, &core)?;
+            }
+            Ok(released)
+        })
+    }
+
+    fn wait_for_release(&self, _scope: &str, max: Duration) {
+        std::thread::sleep(max.min(POLL));
+    }
+
+    fn write(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let mode = self.mode;
+        self.with_scope(scope, |tx, core| {
+            core.check(scope, fence)?;
+            let receipts = plan_ops(scope, &ops, fence.token, |key| {
+                entry_version(tx, scope, key)
+            })?;
+            core.accept_write(fence, mode);
+            let token = sql(fence.token.get());
+            for (op, receipt) in ops.iter().zip(&receipts) {
+                match op {
+                    Op::Put { key, value, .. } => tx
+                        .prepare_cached(
+                            "INSERT INTO fencing_entries (scope, key, value, version, token) \
+                             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (scope, key) DO UPDATE \
+                             SET value = excluded.value, version = excluded.version, \
+                             token = excluded.token",
+                        )
+                        .and_then(|mut s| {
+                            s.execute(params![scope, key, value, sql(receipt.version), token])
+                        }),
+                    Op::Delete { key, .. } => tx
+                        .prepare_cached("DELETE FROM fencing_entries WHERE scope = ?1 AND key = ?2")
+                        .and_then(|mut s| s.execute(params![scope, key])),
+                }
+                .map_err(backend)?;
+            }
+            Ok(receipts)
+        })
+    }
+
+    fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
+        self.with_scope(scope, |_, core| core.claim(scope, fence))
+    }
+
+    fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
+        self.read_tx(|tx| {
+            if let Some(f) = fence {
+                load_or_fresh(tx, scope)?.check_token(scope, f.token)?;
+            }
+            let row: Option<(Vec<u8>, i64, i64)> = tx
+                .prepare_cached(
+                    "SELECT value, version, token FROM fencing_entries \
+                     WHERE scope = ?1 AND key = ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row([scope, key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                        .optional()
+                })
+                .map_err(backend)?;
+            row.map(|(value, version, token)| {
+                Ok(Entry {
+                    key: key.to_owned(),
+                    value,
+                    version: stored(version)?,
+                    token: stored_token(token)?,
+                })
+            })
+            .transpose()
+        })
+    }
+
+    fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
+        self.read_tx(|tx| {
+            let mut keys: Vec<String> = tx
+                .prepare_cached(
+                    "SELECT key FROM fencing_entries WHERE scope = ?1 AND key > ?2 \
+                     ORDER BY key LIMIT ?3",
+                )
+                .and_then(|mut s| {
+                    s.query_map(params![scope, after.unwrap_or(""), limit as i64 + 1], |r| {
+                        r.get(0)
+                    })?
+                    .collect()
+                })
+                .map_err(backend)?;
+            let next = if keys.len() > limit {
+                keys.truncate(limit);
+                keys.last().cloned()
+            } else {
+                None
+            };
+            Ok(Page { keys, next })
+        })
+    }
+
+    fn status(&self, scope: &str) -> Result<ScopeStatus> {
+        self.read_tx(|tx| {
+            let core = load_or_fresh(tx, scope)?;
+            let entries: i64 = tx
+                .prepare_cached("SELECT count(*) FROM fencing_entries WHERE scope = ?1")
+                .and_then(|mut s| s.query_row([scope], |r| r.get(0)))
+                .map_err(backend)?;
+            let now = self.clock.now_ms();
+            Ok(ScopeStatus {
+                counter: core.counter,
+                fence: core.fence,
+                lease: core.live_lease(now).map(|l| l.to_lease(scope, now)),
+                entries: stored(entries)?,
+            })
+        })
+    }
+
+    fn retire(&self, scope: &str) -> Result<bool> {
+        self.write_tx(|tx| {
+            let Some(core) = load_scope(tx, scope)? else {
+                return Ok(false);
+            };
+            let scope_floor = core.retire_floor(scope, self.clock.now_ms())?;
+            let entries: i64 = tx
+                .prepare_cached("SELECT count(*) FROM fencing_entries WHERE scope = ?1")
+                .and_then(|mut s| s.query_row([scope], |r| r.get(0)))
+                .map_err(backend)?;
+            if entries > 0 {
+                return Err(Error::invalid(format!(
+                    "scope {scope:?} still has {entries} entries: delete them before retiring it"
+                )));
+            }
+            tx.prepare_cached("DELETE FROM fencing_scopes WHERE scope = ?1")
+                .and_then(|mut s| s.execute([scope]))
+                .map_err(backend)?;
+            tx.prepare_cached(
+                "UPDATE fencing_meta SET value = max(value, ?1) WHERE name = 'floor'",
+            )
+            .and_then(|mut s| s.execute([sql(scope_floor)]))
+            .map_err(backend)?;
+            Ok(true)
+        })
+    }
+
+    fn advance_clock(&self, by: Duration) -> Result<()> {
+        self.clock.advance(by)
+    }
+
+    fn close(&self) {
+        if let Ok(mut conn) = self.conn.lock() {
+            if let Some(c) = conn.take() {
+                let _ = c.close();
+            }
+        }
+    }
+}
