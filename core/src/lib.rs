@@ -40,3 +40,8 @@ pub use store::Store;
 pub use token::{parse_token_value, Token};
 pub use types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
 pub use url::{ClockKind, Options};
+
+/// Compiles the README's examples, so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExamples;
