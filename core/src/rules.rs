@@ -75,8 +75,11 @@ impl ScopeCore {
         }
     }
 
+    /// Issues a token above every token issued and every token accepted:
+    /// a fence raised by a token from outside the counter (a first write
+    /// with any valid token) must not leave the next holder stale.
     pub fn next_token(&mut self) -> Result<Token> {
-        let token = Token::after(self.counter)?;
+        let token = Token::after(self.counter.max(self.fence))?;
         self.counter = token.get();
         Ok(token)
     }
