@@ -11,9 +11,7 @@ use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::{
-    params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
-};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use super::Backend;
 use crate::clock::Clock;
@@ -65,6 +63,13 @@ pub(crate) struct Sqlite {
 
 fn backend(e: rusqlite::Error) -> Error {
     Error::Backend(format!("sqlite: {e}"))
+}
+
+fn run(conn: &Connection, statement: &str) -> Result<()> {
+    conn.prepare_cached(statement)
+        .and_then(|mut s| s.execute([]))
+        .map(drop)
+        .map_err(backend)
 }
 
 /// Stored integers are signed; every value we store is in `0..=i64::MAX`.
@@ -133,32 +138,35 @@ impl Sqlite {
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits only on `Ok`.
-    fn write_tx<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut guard = self.conn()?;
-        let conn = guard.as_mut().ok_or(Error::Closed)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(backend)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(backend)?;
-        Ok(out)
+    fn write_tx<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.in_tx("BEGIN IMMEDIATE", f)
     }
 
     /// Runs `f` on one consistent snapshot, changing nothing.
-    fn read_tx<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut guard = self.conn()?;
-        let conn = guard.as_mut().ok_or(Error::Closed)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Deferred)
-            .map_err(backend)?;
-        f(&tx)
+    fn read_tx<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.in_tx("BEGIN DEFERRED", f)
+    }
+
+    /// Transaction control through cached statements: rusqlite's
+    /// `Transaction` parses `BEGIN` and `COMMIT` anew on every call, which
+    /// shows in the cost of a single fenced write.
+    fn in_tx<T>(&self, begin: &str, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        let guard = self.conn()?;
+        let conn = guard.as_ref().ok_or(Error::Closed)?;
+        run(conn, begin)?;
+        let out = f(conn).and_then(|out| run(conn, "COMMIT").map(|()| out));
+        if out.is_err() && !conn.is_autocommit() {
+            // Nothing of a failed operation may stay behind.
+            let _ = run(conn, "ROLLBACK");
+        }
+        out
     }
 
     /// Loads, changes and saves one scope in a write transaction.
     fn with_scope<T>(
         &self,
         scope: &str,
-        f: impl FnOnce(&Transaction<'_>, &mut ScopeCore) -> Result<T>,
+        f: impl FnOnce(&Connection, &mut ScopeCore) -> Result<T>,
     ) -> Result<T> {
         self.write_tx(|tx| {
             let mut core = load_or_fresh(tx, scope)?;
@@ -219,7 +227,7 @@ fn migrate(conn: &mut Connection) -> Result<()> {
     tx.commit().map_err(backend)
 }
 
-fn floor(tx: &Transaction<'_>) -> Result<u64> {
+fn floor(tx: &Connection) -> Result<u64> {
     let v: i64 = tx
         .prepare_cached("SELECT value FROM fencing_meta WHERE name = 'floor'")
         .and_then(|mut s| s.query_row([], |r| r.get(0)))
@@ -227,7 +235,7 @@ fn floor(tx: &Transaction<'_>) -> Result<u64> {
     stored(v)
 }
 
-fn load_scope(tx: &Transaction<'_>, scope: &str) -> Result<Option<ScopeCore>> {
+fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
     type Row = (
         i64,
         i64,
@@ -280,14 +288,14 @@ fn load_scope(tx: &Transaction<'_>, scope: &str) -> Result<Option<ScopeCore>> {
     }))
 }
 
-fn load_or_fresh(tx: &Transaction<'_>, scope: &str) -> Result<ScopeCore> {
+fn load_or_fresh(tx: &Connection, scope: &str) -> Result<ScopeCore> {
     match load_scope(tx, scope)? {
         Some(core) => Ok(core),
         None => Ok(ScopeCore::fresh(floor(tx)?)),
     }
 }
 
-fn save_scope(tx: &Transaction<'_>, scope: &str, core: &ScopeCore) -> Result<()> {
+fn save_scope(tx: &Connection, scope: &str, core: &ScopeCore) -> Result<()> {
     let lease = core.lease.as_ref();
     tx.prepare_cached(
         "INSERT INTO fencing_scopes (scope, counter, fence, sealed, last_seq, lease_holder, \
@@ -312,14 +320,6 @@ fn save_scope(tx: &Transaction<'_>, scope: &str, core: &ScopeCore) -> Result<()>
     })
     .map_err(backend)?;
     Ok(())
-}
-
-fn entry_version(tx: &Transaction<'_>, scope: &str, key: &str) -> Result<u64> {
-    let v: Option<i64> = tx
-        .prepare_cached("SELECT version FROM fencing_entries WHERE scope = ?1 AND key = ?2")
-        .and_then(|mut s| s.query_row([scope, key], |r| r.get(0)).optional())
-        .map_err(backend)?;
-    v.map_or(Ok(0), stored)
 }
 
 impl Backend for Sqlite {
@@ -374,23 +374,33 @@ impl Backend for Sqlite {
         let mode = self.mode;
         self.with_scope(scope, |tx, core| {
             core.check(scope, fence)?;
+            let mut version = tx
+                .prepare_cached("SELECT version FROM fencing_entries WHERE scope = ?1 AND key = ?2")
+                .map_err(backend)?;
             let receipts = plan_ops(scope, &ops, fence.token, |key| {
-                entry_version(tx, scope, key)
+                let v: Option<i64> = version
+                    .query_row([scope, key], |r| r.get(0))
+                    .optional()
+                    .map_err(backend)?;
+                v.map_or(Ok(0), stored)
             })?;
+            drop(version);
             core.accept_write(fence, mode);
             let token = sql(fence.token.get());
+            // Held for the whole batch: one statement-cache lookup, not one per put.
+            let mut upsert = tx
+                .prepare_cached(
+                    "INSERT INTO fencing_entries (scope, key, value, version, token) \
+                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (scope, key) DO UPDATE \
+                     SET value = excluded.value, version = excluded.version, \
+                     token = excluded.token",
+                )
+                .map_err(backend)?;
             for (op, receipt) in ops.iter().zip(&receipts) {
                 match op {
-                    Op::Put { key, value, .. } => tx
-                        .prepare_cached(
-                            "INSERT INTO fencing_entries (scope, key, value, version, token) \
-                             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (scope, key) DO UPDATE \
-                             SET value = excluded.value, version = excluded.version, \
-                             token = excluded.token",
-                        )
-                        .and_then(|mut s| {
-                            s.execute(params![scope, key, value, sql(receipt.version), token])
-                        }),
+                    Op::Put { key, value, .. } => {
+                        upsert.execute(params![scope, key, value, sql(receipt.version), token])
+                    }
                     Op::Delete { key, .. } => tx
                         .prepare_cached("DELETE FROM fencing_entries WHERE scope = ?1 AND key = ?2")
                         .and_then(|mut s| s.execute(params![scope, key])),
