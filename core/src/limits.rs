@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::token::clip;
-use crate::types::{Fence, Op};
+use crate::types::{Fence, OpRef};
 
 pub const MAX_SCOPE_BYTES: usize = 256;
 pub const MAX_HOLDER_BYTES: usize = 256;
@@ -80,12 +80,12 @@ pub fn fence(f: &Fence) -> Result<()> {
     Ok(())
 }
 
-pub fn op(op: &Op) -> Result<()> {
-    key(op.key())?;
-    if let Op::Put { value: v, .. } = op {
+pub(crate) fn op(op: &OpRef<'_>) -> Result<()> {
+    key(op.key)?;
+    if let Some(v) = op.value {
         value(v)?;
     }
-    if let Some(v) = op.expected_version() {
+    if let Some(v) = op.expected_version {
         if v > MAX_SEQ {
             return Err(Error::invalid(format!(
                 "expected_version {v} is out of range"
@@ -95,7 +95,7 @@ pub fn op(op: &Op) -> Result<()> {
     Ok(())
 }
 
-pub fn batch(ops: &[Op]) -> Result<()> {
+pub(crate) fn batch(ops: &[OpRef<'_>]) -> Result<()> {
     if ops.is_empty() {
         return Err(Error::invalid(
             "a batch needs at least one operation (use claim to only raise the fence)",

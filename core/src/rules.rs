@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::token::Token;
-use crate::types::{Fence, Lease, Op, Receipt};
+use crate::types::{Fence, Lease, OpRef, Receipt};
 
 /// A lease as stored: times in milliseconds on the store's clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub(crate) struct Mode {
 }
 
 /// Counter, fence and lease of one scope.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ScopeCore {
     /// Greatest token issued (0 = none).
     pub counter: u64,
@@ -232,13 +232,34 @@ pub(crate) fn unix_ms(at: SystemTime) -> u64 {
         .unwrap_or(0)
 }
 
+/// Check 4 for one operation against the entry's current version (0 when
+/// missing): its receipt, or why it fails.
+pub(crate) fn check_op(scope: &str, op: &OpRef<'_>, actual: u64, token: Token) -> Result<Receipt> {
+    if let Some(expected) = op.expected_version {
+        if expected != actual {
+            return Err(Error::VersionMismatch { expected, actual });
+        }
+    }
+    let version = match op.value {
+        Some(_) => actual + 1,
+        None if actual == 0 => {
+            return Err(Error::NotFound {
+                scope: scope.to_owned(),
+                key: op.key.to_owned(),
+            })
+        }
+        None => 0,
+    };
+    Ok(Receipt { version, token })
+}
+
 /// Check 4 for a batch: walks the operations in order against the current
 /// versions (`version_of` answers 0 for a missing key) and returns the
 /// receipts, or the first failure. Nothing is changed here; the caller
 /// applies the receipts only when every operation passed.
 pub(crate) fn plan_ops(
     scope: &str,
-    ops: &[Op],
+    ops: &[OpRef<'_>],
     token: Token,
     mut version_of: impl FnMut(&str) -> Result<u64>,
 ) -> Result<Vec<Receipt>> {
@@ -246,30 +267,15 @@ pub(crate) fn plan_ops(
     let mut planned: HashMap<&str, u64> = HashMap::new();
     let mut receipts = Vec::with_capacity(ops.len());
     for op in ops {
-        let key = op.key();
-        let actual = match planned.get(key) {
+        let actual = match planned.get(op.key) {
             Some(v) => *v,
-            None => version_of(key)?,
+            None => version_of(op.key)?,
         };
-        if let Some(expected) = op.expected_version() {
-            if expected != actual {
-                return Err(Error::VersionMismatch { expected, actual });
-            }
-        }
-        let version = match op {
-            Op::Put { .. } => actual + 1,
-            Op::Delete { .. } if actual == 0 => {
-                return Err(Error::NotFound {
-                    scope: scope.to_owned(),
-                    key: key.to_owned(),
-                })
-            }
-            Op::Delete { .. } => 0,
-        };
+        let receipt = check_op(scope, op, actual, token)?;
         if ops.len() > 1 {
-            planned.insert(key, version);
+            planned.insert(op.key, receipt.version);
         }
-        receipts.push(Receipt { version, token });
+        receipts.push(receipt);
     }
     Ok(receipts)
 }

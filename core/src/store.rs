@@ -14,7 +14,7 @@ use crate::limits;
 use crate::metrics::{prometheus_text, Metrics, MetricsSnapshot, Rejection};
 use crate::rules::Mode;
 use crate::token::Token;
-use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{self, ClockKind, Location};
 
 /// A handle on one fencing store. `Send + Sync`; clones share the backend,
@@ -194,33 +194,53 @@ impl Store {
     // ----- the fenced store -----
 
     pub fn put(&self, scope: &str, key: &str, value: &[u8], fence: &Fence) -> Result<Receipt> {
-        self.execute(scope, fence, Op::put(key, value))
+        self.write_one(
+            scope,
+            fence,
+            OpRef {
+                key,
+                value: Some(value),
+                expected_version: None,
+            },
+        )
     }
 
     pub fn delete(&self, scope: &str, key: &str, fence: &Fence) -> Result<Receipt> {
-        self.execute(scope, fence, Op::delete(key))
+        self.write_one(
+            scope,
+            fence,
+            OpRef {
+                key,
+                value: None,
+                expected_version: None,
+            },
+        )
     }
 
     /// One operation, with its conditions (e.g. `Op::put(..).if_version(3)`).
     pub fn execute(&self, scope: &str, fence: &Fence, op: Op) -> Result<Receipt> {
-        limits::op(&op)?;
-        let key = op.key().to_owned();
-        let receipts = self.write(scope, fence, vec![op], Some(key))?;
-        Ok(receipts[0])
+        self.write_one(scope, fence, op.as_ref())
     }
 
     /// Several puts and deletes under one check: all or nothing.
     pub fn apply(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let ops: Vec<OpRef<'_>> = ops.iter().map(Op::as_ref).collect();
         limits::batch(&ops)?;
-        self.write(scope, fence, ops, None)
+        self.write(scope, fence, &ops, None)
+    }
+
+    fn write_one(&self, scope: &str, fence: &Fence, op: OpRef<'_>) -> Result<Receipt> {
+        limits::op(&op)?;
+        let receipts = self.write(scope, fence, &[op], Some(op.key))?;
+        Ok(receipts[0])
     }
 
     fn write(
         &self,
         scope: &str,
         fence: &Fence,
-        ops: Vec<Op>,
-        key: Option<String>,
+        ops: &[OpRef<'_>],
+        key: Option<&str>,
     ) -> Result<Vec<Receipt>> {
         limits::scope(scope)?;
         limits::fence(fence)?;
@@ -254,7 +274,7 @@ impl Store {
         }
         let result = self.backend()?.get(scope, key, fence);
         if let (Err(e), Some(f)) = (&result, fence) {
-            self.record_rejection(e, scope, Some(key.to_owned()), f);
+            self.record_rejection(e, scope, Some(key), f);
         }
         result
     }
@@ -313,7 +333,7 @@ impl Store {
         self.inner.closed.load(Ordering::Acquire)
     }
 
-    fn record_rejection(&self, error: &Error, scope: &str, key: Option<String>, fence: &Fence) {
+    fn record_rejection(&self, error: &Error, scope: &str, key: Option<&str>, fence: &Fence) {
         let metrics = &self.inner.metrics;
         let current = match error {
             Error::StaleToken { current, .. } => *current,
@@ -324,7 +344,7 @@ impl Store {
         metrics.reject(Rejection {
             code: error.code(),
             scope: scope.to_owned(),
-            key,
+            key: key.map(str::to_owned),
             presented: fence.token,
             current,
             seq: fence.seq,

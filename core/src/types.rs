@@ -125,6 +125,28 @@ impl Op {
         }
     }
 
+    pub(crate) fn as_ref(&self) -> OpRef<'_> {
+        match self {
+            Op::Put {
+                key,
+                value,
+                expected_version,
+            } => OpRef {
+                key,
+                value: Some(value),
+                expected_version: *expected_version,
+            },
+            Op::Delete {
+                key,
+                expected_version,
+            } => OpRef {
+                key,
+                value: None,
+                expected_version: *expected_version,
+            },
+        }
+    }
+
     pub fn expected_version(&self) -> Option<u64> {
         match self {
             Op::Put {
@@ -135,6 +157,16 @@ impl Op {
             } => *expected_version,
         }
     }
+}
+
+/// A borrowed operation, as backends take it: a single put reaches the
+/// backend without copying its key or value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpRef<'a> {
+    pub key: &'a str,
+    /// `None` deletes.
+    pub value: Option<&'a [u8]>,
+    pub expected_version: Option<u64>,
 }
 
 /// One page of a scope's keys, in byte order.

@@ -1,8 +1,7 @@
 //! `memory:`: state in this process, sharded by scope so that threads on
 //! different scopes never wait for one lock.
 
-use std::collections::hash_map::RandomState;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::hash::BuildHasher;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,11 +11,15 @@ use std::time::Duration;
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::rules::{plan_ops, Mode, ScopeCore};
+use crate::rules::{check_op, plan_ops, Mode, ScopeCore};
 use crate::token::Token;
-use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
 const SHARDS: usize = 64;
+
+/// Seeded per store, so that hostile scope and key names cannot aim at one
+/// bucket; much cheaper than SipHash on short names.
+type Hasher = foldhash::fast::RandomState;
 
 struct StoredEntry {
     value: Vec<u8>,
@@ -24,21 +27,92 @@ struct StoredEntry {
     token: Token,
 }
 
+#[derive(Default)]
 struct Scope {
     core: ScopeCore,
-    entries: BTreeMap<String, StoredEntry>,
+    /// Found by hash: an overwrite costs one lookup and reuses the value's
+    /// buffer.
+    entries: HashMap<String, StoredEntry, Hasher>,
+    /// The same keys in byte order, for `list`; touched only when a key is
+    /// created or deleted.
+    keys: BTreeSet<String>,
 }
 
+impl Scope {
+    fn fresh(floor: u64) -> Scope {
+        Scope {
+            core: ScopeCore::fresh(floor),
+            ..Scope::default()
+        }
+    }
+
+    fn version_of(&self, key: &str) -> u64 {
+        self.entries.get(key).map_or(0, |e| e.version)
+    }
+
+    /// One operation of an already-checked fence: the common case, with a
+    /// single lookup for an overwrite.
+    fn write_one(
+        &mut self,
+        scope: &str,
+        fence: &Fence,
+        op: &OpRef<'_>,
+        mode: Mode,
+    ) -> Result<Receipt> {
+        let existing = self.entries.get_mut(op.key);
+        let actual = existing.as_ref().map_or(0, |e| e.version);
+        let receipt = check_op(scope, op, actual, fence.token)?;
+        self.core.accept_write(fence, mode);
+        if let (Some(e), Some(value)) = (existing, op.value) {
+            e.value.clear();
+            e.value.extend_from_slice(value);
+            e.version = receipt.version;
+            e.token = receipt.token;
+            return Ok(receipt);
+        }
+        self.apply(op, receipt);
+        Ok(receipt)
+    }
+
+    fn apply(&mut self, op: &OpRef<'_>, receipt: Receipt) {
+        match op.value {
+            Some(value) => match self.entries.get_mut(op.key) {
+                Some(e) => {
+                    e.value.clear();
+                    e.value.extend_from_slice(value);
+                    e.version = receipt.version;
+                    e.token = receipt.token;
+                }
+                None => {
+                    let stored = StoredEntry {
+                        value: value.to_vec(),
+                        version: receipt.version,
+                        token: receipt.token,
+                    };
+                    self.entries.insert(op.key.to_owned(), stored);
+                    self.keys.insert(op.key.to_owned());
+                }
+            },
+            None => {
+                self.entries.remove(op.key);
+                self.keys.remove(op.key);
+            }
+        }
+    }
+}
+
+/// Aligned so that two shards never share a cache line.
 #[derive(Default)]
+#[repr(align(128))]
 struct Shard {
-    scopes: Mutex<HashMap<String, Scope>>,
+    scopes: Mutex<HashMap<String, Scope, Hasher>>,
     /// Signalled when a lease in this shard ends or the manual clock moves.
     lease_ended: Condvar,
 }
 
 pub(crate) struct Memory {
     shards: Box<[Shard]>,
-    hasher: RandomState,
+    hasher: Hasher,
     /// Store-wide floor left by retired scopes; scopes created later start here.
     floor: AtomicU64,
     clock: Clock,
@@ -49,7 +123,7 @@ impl Memory {
     pub fn new(clock: Clock, mode: Mode) -> Memory {
         Memory {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
-            hasher: RandomState::new(),
+            hasher: Hasher::default(),
             floor: AtomicU64::new(0),
             clock,
             mode,
@@ -60,7 +134,7 @@ impl Memory {
         &self.shards[(self.hasher.hash_one(scope) as usize) % SHARDS]
     }
 
-    fn lock(&self, scope: &str) -> Result<MutexGuard<'_, HashMap<String, Scope>>> {
+    fn lock(&self, scope: &str) -> Result<MutexGuard<'_, HashMap<String, Scope, Hasher>>> {
         self.shard(scope)
             .scopes
             .lock()
@@ -73,10 +147,7 @@ impl Memory {
         if let Some(s) = scopes.get_mut(scope) {
             return f(s);
         }
-        let mut fresh = Scope {
-            core: ScopeCore::fresh(self.floor.load(Ordering::SeqCst)),
-            entries: BTreeMap::new(),
-        };
+        let mut fresh = Scope::fresh(self.floor.load(Ordering::SeqCst));
         let out = f(&mut fresh)?;
         // Only an operation that succeeded leaves a new scope behind.
         scopes.insert(scope.to_owned(), fresh);
@@ -88,10 +159,7 @@ impl Memory {
         let scopes = self.lock(scope)?;
         match scopes.get(scope) {
             Some(s) => f(s),
-            None => f(&Scope {
-                core: ScopeCore::fresh(self.floor.load(Ordering::SeqCst)),
-                entries: BTreeMap::new(),
-            }),
+            None => f(&Scope::fresh(self.floor.load(Ordering::SeqCst))),
         }
     }
 }
@@ -150,33 +218,17 @@ impl Backend for Memory {
         }
     }
 
-    fn write(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
         let mode = self.mode;
         self.with_scope(scope, |s| {
             s.core.check(scope, fence)?;
-            let receipts = plan_ops(scope, &ops, fence.token, |key| {
-                Ok(s.entries.get(key).map_or(0, |e| e.version))
-            })?;
+            if let [op] = ops {
+                return s.write_one(scope, fence, op, mode).map(|r| vec![r]);
+            }
+            let receipts = plan_ops(scope, ops, fence.token, |key| Ok(s.version_of(key)))?;
             s.core.accept_write(fence, mode);
-            for (op, receipt) in ops.into_iter().zip(&receipts) {
-                match op {
-                    Op::Put { key, value, .. } => {
-                        let stored = StoredEntry {
-                            value,
-                            version: receipt.version,
-                            token: fence.token,
-                        };
-                        match s.entries.get_mut(&key) {
-                            Some(e) => *e = stored,
-                            None => {
-                                s.entries.insert(key, stored);
-                            }
-                        }
-                    }
-                    Op::Delete { key, .. } => {
-                        s.entries.remove(&key);
-                    }
-                }
+            for (op, receipt) in ops.iter().zip(&receipts) {
+                s.apply(op, *receipt);
             }
             Ok(receipts)
         })
@@ -204,10 +256,10 @@ impl Backend for Memory {
         self.read_scope(scope, |s| {
             let start = after.map_or(Bound::Unbounded, Bound::Excluded);
             let mut keys: Vec<String> = s
-                .entries
+                .keys
                 .range::<str, _>((start, Bound::Unbounded))
                 .take(limit + 1)
-                .map(|(k, _)| k.clone())
+                .cloned()
                 .collect();
             let next = if keys.len() > limit {
                 keys.truncate(limit);

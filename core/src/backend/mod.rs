@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::error::Result;
 use crate::token::Token;
-use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
 pub(crate) mod memory;
 pub(crate) mod sqlite;
@@ -22,7 +22,7 @@ pub(crate) trait Backend: Send + Sync {
     /// failed acquire.
     fn wait_for_release(&self, scope: &str, max: Duration);
     /// Checks the fence once, then applies every operation or none.
-    fn write(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>>;
+    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>>;
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()>;
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>>;
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page>;

@@ -18,7 +18,7 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::rules::{plan_ops, LeaseRecord, Mode, ScopeCore};
 use crate::token::Token;
-use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
 /// The schema this build writes; files from a newer build are refused.
@@ -370,14 +370,14 @@ impl Backend for Sqlite {
         std::thread::sleep(max.min(POLL));
     }
 
-    fn write(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
         let mode = self.mode;
         self.with_scope(scope, |tx, core| {
             core.check(scope, fence)?;
             let mut version = tx
                 .prepare_cached("SELECT version FROM fencing_entries WHERE scope = ?1 AND key = ?2")
                 .map_err(backend)?;
-            let receipts = plan_ops(scope, &ops, fence.token, |key| {
+            let receipts = plan_ops(scope, ops, fence.token, |key| {
                 let v: Option<i64> = version
                     .query_row([scope, key], |r| r.get(0))
                     .optional()
@@ -397,13 +397,13 @@ impl Backend for Sqlite {
                 )
                 .map_err(backend)?;
             for (op, receipt) in ops.iter().zip(&receipts) {
-                match op {
-                    Op::Put { key, value, .. } => {
-                        upsert.execute(params![scope, key, value, sql(receipt.version), token])
+                match op.value {
+                    Some(value) => {
+                        upsert.execute(params![scope, op.key, value, sql(receipt.version), token])
                     }
-                    Op::Delete { key, .. } => tx
+                    None => tx
                         .prepare_cached("DELETE FROM fencing_entries WHERE scope = ?1 AND key = ?2")
-                        .and_then(|mut s| s.execute(params![scope, key])),
+                        .and_then(|mut s| s.execute(params![scope, op.key])),
                 }
                 .map_err(backend)?;
             }

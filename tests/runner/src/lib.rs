@@ -354,7 +354,7 @@ fn value_of(step: &Value) -> Result<Vec<u8>, Error> {
 }
 
 fn decode_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return None;
     }
     (0..hex.len())
