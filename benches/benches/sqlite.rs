@@ -25,12 +25,15 @@ struct Plan {
     ops: usize,
     /// Only lines whose label contains this run (the first free argument).
     filter: Option<String>,
+    /// Run by `cargo test`: exercise the code, measure nothing.
+    smoke: bool,
 }
 
 fn plan() -> Plan {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let filter = args.iter().find(|a| !a.starts_with("--")).cloned();
-    let (rounds, ops) = if !args.iter().any(|a| a == "--bench") {
+    let smoke = !args.iter().any(|a| a == "--bench");
+    let (rounds, ops) = if smoke {
         // `cargo test --benches`: prove every path runs, measure nothing.
         (1, CHUNKS)
     } else if args.iter().any(|a| a == "--quick") {
@@ -42,6 +45,7 @@ fn plan() -> Plan {
         rounds,
         ops,
         filter,
+        smoke,
     }
 }
 
@@ -166,8 +170,14 @@ fn main() {
             .unwrap();
     }
     println!(
-        "sqlite: {} rounds of {} operations each, median of rounds (WAL, synchronous=FULL)",
-        plan.rounds, plan.ops
+        "sqlite: {} rounds of {} operations each, median of rounds (WAL, synchronous=FULL){}",
+        plan.rounds,
+        plan.ops,
+        if plan.smoke {
+            "\nsmoke run (cargo test): every path runs once; these figures are not measurements"
+        } else {
+            ""
+        }
     );
 
     // Acquisitions: a 1 ms lease on each of 1000 scopes in turn, so every
