@@ -177,6 +177,20 @@ pub struct Page {
     pub next: Option<String>,
 }
 
+impl Page {
+    /// A page from up to `limit + 1` keys in order: the extra key, if
+    /// present, only tells that there is a next page.
+    pub(crate) fn from_keys(mut keys: Vec<String>, limit: usize) -> Page {
+        let next = if keys.len() > limit {
+            keys.truncate(limit);
+            keys.last().cloned()
+        } else {
+            None
+        };
+        Page { keys, next }
+    }
+}
+
 /// Everything known about one scope, for operators.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScopeStatus {

@@ -38,6 +38,9 @@ use std::time::{Duration, Instant};
 
 use fencing::{Error, Fence, Op, Store, Token};
 
+mod support;
+use support::Rng;
+
 const SCOPES: [&str; 3] = ["c0", "c1", "c2"];
 const THREADS: usize = 8;
 const ITERATIONS: usize = 40;
@@ -133,18 +136,6 @@ impl Event {
             Outcome::Stale { current } => Some(current),
             _ => None,
         }
-    }
-}
-
-/// A tiny deterministic generator per thread (no extra dependency).
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
     }
 }
 

@@ -9,19 +9,18 @@ use std::time::Duration;
 
 use fencing::{Error, ErrorCode, Fence, Op, Store, Token};
 
-fn url(path: &Path) -> String {
-    format!("sqlite:{}", path.display())
-}
+mod support;
+use support::sqlite_url;
 
 fn open_err(path: &Path) -> Error {
-    Store::open(&url(path)).expect_err("open must fail")
+    Store::open(&sqlite_url(path)).expect_err("open must fail")
 }
 
 #[test]
 fn state_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fence.db");
-    let store = Store::open(&url(&path)).unwrap();
+    let store = Store::open(&sqlite_url(&path)).unwrap();
     let lease = store
         .acquire("report", "a", Duration::from_secs(60))
         .unwrap();
@@ -32,7 +31,7 @@ fn state_survives_reopen() {
     store.close();
     assert_eq!(store.next_token("report").unwrap_err(), Error::Closed);
 
-    let store = Store::open(&url(&path)).unwrap();
+    let store = Store::open(&sqlite_url(&path)).unwrap();
     let status = store.status("report").unwrap();
     assert_eq!((status.counter, status.fence, status.entries), (1, 1, 1));
     assert_eq!(status.lease.unwrap().holder, "a");
@@ -52,8 +51,8 @@ fn state_survives_reopen() {
 fn two_handles_share_one_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fence.db");
-    let a = Store::open(&url(&path)).unwrap();
-    let b = Store::open(&url(&path)).unwrap();
+    let a = Store::open(&sqlite_url(&path)).unwrap();
+    let b = Store::open(&sqlite_url(&path)).unwrap();
     let lease = a.acquire("job", "a", Duration::from_secs(60)).unwrap();
     let held = b.acquire("job", "b", Duration::from_secs(60)).unwrap_err();
     assert!(
@@ -80,7 +79,7 @@ fn two_handles_share_one_file() {
 fn the_file_is_private() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fence.db");
-    let store = Store::open(&url(&path)).unwrap();
+    let store = Store::open(&sqlite_url(&path)).unwrap();
     store.next_token("s").unwrap();
     for file in ["fence.db", "fence.db-wal", "fence.db-shm"] {
         let p = dir.path().join(file);
@@ -94,7 +93,7 @@ fn the_file_is_private() {
 #[test]
 fn a_batch_that_fails_leaves_the_file_unchanged() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&url(&dir.path().join("fence.db"))).unwrap();
+    let store = Store::open(&sqlite_url(&dir.path().join("fence.db"))).unwrap();
     let t = store.next_token("s").unwrap();
     store.put("s", "a", b"1", &Fence::new(t)).unwrap();
     let t2 = store.next_token("s").unwrap();
@@ -131,7 +130,7 @@ fn not_an_sqlite_file() {
 fn a_database_from_a_newer_schema() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fence.db");
-    Store::open(&url(&path)).unwrap().close();
+    Store::open(&sqlite_url(&path)).unwrap().close();
     set_user_version(&path, 99);
     let before = std::fs::read(&path).unwrap();
     let err = open_err(&path);
@@ -171,7 +170,7 @@ fn a_path_in_a_missing_directory() {
 fn a_read_only_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fence.db");
-    Store::open(&url(&path)).unwrap().close();
+    Store::open(&sqlite_url(&path)).unwrap().close();
     let _unlock = make_read_only(&path);
     let before = std::fs::read(&path).unwrap();
     let err = open_err(&path);
@@ -183,7 +182,7 @@ fn a_read_only_file() {
 #[test]
 fn opening_a_fresh_file_from_many_threads_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let u = url(&dir.path().join("fence.db"));
+    let u = sqlite_url(&dir.path().join("fence.db"));
     let tokens: Vec<u64> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..6)
             .map(|_| s.spawn(|| Store::open(&u).unwrap().next_token("s").unwrap().get()))

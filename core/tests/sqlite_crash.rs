@@ -29,6 +29,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fencing::{Error, Fence, Op, Store};
 
+mod support;
+use support::{sqlite_url, Rng};
+
 const CHILD: &str = "FENCING_SQLITE_CRASH_CHILD";
 const CHILD_DB: &str = "FENCING_SQLITE_CRASH_DB";
 const CHILD_LOG: &str = "FENCING_SQLITE_CRASH_LOG";
@@ -44,28 +47,6 @@ const DELAY_US: (u64, u64) = (2_000, 40_000);
 const DELAY_COMMITS: u64 = 6;
 /// A child that was never killed stops by itself after this long.
 const CHILD_LIMIT: Duration = Duration::from_secs(20);
-
-/// splitmix64: small and seedable.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, (lo, hi): (u64, u64)) -> u64 {
-        lo + self.next() % (hi - lo + 1)
-    }
-}
-
-fn url(path: &Path) -> String {
-    format!("sqlite:{}", path.display())
-}
 
 // ----- the child -----
 
@@ -92,7 +73,7 @@ fn crash_child() {
         .append(true)
         .open(std::env::var_os(CHILD_LOG).unwrap())
         .unwrap());
-    let store = Store::open(&url(&db)).unwrap();
+    let store = Store::open(&sqlite_url(&db)).unwrap();
     let holder = format!("crash-{round}@{}", std::process::id());
     let ttl = Duration::from_millis(20);
     println!("\n{READY}");
@@ -261,7 +242,7 @@ fn kill_9_never_loses_acknowledged_state() {
         .unwrap();
     let db = dir.path().join("crash.db");
     // What one committed operation costs here (mostly its fsync).
-    let store = Store::open(&url(&db)).unwrap();
+    let store = Store::open(&sqlite_url(&db)).unwrap();
     let probe = Instant::now();
     for _ in 0..10 {
         store.next_token("crash-probe").unwrap();
@@ -329,7 +310,7 @@ fn kill_9_never_loses_acknowledged_state() {
         }
 
         // Reopen after the crash, as the next process would.
-        let store = Store::open(&url(&db)).unwrap();
+        let store = Store::open(&sqlite_url(&db)).unwrap();
         for scope in SCOPES {
             let max_ack = acked.get(scope).copied().unwrap_or(0);
             let fence = store.fence_of(scope).unwrap();
@@ -369,7 +350,7 @@ fn kill_9_never_loses_acknowledged_state() {
 
     // Later crashes must not have lost earlier rounds' writes either.
     if bad.is_empty() {
-        let store = Store::open(&url(&db)).unwrap();
+        let store = Store::open(&sqlite_url(&db)).unwrap();
         bad.extend(verify(&store, &all_acks));
         store.close();
         let check = integrity(&db);

@@ -26,11 +26,14 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fencing::{Error, Fence, Op, Store};
+
+mod support;
+use support::{sqlite_url, Rng};
 
 const CHILD: &str = "FENCING_SQLITE_RACE_CHILD";
 const CHILD_DB: &str = "FENCING_SQLITE_RACE_DB";
@@ -54,28 +57,6 @@ const PAUSE_GAP_MS: (u64, u64) = (80, 250);
 /// At most this many children are frozen at once.
 const MAX_PAUSED: usize = 3;
 
-/// splitmix64: small, seedable, good enough to pick moments and children.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, (lo, hi): (u64, u64)) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-}
-
 fn seed() -> u64 {
     match std::env::var("FENCING_TEST_SEED") {
         Ok(s) => s.parse().expect("FENCING_TEST_SEED must be a u64"),
@@ -87,10 +68,6 @@ fn seed() -> u64 {
 fn now_us() -> u64 {
     let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     u64::try_from(d.as_micros()).unwrap()
-}
-
-fn url(path: &Path) -> String {
-    format!("sqlite:{}", path.display())
 }
 
 // ----- the child -----
@@ -197,7 +174,7 @@ fn race_child() {
     let deadline: u64 = std::env::var(CHILD_DEADLINE).unwrap().parse().unwrap();
     let mut rng = Rng(std::env::var(CHILD_SEED).unwrap().parse().unwrap());
 
-    let store = Store::open(&url(&db)).unwrap();
+    let store = Store::open(&sqlite_url(&db)).unwrap();
     let mut log = OpenOptions::new()
         .create(true)
         .append(true)
@@ -698,7 +675,7 @@ fn processes_race_on_one_sqlite_file() {
         .unwrap();
     let db = dir.path().join("race.db");
     // Create the file and its schema once, before the race.
-    Store::open(&url(&db)).unwrap().close();
+    Store::open(&sqlite_url(&db)).unwrap().close();
 
     let seed = seed();
     println!("sqlite_processes: seed {seed} (set FENCING_TEST_SEED to replay the choices)");
@@ -839,7 +816,7 @@ fn processes_race_on_one_sqlite_file() {
         );
     }
 
-    let store = Store::open(&url(&db)).unwrap();
+    let store = Store::open(&sqlite_url(&db)).unwrap();
     let (figures, bad) = check(&recs, &pauses, &store);
     store.close();
     let conn = rusqlite::Connection::open(&db).unwrap();

@@ -255,19 +255,13 @@ impl Backend for Memory {
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
         self.read_scope(scope, |s| {
             let start = after.map_or(Bound::Unbounded, Bound::Excluded);
-            let mut keys: Vec<String> = s
+            let keys: Vec<String> = s
                 .keys
                 .range::<str, _>((start, Bound::Unbounded))
                 .take(limit + 1)
                 .cloned()
                 .collect();
-            let next = if keys.len() > limit {
-                keys.truncate(limit);
-                keys.last().cloned()
-            } else {
-                None
-            };
-            Ok(Page { keys, next })
+            Ok(Page::from_keys(keys, limit))
         })
     }
 

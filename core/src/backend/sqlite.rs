@@ -444,7 +444,7 @@ impl Backend for Sqlite {
 
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
         self.read_tx(|tx| {
-            let mut keys: Vec<String> = tx
+            let keys: Vec<String> = tx
                 .prepare_cached(
                     "SELECT key FROM fencing_entries WHERE scope = ?1 AND key > ?2 \
                      ORDER BY key LIMIT ?3",
@@ -456,13 +456,7 @@ impl Backend for Sqlite {
                     .collect()
                 })
                 .map_err(backend)?;
-            let next = if keys.len() > limit {
-                keys.truncate(limit);
-                keys.last().cloned()
-            } else {
-                None
-            };
-            Ok(Page { keys, next })
+            Ok(Page::from_keys(keys, limit))
         })
     }
 

@@ -94,6 +94,31 @@ impl Scenario {
     }
 }
 
+/// Replays every shared scenario, each on the store `base_url(i)` names
+/// (a fresh one per scenario), and fails with every scenario that failed.
+pub fn run_all(base_url: impl Fn(usize) -> String) -> Result<usize, String> {
+    let scenarios = load_all(&scenario_dir())?;
+    let failures: Vec<String> = scenarios
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            s.run(&base_url(i))
+                .err()
+                .map(|e| format!("{}: {e}", s.path.display()))
+        })
+        .collect();
+    if failures.is_empty() {
+        Ok(scenarios.len())
+    } else {
+        Err(format!(
+            "{} of {} scenario(s) failed:\n{}",
+            failures.len(),
+            scenarios.len(),
+            failures.join("\n")
+        ))
+    }
+}
+
 /// Runs one step against the store and compares the outcome with the
 /// step's `expect` (success, subset match) or `error` (code and details).
 pub fn run_step(store: &mut Store, step: &Value) -> Result<(), String> {
