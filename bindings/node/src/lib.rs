@@ -1,0 +1,1 @@
+//! Node bindings of fencing.

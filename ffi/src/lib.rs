@@ -1,0 +1,1 @@
+//! The C ABI of fencing (see the README's "C API conventions").
