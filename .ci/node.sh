@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The Node face (bindings/node): installs its npm dev dependencies, builds
+# the addon with @napi-rs/cli, checks that the generated loader and types
+# are the committed ones, runs the benchmark once as a smoke run, then the
+# tests with node's own runner (whose summary closes the log).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== node: %s ==\n' "$*"; }
+
+step "toolchain"
+if ! command -v node >/dev/null 2>&1; then
+  echo "node is missing: this face needs Node >= 20.17 (the machine image ships it)" >&2
+  exit 1
+fi
+node --version
+npm --version
+node -e '
+  const [maj, min] = process.versions.node.split(".").map(Number)
+  if (maj < 20 || (maj === 20 && min < 17)) { console.error("Node >= 20.17 needed, have " + process.version); process.exit(1) }
+'
+
+cd bindings/node
+
+step "npm ci (dev dependencies: @napi-rs/cli, typescript, @types/node)"
+npm ci --no-audit --no-fund
+
+step "build the addon (napi build --platform --release)"
+npx napi build --platform --release
+
+step "generated index.js and index.d.ts match the committed ones"
+if [ -n "$(git status --porcelain -- index.js index.d.ts)" ]; then
+  git status --short -- index.js index.d.ts
+  git diff -- index.js index.d.ts | head -100
+  echo "index.js/index.d.ts drifted: run 'npx napi build --platform --release' in bindings/node and commit them" >&2
+  exit 1
+fi
+
+step "benchmark smoke (every path once, no timing claims)"
+node bench/put.js --smoke
+
+step "tests (node --test)"
+node --test test/*.test.js

@@ -1,0 +1,77 @@
+// A typed example, checked with `tsc --noEmit` (npm run typecheck). It is
+// also what a TypeScript user writes: the types come with the package.
+
+import {
+  open,
+  parseToken,
+  MAX_TOKEN,
+  FencingError,
+  StaleTokenError,
+  LeaseLostError,
+  type Entry,
+  type Lease,
+  type Receipt,
+  type MetricsSnapshot,
+  type HeldLease,
+} from 'fencing'
+
+export async function report(url: string): Promise<string | null> {
+  const store = await open(url)
+  const lease: Lease = await store.acquire('report', { holder: 'worker-a', ttlMs: 30_000 })
+  const token: bigint = lease.token
+  const expires: Date = lease.expiresAt
+
+  const r: Receipt = await store.put('report', 'body', Buffer.from('...'), { token, seq: 1n, holder: lease.holder })
+  const version: bigint = r.version
+  await store.put('report', 'body', 'text works too', { token: '1', expectedVersion: version })
+  await store.apply('report', [{ put: 'a', value: new Uint8Array([1]) }, { delete: 'b' }], { token })
+  await store.claim('report', { token })
+
+  const entry: Entry | null = await store.get('report', 'body')
+  const fence: bigint = await store.fenceOf('report')
+  const renewed: Lease = await store.renew(lease, { ttlMs: 30_000 })
+  const released: boolean = await store.release(renewed)
+
+  const out: number = await store.withLease('report', { holder: 'w', ttlMs: 1000, timeoutMs: 5000 }, async (held: HeldLease) => {
+    held.check()
+    const signal: AbortSignal = held.signal
+    await store.put('report', 'body', 'x', { token: held.token })
+    return signal.aborted ? 0 : 1
+  })
+
+  try {
+    await store.put('report', 'body', 'old', { token: 1n })
+  } catch (e) {
+    if (e instanceof StaleTokenError) {
+      const presented: bigint = e.presented
+      const current: bigint = e.current
+      console.log(`stale: ${presented} < ${current}`)
+    } else if (e instanceof LeaseLostError) {
+      const holder: string | null = e.currentHolder
+      console.log(holder)
+    } else if (e instanceof FencingError && e.code === 'BACKEND') {
+      throw e
+    }
+  }
+
+  const m: MetricsSnapshot = store.metrics()
+  const stale: bigint = m.staleRejections
+  const max: bigint = MAX_TOKEN
+  const parsed: bigint = parseToken('42')
+  console.log(expires, fence, released, out, stale, max, parsed, store.metricsText().length)
+
+  // @ts-expect-error: tokens come out as bigint, not number
+  const asNumber: number = lease.token
+  // @ts-expect-error: a write needs a token
+  await store.put('report', 'body', 'x', {})
+  // @ts-expect-error: values are bytes or text
+  await store.put('report', 'body', 42, { token })
+  // @ts-expect-error: options are camelCase
+  await store.put('report', 'body', 'x', { token, expected_version: 1n })
+  // @ts-expect-error: a token is not a boolean
+  await store.claim('report', { token: true })
+  console.log(asNumber)
+
+  await store.close()
+  return entry === null ? null : entry.value.toString('utf8')
+}

@@ -1,0 +1,204 @@
+// Types of the package's entry point (fencing.js / fencing.mjs). The value
+// shapes (Lease, Receipt, options, ...) are generated from the Rust structs
+// into index.d.ts and re-exported here.
+
+import type {
+  AcquireOptions,
+  AcquireWaitOptions,
+  BatchDelete,
+  BatchOp,
+  BatchPut,
+  Entry,
+  FenceOptions,
+  Lease,
+  LeaseOptions,
+  LeaseRef,
+  ListOptions,
+  MetricsSnapshot,
+  Page,
+  Receipt,
+  Rejection,
+  RenewOptions,
+  ScopeStatus,
+  TokenLike,
+  WriteOptions,
+} from './index'
+
+export type {
+  AcquireOptions,
+  AcquireWaitOptions,
+  BatchDelete,
+  BatchOp,
+  BatchPut,
+  Entry,
+  FenceOptions,
+  Lease,
+  LeaseOptions,
+  LeaseRef,
+  ListOptions,
+  MetricsSnapshot,
+  Page,
+  Receipt,
+  Rejection,
+  RenewOptions,
+  ScopeStatus,
+  TokenLike,
+  WriteOptions,
+}
+
+/** Bytes to store: a Buffer or Uint8Array (copied), or a string (as UTF-8). */
+export type Value = Buffer | Uint8Array | string
+
+/** The greatest token, 2^63-1. */
+export declare const MAX_TOKEN: bigint
+
+/** Parses the token text form (canonical decimal): `parseToken('42') === 42n`. */
+export declare function parseToken(text: string): bigint
+
+/** Opens the store a URL names: `sqlite:PATH`, `memory:`, options in the query (`?clock=manual`). */
+export declare function open(url: string): Promise<Store>
+
+/** A handle on one fencing store. Every call that may touch disk returns a Promise. */
+export declare class Store {
+  private constructor()
+  static open(url: string): Promise<Store>
+
+  /** Increments the scope's counter and returns the new token. */
+  nextToken(scope: string): Promise<bigint>
+  /** Raises the scope's counter to at least `floor`; resolves to the counter. */
+  advanceCounter(scope: string, floor: TokenLike): Promise<bigint>
+
+  acquire(scope: string, options: AcquireOptions): Promise<Lease>
+  /** Like acquire, waiting (without spinning) up to `timeoutMs`; TIMEOUT after. */
+  acquireWait(scope: string, options: AcquireWaitOptions): Promise<Lease>
+  /** Extends the lease while it is current (default TTL: the lease's own); else LEASE_LOST. */
+  renew(lease: LeaseRef & { ttlMs?: number }, options?: RenewOptions): Promise<Lease>
+  /** Ends the lease early if it is still current; resolves to whether it did. */
+  release(lease: LeaseRef): Promise<boolean>
+  /** Acquires and keeps the lease alive in the background until `release()`. */
+  lease(scope: string, options: LeaseOptions): Promise<HeldLease>
+  /**
+   * Runs `fn` while holding the lease (renewed about every ttl/3, released
+   * at the end). Rejects with the loss (LEASE_LOST) if the keep-alive lost
+   * the lease before `fn` settled.
+   */
+  withLease<T>(scope: string, options: LeaseOptions, fn: (lease: HeldLease) => T | PromiseLike<T>): Promise<T>
+
+  put(scope: string, key: string, value: Value, options: WriteOptions): Promise<Receipt>
+  delete(scope: string, key: string, options: WriteOptions): Promise<Receipt>
+  /** Several puts and deletes under one check: all or nothing. */
+  apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>
+  /** Raises the fence to `options.token` without writing. */
+  claim(scope: string, options: FenceOptions): Promise<void>
+  /** Reads an entry; with a token, the read is checked like a write (STALE_TOKEN). */
+  get(scope: string, key: string, options?: FenceOptions): Promise<Entry | null>
+  list(scope: string, options?: ListOptions): Promise<Page>
+  /** The greatest token the scope has accepted (0n = none). */
+  fenceOf(scope: string): Promise<bigint>
+  status(scope: string): Promise<ScopeStatus>
+  /** Drops a scope with no live lease and no entries; resolves to whether it had state. */
+  retire(scope: string): Promise<boolean>
+  /** Moves a manual clock (`?clock=manual`) forward. */
+  advanceClock(ms: number): Promise<void>
+
+  metrics(): MetricsSnapshot
+  /** The metrics in the Prometheus text format. */
+  metricsText(): string
+  close(): Promise<void>
+  readonly closed: boolean
+}
+
+/** A lease kept alive in the background. Present `token` with every write. */
+export declare class HeldLease {
+  private constructor()
+  readonly scope: string
+  readonly holder: string
+  readonly token: bigint
+  readonly ttlMs: number
+  /** The expiry as of the last renewal. */
+  readonly expiresAt: Date
+  /** The lease as of the last renewal. */
+  readonly lease: Lease
+  /** Aborts, with the loss as `reason`, when the keep-alive loses the lease. */
+  readonly signal: AbortSignal
+  /** The error that ended the keep-alive (usually LeaseLostError), or null. */
+  readonly lost: FencingError | null
+  /** Throws `lost` if the lease was lost. */
+  check(): void
+  /** Stops renewing and releases; resolves to whether the lease was still current. */
+  release(): Promise<boolean>
+}
+
+export type ErrorCode =
+  | 'STALE_TOKEN'
+  | 'SEQUENCE_OUT_OF_ORDER'
+  | 'VERSION_MISMATCH'
+  | 'NOT_FOUND'
+  | 'LEASE_HELD'
+  | 'LEASE_LOST'
+  | 'TOKEN_EXHAUSTED'
+  | 'INVALID_ARGUMENT'
+  | 'TIMEOUT'
+  | 'BACKEND'
+  | 'CLOSED'
+
+/** Every error the store reports; `code` tells them apart without reading messages. */
+export declare class FencingError extends Error {
+  readonly code: ErrorCode
+}
+/** The token is older than the fence (or equal to a sealed one). Retrying can never succeed. */
+export declare class StaleTokenError extends FencingError {
+  readonly code: 'STALE_TOKEN'
+  readonly scope: string
+  readonly presented: bigint
+  readonly current: bigint
+}
+export declare class SequenceOutOfOrderError extends FencingError {
+  readonly code: 'SEQUENCE_OUT_OF_ORDER'
+  readonly presented: bigint
+  readonly last: bigint
+}
+export declare class VersionMismatchError extends FencingError {
+  readonly code: 'VERSION_MISMATCH'
+  readonly expected: bigint
+  /** 0n: the entry does not exist. */
+  readonly actual: bigint
+}
+export declare class NotFoundError extends FencingError {
+  readonly code: 'NOT_FOUND'
+  readonly scope: string
+  readonly key: string
+}
+export declare class LeaseHeldError extends FencingError {
+  readonly code: 'LEASE_HELD'
+  readonly scope: string
+  readonly holder: string
+  readonly token: bigint
+  readonly remainingMs: number
+}
+export declare class LeaseLostError extends FencingError {
+  readonly code: 'LEASE_LOST'
+  readonly scope: string
+  /** The lease that is current now, if any. */
+  readonly currentToken: bigint | null
+  readonly currentHolder: string | null
+}
+export declare class TokenExhaustedError extends FencingError {
+  readonly code: 'TOKEN_EXHAUSTED'
+}
+/**
+ * Bad input. Thrown as a `TypeError` (wrong type) or `RangeError` (bad
+ * value) with `code: 'INVALID_ARGUMENT'`; `instanceof` recognises both.
+ */
+export declare class InvalidArgumentError extends FencingError {
+  readonly code: 'INVALID_ARGUMENT'
+}
+export declare class TimeoutError extends FencingError {
+  readonly code: 'TIMEOUT'
+}
+export declare class BackendError extends FencingError {
+  readonly code: 'BACKEND'
+}
+export declare class ClosedError extends FencingError {
+  readonly code: 'CLOSED'
+}

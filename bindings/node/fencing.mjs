@@ -1,0 +1,25 @@
+// ESM entry point: the same module as fencing.js (one native addon, one set
+// of error classes, so `instanceof` works across both).
+import fencing from './fencing.js'
+
+export const {
+  open,
+  Store,
+  HeldLease,
+  parseToken,
+  MAX_TOKEN,
+  FencingError,
+  StaleTokenError,
+  SequenceOutOfOrderError,
+  VersionMismatchError,
+  NotFoundError,
+  LeaseHeldError,
+  LeaseLostError,
+  TokenExhaustedError,
+  InvalidArgumentError,
+  TimeoutError,
+  BackendError,
+  ClosedError,
+} = fencing
+
+export default fencing

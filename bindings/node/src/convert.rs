@@ -1,0 +1,500 @@
+//! JavaScript values in: type and losslessness checks only. Every domain
+//! rule (token range, sizes, TTL bounds, ...) is the core's; token text goes
+//! through the core's parser.
+//!
+//! - wrong JavaScript type (including `undefined` and `null` where a value
+//!   is required): `TypeError`, `code: 'INVALID_ARGUMENT'`;
+//! - right type, but not representable without loss (a `number` that is not
+//!   a safe integer, a negative or over-64-bit `bigint`, a string with a lone
+//!   surrogate): `RangeError`, `code: 'INVALID_ARGUMENT'`.
+
+use std::ptr;
+use std::time::Duration;
+
+use napi::bindgen_prelude::{BigInt, FromNapiValue, Unknown};
+use napi::{sys, Env, JsValue, ValueType};
+
+use crate::errors::{Conv, Failure};
+
+/// Strings up to this many UTF-16 units are transcoded in one pass.
+const SHORT_STRING: usize = 256;
+
+/// The largest integer a JavaScript `number` holds exactly (2^53-1).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A JavaScript value with the environment it lives in.
+#[derive(Clone, Copy)]
+pub(crate) struct Js {
+    env: sys::napi_env,
+    raw: sys::napi_value,
+}
+
+impl Js {
+    pub fn new(env: &Env, value: &Unknown) -> Js {
+        Js {
+            env: env.raw(),
+            raw: value.raw(),
+        }
+    }
+
+    fn kind(self) -> Conv<ValueType> {
+        let mut t = 0;
+        napi::check_status!(unsafe { sys::napi_typeof(self.env, self.raw, &mut t) })?;
+        Ok(ValueType::from(t))
+    }
+
+    pub fn is_undefined(self) -> Conv<bool> {
+        Ok(self.kind()? == ValueType::Undefined)
+    }
+
+    /// A property of an object (`undefined` when missing).
+    fn property(self, name: &str) -> Conv<Js> {
+        let key = std::ffi::CString::new(name).map_err(|_| Failure::Type(name.to_owned()))?;
+        let mut out = ptr::null_mut();
+        napi::check_status!(unsafe {
+            sys::napi_get_named_property(self.env, self.raw, key.as_ptr(), &mut out)
+        })?;
+        Ok(Js {
+            env: self.env,
+            raw: out,
+        })
+    }
+}
+
+/// How a value's type reads in messages.
+fn describe(t: ValueType) -> &'static str {
+    match t {
+        ValueType::Undefined => "undefined",
+        ValueType::Null => "null",
+        ValueType::Boolean => "a boolean",
+        ValueType::Number => "a number",
+        ValueType::String => "a string",
+        ValueType::Symbol => "a symbol",
+        ValueType::Object => "an object",
+        ValueType::Function => "a function",
+        ValueType::External => "an external",
+        ValueType::BigInt => "a bigint",
+        _ => "a value of unknown type",
+    }
+}
+
+fn wrong_type(what: &str, expected: &str, got: ValueType) -> Failure {
+    Failure::Type(format!("{what} must be {expected}, got {}", describe(got)))
+}
+
+pub(crate) fn text(env: &Env, value: Unknown, what: &str) -> Conv<String> {
+    string(Js::new(env, &value), what)
+}
+
+/// A JavaScript string as UTF-8. A lone surrogate (which UTF-8 cannot
+/// carry) is refused rather than replaced, so that two different strings
+/// never name the same scope or key.
+pub(crate) fn string(v: Js, what: &str) -> Conv<String> {
+    let t = v.kind()?;
+    if t != ValueType::String {
+        return Err(wrong_type(what, "a string", t));
+    }
+    // One transcoding pass for short strings (a UTF-16 unit is at most three
+    // UTF-8 bytes); an exact-size buffer for long ones (values).
+    let mut units = 0usize;
+    napi::check_status!(unsafe {
+        sys::napi_get_value_string_utf16(v.env, v.raw, ptr::null_mut(), 0, &mut units)
+    })?;
+    let len = if units <= SHORT_STRING {
+        units * 3
+    } else {
+        let mut len = 0usize;
+        napi::check_status!(unsafe {
+            sys::napi_get_value_string_utf8(v.env, v.raw, ptr::null_mut(), 0, &mut len)
+        })?;
+        len
+    };
+    let mut buf = vec![0u8; len + 1];
+    let mut written = 0usize;
+    napi::check_status!(unsafe {
+        sys::napi_get_value_string_utf8(
+            v.env,
+            v.raw,
+            buf.as_mut_ptr().cast(),
+            len + 1,
+            &mut written,
+        )
+    })?;
+    buf.truncate(written);
+    let s = String::from_utf8(buf)
+        .map_err(|_| Failure::Range(format!("{what} is not well-formed Unicode")))?;
+    // V8 writes U+FFFD for a lone surrogate; only then look at the UTF-16.
+    if s.contains('\u{FFFD}') && has_lone_surrogate(v)? {
+        return Err(Failure::Range(format!(
+            "{what} is not well-formed Unicode (it contains a lone surrogate)"
+        )));
+    }
+    Ok(s)
+}
+
+fn has_lone_surrogate(v: Js) -> Conv<bool> {
+    let mut len = 0usize;
+    napi::check_status!(unsafe {
+        sys::napi_get_value_string_utf16(v.env, v.raw, ptr::null_mut(), 0, &mut len)
+    })?;
+    let mut units = vec![0u16; len + 1];
+    let mut written = 0usize;
+    napi::check_status!(unsafe {
+        sys::napi_get_value_string_utf16(v.env, v.raw, units.as_mut_ptr(), len + 1, &mut written)
+    })?;
+    units.truncate(written);
+    Ok(char::decode_utf16(units).any(|c| c.is_err()))
+}
+
+/// A number of the token domain (token, seq, version, floor), without loss:
+/// a `bigint` in `0..2^64`, canonical decimal text (the core's parser), or
+/// a `number` that is a non-negative safe integer. Range is the core's
+/// business (a token must be `1..=2^63-1`, a seq at most 2^63-1, ...).
+pub(crate) fn number(v: Js, what: &str) -> Conv<u64> {
+    match v.kind()? {
+        ValueType::BigInt => {
+            let big = unsafe { BigInt::from_napi_value(v.env, v.raw) }?;
+            let (negative, value, lossless) = big.get_u64();
+            if negative {
+                return Err(Failure::Range(format!("{what} must not be negative")));
+            }
+            if !lossless {
+                return Err(Failure::Range(format!(
+                    "{what} is above 2^64 and outside the token domain"
+                )));
+            }
+            Ok(value)
+        }
+        ValueType::String => {
+            let text = string(v, what)?;
+            Ok(fencing::parse_token_value(&text)?)
+        }
+        ValueType::Number => safe_integer(v, what),
+        other => Err(wrong_type(
+            what,
+            "a bigint, a decimal string or a safe integer",
+            other,
+        )),
+    }
+}
+
+/// A `number` that `Number.isSafeInteger` accepts and that is not negative.
+fn safe_integer(v: Js, what: &str) -> Conv<u64> {
+    let mut x = 0f64;
+    napi::check_status!(unsafe { sys::napi_get_value_double(v.env, v.raw, &mut x) })?;
+    if !x.is_finite() || x.trunc() != x || x.abs() > MAX_SAFE_INTEGER {
+        return Err(Failure::Range(format!(
+            "{what} {x} is not a safe integer: pass a bigint or a decimal string"
+        )));
+    }
+    if x < 0.0 {
+        return Err(Failure::Range(format!(
+            "{what} must not be negative, got {x}"
+        )));
+    }
+    Ok(x as u64)
+}
+
+/// A token: as [`number`], then the core's range (`1..=2^63-1`).
+pub(crate) fn token(v: Js, what: &str) -> Conv<fencing::Token> {
+    Ok(fencing::Token::try_from_u64(number(v, what)?)?)
+}
+
+/// A duration in milliseconds: a non-negative safe integer `number` (or a
+/// `bigint`). Bounds are the core's.
+pub(crate) fn millis(v: Js, what: &str) -> Conv<Duration> {
+    Ok(Duration::from_millis(unsigned(
+        v,
+        what,
+        "a number of milliseconds",
+    )?))
+}
+
+/// A count (a list limit): a non-negative safe integer `number` (or a
+/// `bigint`). Bounds are the core's.
+pub(crate) fn count(v: Js, what: &str) -> Conv<u64> {
+    unsigned(v, what, "a number")
+}
+
+fn unsigned(v: Js, what: &str, expected: &str) -> Conv<u64> {
+    match v.kind()? {
+        ValueType::Number => safe_integer(v, what),
+        ValueType::BigInt => number(v, what),
+        other => Err(wrong_type(what, expected, other)),
+    }
+}
+
+/// Bytes: a `Buffer`/`Uint8Array` (copied) or a string (as UTF-8).
+pub(crate) fn bytes(v: Js, what: &str) -> Conv<Vec<u8>> {
+    match v.kind()? {
+        ValueType::String => Ok(string(v, what)?.into_bytes()),
+        ValueType::Object => {
+            let mut is_typed = false;
+            napi::check_status!(unsafe { sys::napi_is_typedarray(v.env, v.raw, &mut is_typed) })?;
+            if is_typed {
+                let mut kind = 0;
+                let mut len = 0usize;
+                let mut data = ptr::null_mut();
+                let mut buffer = ptr::null_mut();
+                let mut offset = 0usize;
+                napi::check_status!(unsafe {
+                    sys::napi_get_typedarray_info(
+                        v.env,
+                        v.raw,
+                        &mut kind,
+                        &mut len,
+                        &mut data,
+                        &mut buffer,
+                        &mut offset,
+                    )
+                })?;
+                if kind == sys::TypedarrayType::uint8_array {
+                    if len == 0 || data.is_null() {
+                        return Ok(Vec::new());
+                    }
+                    // SAFETY: napi reports `len` bytes at `data`, alive while
+                    // this call runs on the JavaScript thread.
+                    let slice = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
+                    return Ok(slice.to_vec());
+                }
+            }
+            Err(Failure::Type(format!(
+                "{what} must be a Buffer, a Uint8Array or a string"
+            )))
+        }
+        other => Err(wrong_type(
+            what,
+            "a Buffer, a Uint8Array or a string",
+            other,
+        )),
+    }
+}
+
+/// An options object: `undefined` (when allowed) or an object whose own
+/// enumerable keys are all known, so that a misspelt option
+/// (`expected_version`) is an error instead of a check silently skipped.
+pub(crate) struct Options {
+    what: &'static str,
+    source: Source,
+}
+
+enum Source {
+    /// An options bag, read in one pass over its own keys.
+    Read(Vec<(String, Js)>),
+    /// An object read by name (a lease, which carries more than we need).
+    Object(Js),
+}
+
+pub(crate) fn options(
+    v: Js,
+    what: &'static str,
+    known: &[&str],
+    required: bool,
+) -> Conv<Option<Options>> {
+    let t = v.kind()?;
+    if t == ValueType::Undefined && !required {
+        return Ok(None);
+    }
+    if t != ValueType::Object {
+        return Err(wrong_type(what, "an object", t));
+    }
+    let mut names = ptr::null_mut();
+    napi::check_status!(unsafe {
+        sys::napi_get_all_property_names(
+            v.env,
+            v.raw,
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut names,
+        )
+    })?;
+    let mut len = 0u32;
+    napi::check_status!(unsafe { sys::napi_get_array_length(v.env, names, &mut len) })?;
+    let mut read = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        let mut key = ptr::null_mut();
+        napi::check_status!(unsafe { sys::napi_get_element(v.env, names, i, &mut key) })?;
+        let name = string(
+            Js {
+                env: v.env,
+                raw: key,
+            },
+            "option name",
+        )?;
+        if !known.contains(&name.as_str()) {
+            return Err(Failure::Type(format!(
+                "{what} has an unknown option {name:?} (known: {})",
+                known.join(", ")
+            )));
+        }
+        let mut value = ptr::null_mut();
+        napi::check_status!(unsafe { sys::napi_get_property(v.env, v.raw, key, &mut value) })?;
+        read.push((
+            name,
+            Js {
+                env: v.env,
+                raw: value,
+            },
+        ));
+    }
+    Ok(Some(Options {
+        what,
+        source: Source::Read(read),
+    }))
+}
+
+impl Options {
+    /// A field; `None` when absent or `undefined`.
+    pub fn get(&self, name: &str) -> Conv<Option<(Js, String)>> {
+        let v = match &self.source {
+            Source::Read(read) => match read.iter().find(|(n, _)| n == name) {
+                Some((_, v)) => *v,
+                None => return Ok(None),
+            },
+            Source::Object(obj) => obj.property(name)?,
+        };
+        if v.is_undefined()? {
+            return Ok(None);
+        }
+        Ok(Some((v, format!("{}.{name}", self.what))))
+    }
+
+    pub fn required(&self, name: &str) -> Conv<(Js, String)> {
+        match self.get(name)? {
+            Some(v) => Ok(v),
+            None => Err(Failure::Type(format!("{}.{name} is required", self.what))),
+        }
+    }
+
+    pub fn token(&self, name: &str) -> Conv<fencing::Token> {
+        let (v, what) = self.required(name)?;
+        token(v, &what)
+    }
+
+    pub fn optional_number(&self, name: &str) -> Conv<Option<u64>> {
+        match self.get(name)? {
+            Some((v, what)) => number(v, &what).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn optional_string(&self, name: &str) -> Conv<Option<String>> {
+        match self.get(name)? {
+            Some((v, what)) => string(v, &what).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn string(&self, name: &str) -> Conv<String> {
+        let (v, what) = self.required(name)?;
+        string(v, &what)
+    }
+
+    pub fn millis(&self, name: &str) -> Conv<Duration> {
+        let (v, what) = self.required(name)?;
+        millis(v, &what)
+    }
+
+    pub fn optional_millis(&self, name: &str) -> Conv<Option<Duration>> {
+        match self.get(name)? {
+            Some((v, what)) => millis(v, &what).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// `{ token, seq?, holder? }`: what a write presents.
+pub(crate) const FENCE_KEYS: [&str; 3] = ["token", "seq", "holder"];
+
+pub(crate) fn fence(o: &Options) -> Conv<fencing::Fence> {
+    let mut fence = fencing::Fence::new(o.token("token")?);
+    fence.seq = o.optional_number("seq")?;
+    fence.holder = o.optional_string("holder")?;
+    Ok(fence)
+}
+
+/// An array, element by element.
+pub(crate) fn array(v: Js, what: &str) -> Conv<Vec<Js>> {
+    let mut is_array = false;
+    napi::check_status!(unsafe { sys::napi_is_array(v.env, v.raw, &mut is_array) })?;
+    if !is_array {
+        return Err(wrong_type(what, "an array", v.kind()?));
+    }
+    let mut len = 0u32;
+    napi::check_status!(unsafe { sys::napi_get_array_length(v.env, v.raw, &mut len) })?;
+    (0..len)
+        .map(|i| {
+            let mut item = ptr::null_mut();
+            napi::check_status!(unsafe { sys::napi_get_element(v.env, v.raw, i, &mut item) })?;
+            Ok(Js {
+                env: v.env,
+                raw: item,
+            })
+        })
+        .collect()
+}
+
+/// One operation of a batch: `{ put: key, value, expectedVersion? }` or
+/// `{ delete: key, expectedVersion? }`.
+pub(crate) fn op(v: Js, index: usize) -> Conv<fencing::Op> {
+    let what = "ops[]";
+    let o = options(
+        v,
+        what,
+        &["put", "delete", "value", "expectedVersion"],
+        true,
+    )?
+    .ok_or_else(|| Failure::Type(format!("ops[{index}] must be an object")))?;
+    let op = match (o.get("put")?, o.get("delete")?) {
+        (Some((key, what)), None) => {
+            let key = string(key, &what)?;
+            let (value, what) = o.required("value")?;
+            fencing::Op::put(key, bytes(value, &what)?)
+        }
+        (None, Some((key, what))) => {
+            if o.get("value")?.is_some() {
+                return Err(Failure::Type(format!(
+                    "ops[{index}] deletes and cannot carry a value"
+                )));
+            }
+            fencing::Op::delete(string(key, &what)?)
+        }
+        _ => {
+            return Err(Failure::Type(format!(
+                "ops[{index}] must name exactly one of put or delete"
+            )))
+        }
+    };
+    Ok(match o.optional_number("expectedVersion")? {
+        Some(version) => op.if_version(version),
+        None => op,
+    })
+}
+
+/// A lease as renew and release take it: any object with `scope` and
+/// `token` (what acquire returned, or `{ scope, token }`).
+pub(crate) fn lease_ref(v: Js, what: &'static str) -> Conv<(String, fencing::Token)> {
+    let t = v.kind()?;
+    if t != ValueType::Object {
+        return Err(wrong_type(
+            what,
+            "a lease (an object with scope and token)",
+            t,
+        ));
+    }
+    let o = Options {
+        what,
+        source: Source::Object(v),
+    };
+    Ok((o.string("scope")?, o.token("token")?))
+}
+
+/// The `ttlMs` a lease object carries, if any (renew's default).
+pub(crate) fn lease_ttl(v: Js) -> Conv<Option<Duration>> {
+    Options {
+        what: "lease",
+        source: Source::Object(v),
+    }
+    .optional_millis("ttlMs")
+}

@@ -1,0 +1,203 @@
+//! Turning failures into JavaScript `Error` objects: `code` is the SPEC code
+//! string, details are properties (64-bit numbers as `bigint`). The package's
+//! `fencing.js` re-creates them as instances of its error classes; a marker
+//! (`Symbol.for('fencing.native')`) tells it which errors came from here.
+
+use std::ptr;
+
+use napi::bindgen_prelude::{Object, ToNapiValue, TypeName, Unknown};
+use napi::{check_status, sys, Env, ValueType};
+
+/// Every way an operation can fail before or inside the core.
+pub(crate) enum Failure {
+    /// An argument of the wrong JavaScript type: `TypeError`,
+    /// `code: 'INVALID_ARGUMENT'`.
+    Type(String),
+    /// An argument of the right type but outside its domain (a lossy or
+    /// negative number, a lone surrogate): `RangeError`,
+    /// `code: 'INVALID_ARGUMENT'`.
+    Range(String),
+    /// The core refused or failed. Its `INVALID_ARGUMENT` is a `RangeError`.
+    Core(fencing::Error),
+    /// A JavaScript exception is already pending (a throwing getter on an
+    /// options object), or napi itself failed: passed through unchanged.
+    Napi(napi::Error),
+}
+
+impl From<napi::Error> for Failure {
+    fn from(e: napi::Error) -> Failure {
+        Failure::Napi(e)
+    }
+}
+
+impl From<fencing::Error> for Failure {
+    fn from(e: fencing::Error) -> Failure {
+        Failure::Core(e)
+    }
+}
+
+pub(crate) type Conv<T> = std::result::Result<T, Failure>;
+
+impl Failure {
+    /// The error napi throws (synchronously) or rejects with: the JavaScript
+    /// error object itself, kept by reference.
+    pub fn into_napi(self, env: &Env) -> napi::Error {
+        if let Failure::Napi(e) = self {
+            return e;
+        }
+        match unsafe { self.to_js(env.raw()) } {
+            Ok(raw) => napi::Error::from(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) }),
+            Err(e) => e,
+        }
+    }
+
+    /// Builds the JavaScript error object.
+    ///
+    /// # Safety
+    /// `env` must be the current, live environment on the JavaScript thread.
+    pub unsafe fn to_js(&self, env: sys::napi_env) -> napi::Result<sys::napi_value> {
+        const INVALID: &str = "INVALID_ARGUMENT";
+        match self {
+            Failure::Type(message) => unsafe { make(env, Kind::Type, INVALID, message) },
+            Failure::Range(message) => unsafe { make(env, Kind::Range, INVALID, message) },
+            Failure::Core(e) => unsafe { core_error(env, e) },
+            Failure::Napi(e) => Err(napi::Error::new(e.status, e.reason.clone())),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Plain,
+    Type,
+    Range,
+}
+
+/// Creates `Error`/`TypeError`/`RangeError` with `code` and the marker.
+unsafe fn make(
+    env: sys::napi_env,
+    kind: Kind,
+    code: &str,
+    message: &str,
+) -> napi::Result<sys::napi_value> {
+    let code_value = unsafe { <&str>::to_napi_value(env, code) }?;
+    let message_value = unsafe { <&str>::to_napi_value(env, message) }?;
+    let mut error = ptr::null_mut();
+    check_status!(unsafe {
+        match kind {
+            Kind::Plain => sys::napi_create_error(env, code_value, message_value, &mut error),
+            Kind::Type => sys::napi_create_type_error(env, code_value, message_value, &mut error),
+            Kind::Range => sys::napi_create_range_error(env, code_value, message_value, &mut error),
+        }
+    })?;
+    let marker = unsafe { marker_symbol(env) }?;
+    let mut yes = ptr::null_mut();
+    check_status!(unsafe { sys::napi_get_boolean(env, true, &mut yes) })?;
+    check_status!(unsafe { sys::napi_set_property(env, error, marker, yes) })?;
+    Ok(error)
+}
+
+/// `Symbol.for('fencing.native')`, looked up through the global object
+/// (`node_api_symbol_for` needs Node-API 9; this works from 6 on).
+unsafe fn marker_symbol(env: sys::napi_env) -> napi::Result<sys::napi_value> {
+    let mut global = ptr::null_mut();
+    check_status!(unsafe { sys::napi_get_global(env, &mut global) })?;
+    let mut symbol = ptr::null_mut();
+    check_status!(unsafe {
+        sys::napi_get_named_property(env, global, c"Symbol".as_ptr(), &mut symbol)
+    })?;
+    let mut symbol_for = ptr::null_mut();
+    check_status!(unsafe {
+        sys::napi_get_named_property(env, symbol, c"for".as_ptr(), &mut symbol_for)
+    })?;
+    let name = unsafe { <&str>::to_napi_value(env, "fencing.native") }?;
+    let mut marker = ptr::null_mut();
+    check_status!(unsafe {
+        sys::napi_call_function(env, symbol, symbol_for, 1, [name].as_ptr(), &mut marker)
+    })?;
+    Ok(marker)
+}
+
+/// The core's error with its details as properties.
+unsafe fn core_error(env: sys::napi_env, e: &fencing::Error) -> napi::Result<sys::napi_value> {
+    use fencing::Error as E;
+    let kind = match e {
+        E::InvalidArgument(_) => Kind::Range,
+        _ => Kind::Plain,
+    };
+    let raw = unsafe { make(env, kind, e.code().as_str(), &e.to_string()) }?;
+    let mut obj = Object::from_raw(env, raw);
+    match e {
+        E::StaleToken {
+            scope,
+            presented,
+            current,
+        } => {
+            obj.set("scope", scope.as_str())?;
+            obj.set("presented", presented.get())?;
+            obj.set("current", *current)?;
+        }
+        E::SequenceOutOfOrder { presented, last } => {
+            obj.set("presented", *presented)?;
+            obj.set("last", *last)?;
+        }
+        E::VersionMismatch { expected, actual } => {
+            obj.set("expected", *expected)?;
+            obj.set("actual", *actual)?;
+        }
+        E::NotFound { scope, key } => {
+            obj.set("scope", scope.as_str())?;
+            obj.set("key", key.as_str())?;
+        }
+        E::LeaseHeld {
+            scope,
+            holder,
+            token,
+            remaining,
+        } => {
+            obj.set("scope", scope.as_str())?;
+            obj.set("holder", holder.as_str())?;
+            obj.set("token", token.get())?;
+            obj.set("remainingMs", crate::types::millis(*remaining))?;
+        }
+        E::LeaseLost { scope, current } => {
+            obj.set("scope", scope.as_str())?;
+            obj.set("currentToken", current.as_ref().map(|(t, _)| t.get()))?;
+            obj.set("currentHolder", current.as_ref().map(|(_, h)| h.as_str()))?;
+        }
+        E::TokenExhausted | E::InvalidArgument(_) | E::Timeout | E::Backend(_) | E::Closed => {}
+    }
+    Ok(raw)
+}
+
+/// A core error handed to JavaScript as a value (a keep-alive's loss, passed
+/// to the `onLost` callback or read from `lost`).
+pub struct ErrorValue(pub fencing::Error);
+
+impl TypeName for ErrorValue {
+    fn type_name() -> &'static str {
+        "Error"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for ErrorValue {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        unsafe { core_error(env, &val.0) }
+    }
+}
+
+/// A panic inside the binding or the core: reported, never unwound into
+/// Node. Not a SPEC outcome, so it carries the BACKEND code and says what
+/// happened.
+pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> fencing::Error {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    fencing::Error::Backend(format!("internal error (panic): {what}"))
+}

@@ -1,0 +1,52 @@
+//! Where an operation runs, and how its outcome becomes a settled Promise.
+//!
+//! Durable backends run every operation on the blocking thread pool (tokio's
+//! `spawn_blocking`, not libuv's four-thread pool, so a long `acquireWait`
+//! never starves Node's own file system work): a slow disk never blocks the
+//! event loop. The in-memory backend touches no disk and no network; its
+//! operations take microseconds, so they run inline and hand back an
+//! already-settled Promise. Either way the caller gets a Promise, and the
+//! result is converted on the JavaScript thread.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use napi::bindgen_prelude::{spawn_blocking, PromiseRaw, ToNapiValue};
+use napi::Env;
+
+use crate::errors::{panicked, ErrorValue, Failure};
+
+pub(crate) fn settle<'env, T, V, W, C>(
+    env: &'env Env,
+    inline: bool,
+    work: W,
+    convert: C,
+) -> napi::Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue + 'static,
+    W: FnOnce() -> fencing::Result<T> + Send + 'static,
+    C: FnOnce(&Env, T) -> napi::Result<V> + 'static,
+{
+    if inline {
+        let outcome = catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| Err(panicked(&*p)));
+        return match outcome {
+            Ok(value) => PromiseRaw::resolve(env, convert(env, value)?),
+            Err(e) => PromiseRaw::reject(env, ErrorValue(e)),
+        };
+    }
+    env.spawn_future_with_callback(
+        async move {
+            Ok(match spawn_blocking(work).await {
+                Ok(outcome) => outcome,
+                Err(join) => Err(match join.try_into_panic() {
+                    Ok(p) => panicked(&*p),
+                    Err(e) => fencing::Error::Backend(format!("worker thread failed: {e}")),
+                }),
+            })
+        },
+        move |env, outcome| match outcome {
+            Ok(value) => convert(env, value),
+            Err(e) => Err(Failure::Core(e).into_napi(env)),
+        },
+    )
+}

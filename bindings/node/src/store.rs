@@ -1,0 +1,592 @@
+//! `NativeStore`: one method per core operation. Each converts its
+//! arguments on the JavaScript thread (a bad argument throws before anything
+//! runs), then hands the core call to [`run::settle`].
+
+use napi::bindgen_prelude::{Function, PromiseRaw, Unknown};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi::Env;
+use napi_derive::napi;
+
+use crate::convert::{self, Js, FENCE_KEYS};
+use crate::errors::{Conv, ErrorValue, Failure};
+use crate::keepalive::NativeKeepAlive;
+use crate::run;
+use crate::types::{Entry, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
+
+/// Default page size of `list` when no `limit` is given.
+const DEFAULT_LIST_LIMIT: usize = 100;
+
+/// A handle on one fencing store (the core's `Store`). Made by `open()`.
+#[napi]
+pub struct NativeStore {
+    store: fencing::Store,
+    inline: bool,
+}
+
+impl NativeStore {
+    pub(crate) fn new(store: fencing::Store, inline: bool) -> NativeStore {
+        NativeStore { store, inline }
+    }
+
+    /// Converts on this thread, then runs `work` with a clone of the store.
+    fn call<'env, A, T, V, W, C>(
+        &self,
+        env: &'env Env,
+        args: impl FnOnce() -> Conv<A>,
+        work: W,
+        convert: C,
+    ) -> napi::Result<PromiseRaw<'env, V>>
+    where
+        A: Send + 'static,
+        T: Send + 'static,
+        V: napi::bindgen_prelude::ToNapiValue + 'static,
+        W: FnOnce(&fencing::Store, A) -> fencing::Result<T> + Send + 'static,
+        C: FnOnce(T) -> V + 'static,
+    {
+        let args = args().map_err(|f| f.into_napi(env))?;
+        let store = self.store.clone();
+        run::settle(
+            env,
+            self.inline,
+            move || work(&store, args),
+            move |_env, value| Ok(convert(value)),
+        )
+    }
+}
+
+fn js(env: &Env, v: &Unknown) -> Js {
+    Js::new(env, v)
+}
+
+#[napi]
+impl NativeStore {
+    // ----- the counter -----
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string",
+        ts_return_type = "Promise<bigint>"
+    )]
+    pub fn next_token<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, u64>> {
+        self.call(
+            env,
+            || convert::string(js(env, &scope), "scope"),
+            |s, scope| s.next_token(&scope),
+            |t| t.get(),
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, floor: TokenLike",
+        ts_return_type = "Promise<bigint>"
+    )]
+    pub fn advance_counter<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        floor: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, u64>> {
+        self.call(
+            env,
+            || {
+                Ok((
+                    convert::string(js(env, &scope), "scope")?,
+                    convert::token(js(env, &floor), "floor")?,
+                ))
+            },
+            |s, (scope, floor)| s.advance_counter(&scope, floor),
+            |c| c,
+        )
+    }
+
+    // ----- leases -----
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, options: AcquireOptions",
+        ts_return_type = "Promise<Lease>"
+    )]
+    pub fn acquire<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Lease>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let o = required(js(env, &options), &["holder", "ttlMs"])?;
+                Ok((scope, o.string("holder")?, o.millis("ttlMs")?))
+            },
+            |s, (scope, holder, ttl)| s.acquire(&scope, &holder, ttl),
+            Lease::from,
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, options: AcquireWaitOptions",
+        ts_return_type = "Promise<Lease>"
+    )]
+    pub fn acquire_wait<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Lease>> {
+        // Blocks while it waits: never inline, whatever the backend.
+        let args = (|| {
+            let scope = convert::string(js(env, &scope), "scope")?;
+            let o = required(js(env, &options), &["holder", "ttlMs", "timeoutMs"])?;
+            Ok((
+                scope,
+                o.string("holder")?,
+                o.millis("ttlMs")?,
+                o.millis("timeoutMs")?,
+            ))
+        })()
+        .map_err(|f: Failure| f.into_napi(env))?;
+        let store = self.store.clone();
+        run::settle(
+            env,
+            false,
+            move || {
+                let (scope, holder, ttl, timeout) = args;
+                store.acquire_wait(&scope, &holder, ttl, timeout)
+            },
+            |_env, lease| Ok(Lease::from(lease)),
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "lease: LeaseRef & { ttlMs?: number }, options?: RenewOptions",
+        ts_return_type = "Promise<Lease>"
+    )]
+    pub fn renew<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Lease>> {
+        self.call(
+            env,
+            || {
+                let lease = js(env, &lease);
+                let (scope, token) = convert::lease_ref(lease, "lease")?;
+                let o = convert::options(js(env, &options), "options", &["ttlMs"], false)?;
+                let ttl = match o.map(|o| o.optional_millis("ttlMs")).transpose()?.flatten() {
+                    Some(ttl) => ttl,
+                    None => convert::lease_ttl(lease)?.ok_or_else(|| {
+                        Failure::Type("renew needs options.ttlMs (or lease.ttlMs)".into())
+                    })?,
+                };
+                Ok((scope, token, ttl))
+            },
+            |s, (scope, token, ttl)| s.renew(&scope, token, ttl),
+            Lease::from,
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "lease: LeaseRef",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn release<'env>(
+        &self,
+        env: &'env Env,
+        lease: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        self.call(
+            env,
+            || convert::lease_ref(js(env, &lease), "lease"),
+            |s, (scope, token)| s.release(&scope, token),
+            |released| released,
+        )
+    }
+
+    /// Acquires (waiting up to `timeoutMs` when given) and keeps the lease
+    /// alive with the core's keep-alive (renewal about every ttl/3 on a
+    /// background thread). `onLost` is called once if the lease is lost.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, options: LeaseOptions, onLost?: (error: Error) => void",
+        ts_return_type = "Promise<NativeKeepAlive>"
+    )]
+    pub fn lease<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        options: Unknown,
+        on_lost: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, NativeKeepAlive>> {
+        let args = (|| {
+            let scope = convert::string(js(env, &scope), "scope")?;
+            let o = required(js(env, &options), &["holder", "ttlMs", "timeoutMs"])?;
+            let args = (
+                scope,
+                o.string("holder")?,
+                o.millis("ttlMs")?,
+                o.optional_millis("timeoutMs")?,
+            );
+            let callback = on_lost_callback(&on_lost)?;
+            Ok((args, callback))
+        })()
+        .map_err(|f: Failure| f.into_napi(env))?;
+        let ((scope, holder, ttl, timeout), callback) = args;
+        let store = self.store.clone();
+        let inline = self.inline;
+        run::settle(
+            env,
+            inline && timeout.is_none(),
+            move || {
+                let lease = match timeout {
+                    Some(timeout) => store.acquire_wait(&scope, &holder, ttl, timeout)?,
+                    None => store.acquire(&scope, &holder, ttl)?,
+                };
+                let guard = match callback {
+                    Some(tsfn) => store.keep_alive_with(lease, move |e| {
+                        tsfn.call(e.clone(), ThreadsafeFunctionCallMode::NonBlocking);
+                    }),
+                    None => store.keep_alive(lease),
+                };
+                Ok(guard)
+            },
+            move |_env, guard| Ok(NativeKeepAlive::new(guard, inline)),
+        )
+    }
+
+    // ----- the fenced store -----
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions",
+        ts_return_type = "Promise<Receipt>"
+    )]
+    pub fn put<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        key: Unknown,
+        value: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Receipt>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let key = convert::string(js(env, &key), "key")?;
+                let value = convert::bytes(js(env, &value), "value")?;
+                let (fence, version) = write_options(js(env, &options))?;
+                let op = fencing::Op::put(key, value);
+                Ok((scope, fence, with_version(op, version)))
+            },
+            |s, (scope, fence, op)| s.execute(&scope, &fence, op),
+            Receipt::from,
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, key: string, options: WriteOptions",
+        ts_return_type = "Promise<Receipt>"
+    )]
+    pub fn delete<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        key: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Receipt>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let key = convert::string(js(env, &key), "key")?;
+                let (fence, version) = write_options(js(env, &options))?;
+                Ok((
+                    scope,
+                    fence,
+                    with_version(fencing::Op::delete(key), version),
+                ))
+            },
+            |s, (scope, fence, op)| s.execute(&scope, &fence, op),
+            Receipt::from,
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, ops: BatchOp[], options: FenceOptions",
+        ts_return_type = "Promise<Receipt[]>"
+    )]
+    pub fn apply<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        ops: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Vec<Receipt>>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let ops = convert::array(js(env, &ops), "ops")?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, op)| convert::op(op, i))
+                    .collect::<Conv<Vec<_>>>()?;
+                let o = required(js(env, &options), &FENCE_KEYS)?;
+                Ok((scope, ops, convert::fence(&o)?))
+            },
+            |s, (scope, ops, fence)| s.apply(&scope, &fence, ops),
+            |receipts| receipts.into_iter().map(Receipt::from).collect(),
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, options: FenceOptions",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn claim<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let o = required(js(env, &options), &FENCE_KEYS)?;
+                Ok((scope, convert::fence(&o)?))
+            },
+            |s, (scope, fence)| s.claim(&scope, &fence),
+            |()| (),
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, key: string, options?: FenceOptions",
+        ts_return_type = "Promise<Entry | null>"
+    )]
+    pub fn get<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        key: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Option<Entry>>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let key = convert::string(js(env, &key), "key")?;
+                let fence =
+                    match convert::options(js(env, &options), "options", &FENCE_KEYS, false)? {
+                        Some(o) => Some(convert::fence(&o)?),
+                        None => None,
+                    };
+                Ok((scope, key, fence))
+            },
+            |s, (scope, key, fence)| s.get(&scope, &key, fence.as_ref()),
+            |entry| entry.map(Entry::from),
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, options?: ListOptions",
+        ts_return_type = "Promise<Page>"
+    )]
+    pub fn list<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Page>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let o = convert::options(js(env, &options), "options", &["after", "limit"], false)?;
+                let (after, limit) = match o {
+                    Some(o) => (
+                        o.optional_string("after")?,
+                        match o.get("limit")? {
+                            Some((v, what)) => {
+                                usize::try_from(convert::count(v, &what)?).unwrap_or(usize::MAX)
+                            }
+                            None => DEFAULT_LIST_LIMIT,
+                        },
+                    ),
+                    None => (None, DEFAULT_LIST_LIMIT),
+                };
+                Ok((scope, after, limit))
+            },
+            |s, (scope, after, limit)| s.list(&scope, after.as_deref(), limit),
+            Page::from,
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string",
+        ts_return_type = "Promise<bigint>"
+    )]
+    pub fn fence_of<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, u64>> {
+        self.call(
+            env,
+            || convert::string(js(env, &scope), "scope"),
+            |s, scope| s.fence_of(&scope),
+            |f| f,
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string",
+        ts_return_type = "Promise<ScopeStatus>"
+    )]
+    pub fn status<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, ScopeStatus>> {
+        self.call(
+            env,
+            || convert::string(js(env, &scope), "scope"),
+            |s, scope| s.status(&scope),
+            ScopeStatus::from,
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string",
+        ts_return_type = "Promise<boolean>"
+    )]
+    pub fn retire<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        self.call(
+            env,
+            || convert::string(js(env, &scope), "scope"),
+            |s, scope| s.retire(&scope),
+            |r| r,
+        )
+    }
+
+    /// Moves a manual clock (`?clock=manual`) forward.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "ms: number",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn advance_clock<'env>(
+        &self,
+        env: &'env Env,
+        ms: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, ()>> {
+        self.call(
+            env,
+            || convert::millis(js(env, &ms), "ms"),
+            |s, by| s.advance_clock(by),
+            |()| (),
+        )
+    }
+
+    // ----- observability -----
+
+    #[napi(catch_unwind)]
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.store.metrics().into()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn metrics_text(&self) -> String {
+        self.store.metrics_text()
+    }
+
+    /// Closes the store for every handle sharing it; later calls reject with
+    /// CLOSED.
+    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let store = self.store.clone();
+        run::settle(
+            env,
+            self.inline,
+            move || {
+                store.close();
+                Ok(())
+            },
+            |_env, ()| Ok(()),
+        )
+    }
+
+    #[napi(getter, catch_unwind)]
+    pub fn closed(&self) -> bool {
+        self.store.is_closed()
+    }
+}
+
+fn required(v: Js, known: &[&str]) -> Conv<convert::Options> {
+    convert::options(v, "options", known, true)?
+        .ok_or_else(|| Failure::Type("options are required".into()))
+}
+
+/// `{ token, seq?, holder?, expectedVersion? }`.
+fn write_options(v: Js) -> Conv<(fencing::Fence, Option<u64>)> {
+    let o = required(v, &["token", "seq", "holder", "expectedVersion"])?;
+    Ok((convert::fence(&o)?, o.optional_number("expectedVersion")?))
+}
+
+fn with_version(op: fencing::Op, version: Option<u64>) -> fencing::Op {
+    match version {
+        Some(v) => op.if_version(v),
+        None => op,
+    }
+}
+
+type OnLost = napi::threadsafe_function::ThreadsafeFunction<
+    fencing::Error,
+    Unknown<'static>,
+    ErrorValue,
+    napi::Status,
+    false,
+>;
+
+/// `onLost`: `undefined`, or a function called (on the JavaScript thread)
+/// with the error that ended the keep-alive.
+fn on_lost_callback(v: &Unknown) -> Conv<Option<OnLost>> {
+    let t = v.get_type()?;
+    match t {
+        napi::ValueType::Undefined => Ok(None),
+        napi::ValueType::Function => {
+            let f: Function<ErrorValue, Unknown> = unsafe { v.cast() }?;
+            let tsfn = f
+                .build_threadsafe_function::<fencing::Error>()
+                .callee_handled::<false>()
+                .build_callback(|ctx| Ok(ErrorValue(ctx.value)))?;
+            Ok(Some(tsfn))
+        }
+        other => Err(Failure::Type(format!(
+            "onLost must be a function, got {other}"
+        ))),
+    }
+}

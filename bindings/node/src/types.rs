@@ -1,0 +1,364 @@
+//! The values that go out to JavaScript. Every 64-bit number of the token
+//! domain (tokens, fences, counters, versions, seq) and every counter is a
+//! `bigint`; durations are milliseconds as plain numbers; times are `Date`s.
+
+use std::ptr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use napi::bindgen_prelude::{ToNapiValue, TypeName};
+use napi::{check_status, sys, ValueType};
+use napi_derive::napi;
+
+/// Milliseconds as a JavaScript number (exact up to 2^53 ms, far beyond any
+/// TTL or timeout the core accepts).
+pub(crate) fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A point in time, handed to JavaScript as a `Date`.
+pub struct Timestamp(f64);
+
+impl From<SystemTime> for Timestamp {
+    fn from(t: SystemTime) -> Timestamp {
+        let ms = match t.duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_millis() as f64,
+            Err(before) => -(before.duration().as_millis() as f64),
+        };
+        Timestamp(ms)
+    }
+}
+
+impl TypeName for Timestamp {
+    fn type_name() -> &'static str {
+        "Date"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for Timestamp {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        let mut out = ptr::null_mut();
+        check_status!(unsafe { sys::napi_create_date(env, val.0, &mut out) })?;
+        Ok(out)
+    }
+}
+
+/// Bytes handed to JavaScript as a `Buffer` (copied: values are small, and a
+/// copy is cheaper than an external buffer with a finalizer).
+pub struct Bytes(pub Vec<u8>);
+
+impl TypeName for Bytes {
+    fn type_name() -> &'static str {
+        "Buffer"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for Bytes {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        let mut out = ptr::null_mut();
+        let mut data = ptr::null_mut();
+        check_status!(unsafe {
+            sys::napi_create_buffer_copy(
+                env,
+                val.0.len(),
+                val.0.as_ptr().cast(),
+                &mut data,
+                &mut out,
+            )
+        })?;
+        Ok(out)
+    }
+}
+
+/// A lease: permission with a deadline.
+#[napi(object, object_from_js = false)]
+pub struct Lease {
+    pub scope: String,
+    pub holder: String,
+    /// The lease's fencing token: present it with every protected write.
+    pub token: u64,
+    pub ttl_ms: i64,
+    /// On the store's clock, as wall-clock time.
+    #[napi(ts_type = "Date")]
+    pub expires_at: Timestamp,
+    /// Time left when the store produced this value, on the store's clock.
+    pub remaining_ms: i64,
+}
+
+impl From<fencing::Lease> for Lease {
+    fn from(l: fencing::Lease) -> Lease {
+        Lease {
+            token: l.token.get(),
+            ttl_ms: millis(l.ttl),
+            expires_at: l.expires_at.into(),
+            remaining_ms: millis(l.remaining),
+            scope: l.scope,
+            holder: l.holder,
+        }
+    }
+}
+
+/// The outcome of one accepted put or delete.
+#[napi(object, object_from_js = false)]
+pub struct Receipt {
+    /// The entry's version after the write; 0 after a delete.
+    pub version: u64,
+    /// The token the write was accepted with.
+    pub token: u64,
+}
+
+impl From<fencing::Receipt> for Receipt {
+    fn from(r: fencing::Receipt) -> Receipt {
+        Receipt {
+            version: r.version,
+            token: r.token.get(),
+        }
+    }
+}
+
+/// A stored value and the generation that wrote it.
+#[napi(object, object_from_js = false)]
+pub struct Entry {
+    pub key: String,
+    #[napi(ts_type = "Buffer")]
+    pub value: Bytes,
+    /// 1 on create, +1 on every accepted write.
+    pub version: u64,
+    /// The token of the write that stored this version.
+    pub token: u64,
+}
+
+impl From<fencing::Entry> for Entry {
+    fn from(e: fencing::Entry) -> Entry {
+        Entry {
+            key: e.key,
+            value: Bytes(e.value),
+            version: e.version,
+            token: e.token.get(),
+        }
+    }
+}
+
+/// One page of a scope's keys, in byte order.
+#[napi(object, object_from_js = false, use_nullable = true)]
+pub struct Page {
+    pub keys: Vec<String>,
+    /// Pass as `after` to read the next page; `null` on the last page.
+    pub next: Option<String>,
+}
+
+impl From<fencing::Page> for Page {
+    fn from(p: fencing::Page) -> Page {
+        Page {
+            keys: p.keys,
+            next: p.next,
+        }
+    }
+}
+
+/// Everything known about one scope, for operators.
+#[napi(object, object_from_js = false, use_nullable = true)]
+pub struct ScopeStatus {
+    /// The greatest token issued (0 = none).
+    pub counter: u64,
+    /// The greatest token accepted (0 = none).
+    pub fence: u64,
+    /// The current, unexpired lease.
+    pub lease: Option<Lease>,
+    pub entries: u64,
+}
+
+impl From<fencing::ScopeStatus> for ScopeStatus {
+    fn from(s: fencing::ScopeStatus) -> ScopeStatus {
+        ScopeStatus {
+            counter: s.counter,
+            fence: s.fence,
+            lease: s.lease.map(Lease::from),
+            entries: s.entries,
+        }
+    }
+}
+
+/// One rejected fenced operation.
+#[napi(object, object_from_js = false, use_nullable = true)]
+pub struct Rejection {
+    /// `'STALE_TOKEN'` or `'SEQUENCE_OUT_OF_ORDER'`.
+    pub code: String,
+    pub scope: String,
+    /// The key written, when the operation named exactly one.
+    pub key: Option<String>,
+    pub presented: u64,
+    /// The scope's fence at the time.
+    pub current: u64,
+    pub seq: Option<u64>,
+    /// The presenting holder, when the fence named one.
+    pub holder: Option<String>,
+    #[napi(ts_type = "Date")]
+    pub at: Timestamp,
+}
+
+/// A point-in-time copy of one store handle's metrics.
+#[napi(object, object_from_js = false)]
+pub struct MetricsSnapshot {
+    pub tokens_issued: u64,
+    pub leases_acquired: u64,
+    pub acquire_conflicts: u64,
+    pub renewals: u64,
+    pub renewal_failures: u64,
+    pub releases: u64,
+    pub writes_accepted: u64,
+    pub stale_rejections: u64,
+    pub sequence_rejections: u64,
+    pub version_conflicts: u64,
+    /// Keep-alive renewals that ran more than a third of the TTL late.
+    pub pauses_detected: u64,
+    /// The longest such lateness, in milliseconds.
+    pub longest_pause_ms: u64,
+    /// The most recent rejections, oldest first.
+    pub rejections: Vec<Rejection>,
+}
+
+impl From<fencing::MetricsSnapshot> for MetricsSnapshot {
+    fn from(m: fencing::MetricsSnapshot) -> MetricsSnapshot {
+        MetricsSnapshot {
+            tokens_issued: m.tokens_issued,
+            leases_acquired: m.leases_acquired,
+            acquire_conflicts: m.acquire_conflicts,
+            renewals: m.renewals,
+            renewal_failures: m.renewal_failures,
+            releases: m.releases,
+            writes_accepted: m.writes_accepted,
+            stale_rejections: m.stale_rejections,
+            sequence_rejections: m.sequence_rejections,
+            version_conflicts: m.version_conflicts,
+            pauses_detected: m.pauses_detected,
+            longest_pause_ms: m.longest_pause_ms,
+            rejections: m
+                .rejections
+                .into_iter()
+                .map(|r| Rejection {
+                    code: r.code.as_str().to_owned(),
+                    scope: r.scope,
+                    key: r.key,
+                    presented: r.presented.get(),
+                    current: r.current,
+                    seq: r.seq,
+                    holder: r.holder,
+                    at: r.at.into(),
+                })
+                .collect(),
+        }
+    }
+}
+
+// ----- what goes in: TypeScript declarations only -----
+//
+// The methods take `unknown` and convert by hand (see convert.rs); these
+// items only name the accepted shapes in index.d.ts. They are never built.
+
+/// A token going in: a `bigint`, canonical decimal text (`'42'`), or a
+/// `number` only when `Number.isSafeInteger`. Tokens coming out are always
+/// `bigint`.
+#[napi]
+#[allow(dead_code)]
+pub type TokenLike = napi::bindgen_prelude::Either3<napi::bindgen_prelude::BigInt, String, f64>;
+
+/// What a write (or a checked read) presents.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct FenceOptions {
+    pub token: TokenLike,
+    /// Operation number inside this token's generation.
+    pub seq: Option<TokenLike>,
+    /// Who presents it; recorded with rejections, never trusted.
+    pub holder: Option<String>,
+}
+
+/// A fence plus the entry's expected version (0: must not exist).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct WriteOptions {
+    pub token: TokenLike,
+    pub seq: Option<TokenLike>,
+    pub holder: Option<String>,
+    pub expected_version: Option<TokenLike>,
+}
+
+/// A put inside `apply`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct BatchPut {
+    pub put: String,
+    #[napi(ts_type = "Buffer | Uint8Array | string")]
+    pub value: String,
+    pub expected_version: Option<TokenLike>,
+}
+
+/// A delete inside `apply`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct BatchDelete {
+    pub delete: String,
+    pub expected_version: Option<TokenLike>,
+}
+
+/// One operation of a batch.
+#[napi]
+#[allow(dead_code)]
+pub type BatchOp = napi::bindgen_prelude::Either<BatchPut, BatchDelete>;
+
+/// What renew and release need of a lease (a `Lease` will do).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct LeaseRef {
+    pub scope: String,
+    pub token: TokenLike,
+}
+
+/// `acquire`'s options. Durations are milliseconds.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct AcquireOptions {
+    pub holder: String,
+    pub ttl_ms: f64,
+}
+
+/// `acquireWait`'s options.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct AcquireWaitOptions {
+    pub holder: String,
+    pub ttl_ms: f64,
+    pub timeout_ms: f64,
+}
+
+/// `lease`'s options: `timeoutMs` waits like `acquireWait`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct LeaseOptions {
+    pub holder: String,
+    pub ttl_ms: f64,
+    pub timeout_ms: Option<f64>,
+}
+
+/// `renew`'s options (default: the lease's own `ttlMs`).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct RenewOptions {
+    pub ttl_ms: Option<f64>,
+}
+
+/// `list`'s options: keys after `after`, at most `limit` (default 100).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct ListOptions {
+    pub after: Option<String>,
+    pub limit: Option<f64>,
+}

@@ -1,0 +1,197 @@
+'use strict'
+// The package's surface: error classes and their details, ESM import, the
+// hand-written types against the runtime, metrics against their Prometheus
+// text, and versions that agree.
+
+const { describe, test } = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const fencing = require('fencing')
+const { open, Store, FencingError } = fencing
+
+const ROOT = path.resolve(__dirname, '..')
+
+describe('errors', () => {
+  test('each code is its own class, with details, and the caller in its stack', async () => {
+    const store = await open('memory:?clock=manual')
+    try {
+      const lease = await store.acquire('s', { holder: 'A', ttlMs: 1000 })
+      await store.put('s', 'k', 'v', { token: lease.token, seq: 5n })
+      const cases = [
+        ['STALE_TOKEN', 'StaleTokenError', async () => {
+          await store.put('s', 'k', 'v', { token: 1n, seq: 9n })
+          await store.advanceClock(1000)
+          await store.acquire('s', { holder: 'B', ttlMs: 1000 })
+          await store.put('s', 'k', 'x', { token: 1n })
+        }, { scope: 's', presented: 1n, current: 2n }],
+        ['SEQUENCE_OUT_OF_ORDER', 'SequenceOutOfOrderError', async () => {
+          await store.put('s', 'k', 'x', { token: 2n, seq: 1n })
+          await store.put('s', 'k', 'x', { token: 2n, seq: 1n })
+        }, { presented: 1n, last: 1n }],
+        ['VERSION_MISMATCH', 'VersionMismatchError', async () => {
+          await store.put('s', 'k', 'x', { token: 2n, expectedVersion: 0n })
+        }, { expected: 0n, actual: 3n }],
+        ['NOT_FOUND', 'NotFoundError', async () => {
+          await store.delete('s', 'missing', { token: 2n })
+        }, { scope: 's', key: 'missing' }],
+        ['LEASE_HELD', 'LeaseHeldError', async () => {
+          await store.acquire('s', { holder: 'C', ttlMs: 1000 })
+        }, { scope: 's', holder: 'B', token: 2n, remainingMs: 1000 }],
+        ['LEASE_LOST', 'LeaseLostError', async () => {
+          await store.renew({ scope: 's', token: 1n }, { ttlMs: 1000 })
+        }, { scope: 's', currentToken: 2n, currentHolder: 'B' }],
+        ['TIMEOUT', 'TimeoutError', async () => {
+          await store.acquireWait('s', { holder: 'C', ttlMs: 1000, timeoutMs: 1 })
+        }, {}],
+        ['TOKEN_EXHAUSTED', 'TokenExhaustedError', async () => {
+          await store.advanceCounter('x', fencing.MAX_TOKEN)
+          await store.nextToken('x')
+        }, {}],
+        ['INVALID_ARGUMENT', 'RangeError', async () => {
+          await store.put('s', '', 'v', { token: 2n })
+        }, {}],
+        ['INVALID_ARGUMENT', 'TypeError', async () => {
+          await store.put('s', 'k', 42, { token: 2n })
+        }, {}],
+      ]
+      for (const [code, name, run, details] of cases) {
+        let caught
+        try {
+          await run()
+        } catch (e) {
+          caught = e
+        }
+        assert.ok(caught, `${code}: expected a rejection`)
+        assert.equal(caught.code, code)
+        assert.equal(caught.name, name)
+        assert.ok(caught instanceof Error)
+        assert.ok(caught instanceof FencingError, code)
+        const cls = name.endsWith('Error') && fencing[name] ? fencing[name] : fencing.InvalidArgumentError
+        assert.ok(caught instanceof cls, `${code} instanceof ${cls.name}`)
+        for (const [k, v] of Object.entries(details)) assert.equal(caught[k], v, `${code}.${k}`)
+        assert.match(caught.stack, /api\.test\.js/, `${code}: the stack names the caller`)
+        // Exactly one class matches each error.
+        const classes = Object.values(fencing).filter((v) => typeof v === 'function' && v.prototype instanceof FencingError)
+        assert.equal(classes.filter((c) => caught instanceof c).length, 1, `${code} matches one class`)
+      }
+      await store.close()
+      await assert.rejects(store.get('s', 'k'), { code: 'CLOSED', name: 'ClosedError' })
+      await assert.rejects(open('sqlite:/proc/definitely/not/here.db'), fencing.BackendError)
+    } finally {
+      await store.close()
+    }
+  })
+
+  test('errors that are not the store’s are not FencingErrors', () => {
+    assert.equal(new Error('x') instanceof FencingError, false)
+    const look = Object.assign(new TypeError('x'), { code: 'INVALID_ARGUMENT' })
+    assert.equal(look instanceof fencing.InvalidArgumentError, false, 'a lookalike is not branded')
+    assert.equal(look instanceof FencingError, false)
+    assert.equal(null instanceof FencingError, false)
+  })
+})
+
+test('ESM import gives the same module', async () => {
+  const esm = await import('fencing')
+  assert.equal(esm.open, fencing.open)
+  assert.equal(esm.StaleTokenError, fencing.StaleTokenError)
+  assert.equal(esm.MAX_TOKEN, 9223372036854775807n)
+  assert.equal(esm.default, fencing)
+  const store = await esm.open('memory:')
+  assert.equal(await store.nextToken('s'), 1n)
+  await store.close()
+})
+
+test('fencing.d.ts declares exactly the runtime API', () => {
+  const dts = fs.readFileSync(path.join(ROOT, 'fencing.d.ts'), 'utf8')
+  const members = (cls) => {
+    const body = dts.match(new RegExp(`export declare class ${cls} \\{([\\s\\S]*?)\\n\\}`))[1]
+    return [...body.matchAll(/^  (?:static |readonly )?(\w+)[(<:]/gm)].map((m) => m[1]).filter((n) => n !== 'constructor')
+  }
+  const runtime = (cls) => {
+    const names = new Set(Object.getOwnPropertyNames(cls.prototype).filter((n) => n !== 'constructor'))
+    for (const n of Object.getOwnPropertyNames(cls)) if (!['length', 'name', 'prototype'].includes(n)) names.add(n)
+    return names
+  }
+  const storeDeclared = new Set(members('Store'))
+  assert.deepEqual(storeDeclared, runtime(Store))
+  const heldDeclared = new Set(members('HeldLease'))
+  const heldRuntime = runtime(fencing.HeldLease)
+  for (const field of ['scope', 'holder', 'token', 'ttlMs']) heldRuntime.add(field) // instance fields
+  assert.deepEqual(heldDeclared, heldRuntime)
+  const exported = new Set([...dts.matchAll(/^export declare (?:const|function|class) (\w+)/gm)].map((m) => m[1]))
+  assert.deepEqual(exported, new Set(Object.keys(fencing)))
+})
+
+test('metrics() has one field for every Prometheus line, and counts as it says', async () => {
+  const store = await open('memory:')
+  try {
+    await store.put('s', 'k', 'v', { token: 2n })
+    await assert.rejects(store.put('s', 'k', 'v', { token: 1n, holder: 'old' }))
+    const m = store.metrics()
+    const text = store.metricsText()
+    const lines = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))
+    const camel = (s) => s.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
+    const fromText = Object.fromEntries(lines.map((l) => {
+      const [metric, value] = l.split(' ')
+      return [camel(metric.replace(/^fencing_/, '').replace(/_total$/, '')), BigInt(value)]
+    }))
+    const { rejections, ...counters } = m
+    assert.deepEqual(counters, fromText)
+    assert.equal(m.writesAccepted, 1n)
+    assert.equal(m.staleRejections, 1n)
+    assert.equal(rejections.length, 1)
+    assert.equal(rejections[0].holder, 'old')
+    assert.equal(rejections[0].key, 'k')
+    assert.ok(rejections[0].at instanceof Date)
+    assert.doesNotMatch(text, /"v"|scope=/, 'no values and no per-scope labels')
+  } finally {
+    await store.close()
+  }
+})
+
+test('the rest of the API: renew, release, list, apply, delete, status, retire, closed', async () => {
+  const store = await open('memory:?clock=manual')
+  try {
+    const lease = await store.acquire('s', { holder: 'A', ttlMs: 1000 })
+    assert.ok(lease.expiresAt instanceof Date)
+    await store.advanceClock(400)
+    const renewed = await store.renew(lease) // default TTL: the lease's own
+    assert.equal(renewed.remainingMs, 1000)
+    assert.equal((await store.renew(lease, { ttlMs: 50 })).ttlMs, 50)
+    const receipts = await store.apply('s', [
+      { put: 'a', value: '1' },
+      { put: 'b', value: Buffer.from([0, 255]) },
+      { put: 'c', value: '3', expectedVersion: 0n },
+      { delete: 'a', expectedVersion: 1n },
+    ], { token: lease.token })
+    assert.deepEqual(receipts.map((r) => r.version), [1n, 1n, 1n, 0n])
+    assert.deepEqual(await store.list('s'), { keys: ['b', 'c'], next: null })
+    assert.deepEqual(await store.list('s', { limit: 1 }), { keys: ['b'], next: 'b' })
+    assert.deepEqual(await store.list('s', { after: 'b' }), { keys: ['c'], next: null })
+    assert.deepEqual((await store.get('s', 'b')).value, Buffer.from([0, 255]))
+    assert.deepEqual(await store.delete('s', 'b', { token: lease.token }), { version: 0n, token: 1n })
+    assert.equal(await store.get('s', 'b'), null)
+    assert.equal((await store.status('s')).entries, 1n)
+    await assert.rejects(store.retire('s'), { code: 'LEASE_HELD' })
+    assert.equal(await store.release(lease), true)
+    assert.equal(await store.release(lease), false)
+    await store.delete('s', 'c', { token: lease.token })
+    assert.equal(await store.retire('s'), true)
+    assert.equal(await store.retire('s'), false)
+    assert.equal(await store.nextToken('new'), 2n, 'a new scope starts above the retired floor')
+    assert.equal(store.closed, false)
+  } finally {
+    await store.close()
+  }
+  assert.equal(store.closed, true)
+  await store.close() // closing twice is harmless
+})
+
+test('versions agree: package.json, Cargo workspace', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'))
+  const cargo = fs.readFileSync(path.join(ROOT, '../../Cargo.toml'), 'utf8')
+  const workspaceVersion = cargo.match(/\[workspace\.package\][^[]*?\nversion = "([^"]+)"/)[1]
+  assert.equal(pkg.version, workspaceVersion)
+})
