@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The Python face (bindings/python): builds the wheels with maturin, installs
+# each into a fresh venv, and checks the installed package, never the source
+# tree: stub check (mypy.stubtest), mypy --strict, the benchmark in smoke mode,
+# and the pytest suite. Run from the repository root by .ci/run; needs nothing
+# but what it installs itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+step() { printf '\n== python: %s ==\n' "$*"; }
+
+step "interpreter"
+if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  apt-get update
+  apt-get install -y python3 python3-venv python3-pip
+fi
+PYTHON=$(python3 -c 'import sys; print(sys.executable)')
+# One interpreter for every pyo3 build (pyo3 rebuilds when it changes).
+export PYO3_PYTHON="$PYTHON"
+unset PYTHONPATH
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the source tree
+"$PYTHON" --version
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fencing-python.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+step "build tools (maturin, in a venv of its own)"
+"$PYTHON" -m venv "$WORK/build"
+"$WORK/build/bin/pip" install --quiet --disable-pip-version-check 'maturin>=1.16,<1.17'
+"$WORK/build/bin/maturin" --version
+
+step "clippy with the python features on"
+cargo clippy -p fencing-python --features abi3-py39 --locked -- -D warnings
+cargo clippy -p fencing-python --features abi3-py310 --locked -- -D warnings
+
+step "wheels: abi3 for CPython 3.9+, and abi3 for 3.10+"
+(
+  cd bindings/python
+  "$WORK/build/bin/maturin" build --release --locked -i "$PYTHON" --out "$WORK/wheels"
+  "$WORK/build/bin/maturin" build --release --locked -i "$PYTHON" --features abi3-py310 --out "$WORK/wheels"
+)
+ls -l "$WORK/wheels"
+WHEEL39=$(ls "$WORK"/wheels/fencing-*-cp39-abi3-*.whl)
+WHEEL310=$(ls "$WORK"/wheels/fencing-*-cp310-abi3-*.whl)
+
+# A fresh venv with the package installed from a wheel, plus the test tools.
+make_venv() { # name, pip arguments naming the package...
+  local venv="$WORK/$1"
+  shift
+  "$PYTHON" -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check 'pytest>=8' 'mypy>=1.10'
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
+  (cd "$WORK" && "$venv/bin/python" -c '
+import importlib.metadata, pathlib, sys, fencing
+where = pathlib.Path(fencing.__file__).resolve()
+assert pathlib.Path(sys.prefix).resolve() in where.parents, where
+tags = [line.split(": ", 1)[1] for line in
+        importlib.metadata.distribution("fencing").read_text("WHEEL").splitlines()
+        if line.startswith("Tag: ")]
+print("fencing", fencing.__version__, "from", where.parent, "wheel tag", *tags)
+')
+}
+
+step "fresh venv: what pip picks from the wheel directory on this Python"
+make_venv venv-pick --no-index --find-links "$WORK/wheels" fencing
+"$WORK/venv-pick/bin/python" -c '
+import importlib.metadata, sys
+wheel = importlib.metadata.distribution("fencing").read_text("WHEEL")
+want = "cp310-abi3" if sys.version_info >= (3, 10) else "cp39-abi3"
+assert "Tag: " + want in wheel, wheel
+'
+
+step "fresh venv: the CPython 3.9+ wheel"
+make_venv venv-39 "$WHEEL39"
+
+step "fresh venv: the CPython 3.10+ wheel"
+make_venv venv-310 "$WHEEL310"
+
+step "type stubs: mypy.stubtest against each installed native module, mypy --strict"
+for venv in venv-39 venv-310; do
+  (cd "$WORK/$venv" && "$WORK/$venv/bin/python" -m mypy.stubtest fencing)
+done
+(cd "$WORK" && "$WORK/venv-310/bin/python" -m mypy --strict --cache-dir "$WORK/mypy-strict" -p fencing)
+
+step "benchmark smoke (every path once; no timing claims)"
+for venv in venv-39 venv-310; do
+  "$WORK/$venv/bin/python" bindings/python/bench/bench_put.py --smoke
+done
+
+# pytest runs from the repository root with --import-mode=importlib: neither
+# the root nor bindings/python/python is on sys.path, and conftest.py refuses
+# a `fencing` imported from anywhere but the venv under test.
+run_pytest() { # venv
+  FENCING_REPO_ROOT="$ROOT" FENCING_EXPECT_PREFIX="$WORK/$1" \
+    timeout --kill-after=10 600 \
+    "$WORK/$1/bin/pytest" -c bindings/python/pyproject.toml --rootdir bindings/python \
+    bindings/python/tests "${@:2}"
+}
+
+step "pytest: the CPython 3.9+ wheel"
+run_pytest venv-39 -q
+
+step "pytest: the CPython 3.10+ wheel"
+run_pytest venv-310 -q

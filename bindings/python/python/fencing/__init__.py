@@ -1,0 +1,90 @@
+"""Fencing tokens, leases and a fenced store.
+
+A lease holder can pause (GC, VM suspend, a slow network) past its expiry and
+wake up still believing it owns the resource. Fencing closes that hole at the
+resource: every acquisition gets a strictly increasing token, every protected
+write carries it, and the store atomically rejects a token older than the
+greatest it has accepted::
+
+    import fencing
+
+    with fencing.open("sqlite:fence.db") as store:
+        with store.lease("report", holder="worker-a", ttl=30) as lease:
+            store.put("report", "body", b"...", token=lease.token)
+
+The work is done by the Rust core (``fencing._native``); the GIL is released
+during every call, so threads share one ``Store``. ``fencing.aio`` offers the
+same API to asyncio code.
+"""
+
+from __future__ import annotations
+
+from ._errors import (
+    BackendError,
+    ClosedError,
+    FencingError,
+    InvalidArgumentError,
+    LeaseHeldError,
+    LeaseLostError,
+    NotFoundError,
+    SequenceError,
+    StaleTokenError,
+    TimeoutError,
+    TokenExhaustedError,
+    VersionMismatchError,
+)
+from ._native import (
+    MAX_BATCH_OPS,
+    MAX_HOLDER_BYTES,
+    MAX_KEY_BYTES,
+    MAX_LIST_LIMIT,
+    MAX_SCOPE_BYTES,
+    MAX_TOKEN,
+    MAX_VALUE_BYTES,
+    Delete,
+    Entry,
+    KeepAlive,
+    Lease,
+    Page,
+    Put,
+    Receipt,
+    ScopeStatus,
+    Store,
+    __version__,
+    open,
+    parse_token,
+)
+
+__all__ = [
+    "MAX_BATCH_OPS",
+    "MAX_HOLDER_BYTES",
+    "MAX_KEY_BYTES",
+    "MAX_LIST_LIMIT",
+    "MAX_SCOPE_BYTES",
+    "MAX_TOKEN",
+    "MAX_VALUE_BYTES",
+    "BackendError",
+    "ClosedError",
+    "Delete",
+    "Entry",
+    "FencingError",
+    "InvalidArgumentError",
+    "KeepAlive",
+    "Lease",
+    "LeaseHeldError",
+    "LeaseLostError",
+    "NotFoundError",
+    "Page",
+    "Put",
+    "Receipt",
+    "ScopeStatus",
+    "SequenceError",
+    "StaleTokenError",
+    "Store",
+    "TimeoutError",
+    "TokenExhaustedError",
+    "VersionMismatchError",
+    "__version__",
+    "open",
+    "parse_token",
+]

@@ -1,0 +1,394 @@
+"""The fencing API for asyncio.
+
+Every method is a coroutine that runs the blocking call in a worker thread
+(``asyncio.to_thread``), so a SQLite commit or an ``acquire_wait`` never
+blocks the event loop; the native call releases the GIL meanwhile. Results
+and exceptions are the same as in ``fencing``::
+
+    import fencing.aio
+
+    async def main() -> None:
+        async with fencing.aio.open("sqlite:fence.db") as store:
+            async with store.lease("report", holder="worker-a", ttl=30) as lease:
+                await store.put("report", "body", b"...", token=lease.token)
+
+Tasks may share one ``Store``. Calls run on the event loop's default executor,
+except ``acquire_wait``, which waits on a thread of its own so that waiters
+never starve the executor that the lease holder's calls need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import datetime
+import functools
+import threading
+from types import TracebackType
+from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Type, TypeVar, Union
+
+from . import _native
+from ._errors import FencingError
+from ._native import Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus
+
+__all__ = ["KeepAlive", "Opening", "Store", "open"]
+
+Seconds = Union[float, datetime.timedelta]
+Bytes = Union[bytes, bytearray, memoryview]
+
+_T = TypeVar("_T")
+
+
+async def _run(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """A short blocking call, on the loop's default executor."""
+    return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
+
+
+async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
+    """``acquire_wait`` on a thread of its own.
+
+    A wait can last as long as its timeout: on the shared executor, a few
+    waiters would take every worker thread and starve the calls of the task
+    that holds the lease (its put and release), so nobody would ever get it.
+    If the awaiting task is cancelled and the lease arrives anyway, it is
+    released at once instead of being held until its ttl runs out.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Lease] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(outcome: Callable[[], None]) -> bool:
+        try:
+            loop.call_soon_threadsafe(outcome)
+        except RuntimeError:  # the loop is closed: nobody awaits any more
+            return False
+        return True
+
+    def settle_result(lease: Lease) -> None:
+        if future.cancelled():
+            _release_quietly(store, lease)
+        else:
+            future.set_result(lease)
+
+    def settle_error(error: BaseException) -> None:
+        if not future.cancelled():
+            future.set_exception(error)
+
+    def wait() -> None:
+        try:
+            lease = context.run(functools.partial(store.acquire_wait, **kwargs))
+        except BaseException as e:
+            deliver(functools.partial(settle_error, e))
+        else:
+            if not deliver(functools.partial(settle_result, lease)):
+                _release_quietly(store, lease)
+
+    threading.Thread(target=wait, name="fencing-aio-acquire-wait", daemon=True).start()
+    return await future
+
+
+def _release_quietly(store: _native.Store, lease: Lease) -> None:
+    try:
+        store.release(lease)
+    except FencingError:
+        pass
+
+
+class Opening:
+    """What ``open()`` returns: await it for a Store, or use it with
+    ``async with`` to close the store at the end of the block."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._store: Optional[Store] = None
+
+    def __await__(self) -> Generator[Any, None, Store]:
+        return Store.open(self._url).__await__()
+
+    async def __aenter__(self) -> Store:
+        self._store = await Store.open(self._url)
+        return self._store
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool:
+        if self._store is not None:
+            await self._store.close()
+        return False
+
+
+def open(url: str) -> Opening:
+    """Opens the store a URL names (``memory:``, ``sqlite:PATH``) off the event
+    loop: ``store = await fencing.aio.open(url)``, or
+    ``async with fencing.aio.open(url) as store:`` to close it at the end."""
+    return Opening(url)
+
+
+class KeepAlive:
+    """``async with store.lease(...) as lease``: acquires on entry, renews in
+    the background, releases at exit, and raises LeaseLostError at exit if the
+    lease was lost. See ``fencing.KeepAlive``."""
+
+    def __init__(self, keeper: _native.KeepAlive) -> None:
+        self._keeper = keeper
+
+    @property
+    def sync(self) -> _native.KeepAlive:
+        """The underlying ``fencing.KeepAlive``."""
+        return self._keeper
+
+    async def __aenter__(self) -> KeepAlive:
+        await _run(self._keeper.__enter__)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool:
+        return await _run(self._keeper.__exit__, exc_type, exc, tb)
+
+    async def release(self) -> bool:
+        """Stops renewing and releases now; returns whether it was still live."""
+        return await _run(self._keeper.release)
+
+    def check(self) -> None:
+        """Raises LeaseLostError if the lease was lost."""
+        self._keeper.check()
+
+    @property
+    def lost(self) -> bool:
+        """Whether renewing failed for good."""
+        return self._keeper.lost
+
+    @property
+    def lost_error(self) -> Optional[BaseException]:
+        """The LeaseLostError that ``check()`` would raise, or None."""
+        return self._keeper.lost_error
+
+    @property
+    def active(self) -> bool:
+        """Whether the lease is being kept alive now."""
+        return self._keeper.active
+
+    @property
+    def lease(self) -> Lease:
+        """The lease as last renewed."""
+        return self._keeper.lease
+
+    @property
+    def token(self) -> int:
+        """The fencing token to present with every write."""
+        return self._keeper.token
+
+    @property
+    def scope(self) -> str:
+        """The protected scope."""
+        return self._keeper.scope
+
+    @property
+    def holder(self) -> str:
+        """Who holds the lease."""
+        return self._keeper.holder
+
+    @property
+    def expires_at(self) -> datetime.datetime:
+        """When the lease expires unless renewed again (UTC)."""
+        return self._keeper.expires_at
+
+    @property
+    def last_lateness(self) -> float:
+        """How late the most recent renewal ran, in seconds."""
+        return self._keeper.last_lateness
+
+    def __repr__(self) -> str:
+        return repr(self._keeper).replace("fencing.", "fencing.aio.", 1)
+
+
+class Store:
+    """A ``fencing.Store`` for asyncio: the same methods, as coroutines.
+    ``async with`` closes it."""
+
+    def __init__(self, store: _native.Store) -> None:
+        if not isinstance(store, _native.Store):
+            raise TypeError(f"expected a fencing.Store, got {type(store).__qualname__}")
+        self._store = store
+
+    @classmethod
+    async def open(cls, url: str) -> Store:
+        """Opens the store a URL names, off the event loop."""
+        return cls(await _run(_native.Store, url))
+
+    @property
+    def sync(self) -> _native.Store:
+        """The underlying ``fencing.Store`` (for blocking code in threads)."""
+        return self._store
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._store.closed
+
+    def __repr__(self) -> str:
+        return repr(self._store).replace("fencing.", "fencing.aio.", 1)
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool:
+        await self.close()
+        return False
+
+    async def close(self) -> None:
+        """Closes the store; later calls raise ClosedError."""
+        await _run(self._store.close)
+
+    async def next_token(self, scope: str) -> int:
+        """Increments the scope's counter and returns the new token."""
+        return await _run(self._store.next_token, scope)
+
+    async def advance_counter(self, scope: str, floor: int) -> int:
+        """Raises the scope's counter to at least ``floor``; returns the counter."""
+        return await _run(self._store.advance_counter, scope, floor)
+
+    async def acquire(self, scope: str, *, holder: str, ttl: Seconds) -> Lease:
+        """Takes the scope's lease; LeaseHeldError while another is live."""
+        return await _run(self._store.acquire, scope, holder=holder, ttl=ttl)
+
+    async def acquire_wait(
+        self, scope: str, *, holder: str, ttl: Seconds, timeout: Seconds
+    ) -> Lease:
+        """Waits until the lease is free or ``timeout`` passes (TimeoutError).
+        The wait runs on a thread of its own, not on the loop's executor; if
+        the awaiting task is cancelled, a lease that arrives anyway is
+        released."""
+        return await _wait_for_lease(
+            self._store, scope=scope, holder=holder, ttl=ttl, timeout=timeout
+        )
+
+    async def renew(
+        self,
+        lease: Union[Lease, str],
+        *,
+        token: Optional[int] = None,
+        ttl: Optional[Seconds] = None,
+    ) -> Lease:
+        """Extends a live lease; LeaseLostError if it is no longer live."""
+        return await _run(self._store.renew, lease, token=token, ttl=ttl)
+
+    async def release(self, lease: Union[Lease, str], *, token: Optional[int] = None) -> bool:
+        """Ends a lease early if it is still live; returns whether it did."""
+        return await _run(self._store.release, lease, token=token)
+
+    def lease(self, scope: str, *, holder: str, ttl: Seconds) -> KeepAlive:
+        """``async with store.lease(...) as lease``: acquire, keep alive, release."""
+        return KeepAlive(self._store.lease(scope, holder=holder, ttl=ttl))
+
+    def keep_alive(self, lease: Lease) -> KeepAlive:
+        """``async with store.keep_alive(lease)``: keep an acquired lease alive."""
+        return KeepAlive(self._store.keep_alive(lease))
+
+    async def put(
+        self,
+        scope: str,
+        key: str,
+        value: Bytes,
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+        expected_version: Optional[int] = None,
+    ) -> Receipt:
+        """Stores ``value`` under ``key`` if ``token`` is not stale."""
+        return await _run(
+            self._store.put,
+            scope,
+            key,
+            value,
+            token=token,
+            seq=seq,
+            holder=holder,
+            expected_version=expected_version,
+        )
+
+    async def delete(
+        self,
+        scope: str,
+        key: str,
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+        expected_version: Optional[int] = None,
+    ) -> Receipt:
+        """Deletes the entry under ``key`` if ``token`` is not stale."""
+        return await _run(
+            self._store.delete,
+            scope,
+            key,
+            token=token,
+            seq=seq,
+            holder=holder,
+            expected_version=expected_version,
+        )
+
+    async def apply(
+        self,
+        scope: str,
+        ops: Iterable[Union[Put, Delete]],
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+    ) -> List[Receipt]:
+        """Applies several puts and deletes under one check, all or nothing."""
+        return await _run(self._store.apply, scope, list(ops), token=token, seq=seq, holder=holder)
+
+    async def claim(
+        self, scope: str, *, token: int, seq: Optional[int] = None, holder: Optional[str] = None
+    ) -> None:
+        """Raises the scope's fence to ``token`` without writing."""
+        await _run(self._store.claim, scope, token=token, seq=seq, holder=holder)
+
+    async def get(
+        self, scope: str, key: str, *, token: Optional[int] = None, holder: Optional[str] = None
+    ) -> Optional[Entry]:
+        """Reads an entry (None if missing); with ``token=``, checked like a write."""
+        return await _run(self._store.get, scope, key, token=token, holder=holder)
+
+    async def list(self, scope: str, *, after: Optional[str] = None, limit: int = 100) -> Page:
+        """Up to ``limit`` keys after ``after``, in byte order."""
+        return await _run(self._store.list, scope, after=after, limit=limit)
+
+    async def fence_of(self, scope: str) -> int:
+        """The greatest token the scope has accepted (0: none)."""
+        return await _run(self._store.fence_of, scope)
+
+    async def status(self, scope: str) -> ScopeStatus:
+        """The scope's counter, fence, live lease and number of entries."""
+        return await _run(self._store.status, scope)
+
+    async def retire(self, scope: str) -> bool:
+        """Drops a scope with no live lease and no entries."""
+        return await _run(self._store.retire, scope)
+
+    async def advance_clock(self, by: Seconds) -> None:
+        """Moves a manual clock forward (``?clock=manual``)."""
+        await _run(self._store.advance_clock, by)
+
+    async def metrics(self) -> Dict[str, Any]:
+        """This handle's counters and recent rejections."""
+        return await _run(self._store.metrics)
+
+    async def metrics_text(self) -> str:
+        """The counters in the Prometheus text format."""
+        return await _run(self._store.metrics_text)

@@ -1,0 +1,326 @@
+//! `fencing.KeepAlive`: the context manager over the core's `LeaseGuard`.
+//! The guard renews on its own thread (no GIL needed); this object only
+//! starts it, reports on it, and stops and releases it at exit.
+
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use fencing::{Error, ErrorCode, LeaseGuard};
+
+use crate::errors::{build, set_lease_lost, to_py, IntoPyResult};
+use crate::types::Lease;
+
+enum Plan {
+    Acquire {
+        scope: String,
+        holder: String,
+        ttl: Duration,
+    },
+    Keep(fencing::Lease),
+}
+
+enum State {
+    /// Not entered yet.
+    Ready(Plan),
+    /// Another call is entering or leaving (the GIL is released meanwhile).
+    Busy,
+    Running(LeaseGuard),
+    /// Left (or released early): the last lease and why it was lost, if it was.
+    Done {
+        lease: fencing::Lease,
+        lost: Option<Error>,
+        lateness: Duration,
+    },
+}
+
+/// Holds a lease while a ``with`` block runs: renews it in the background
+/// about every ttl/3 and releases it at exit. Made by ``Store.lease()``
+/// (acquires on entry) or ``Store.keep_alive(lease)``.
+///
+/// Present ``token`` with every write: the fence, not this object, is what
+/// makes a late write harmless. If a renewal fails (the lease expired
+/// during a pause, another holder took over, the store closed), ``lost``
+/// turns true, ``check()`` raises, and leaving the block raises
+/// LeaseLostError; a loss is never silent.
+#[pyclass(frozen, module = "fencing", name = "KeepAlive")]
+pub struct KeepAlive {
+    store: fencing::Store,
+    state: Mutex<State>,
+}
+
+fn not_active(what: &str) -> PyErr {
+    PyRuntimeError::new_err(format!("the lease is not held yet: {what}"))
+}
+
+/// LeaseLostError for a keep-alive that ended with `cause`.
+fn lost_error(py: Python<'_>, lease: &fencing::Lease, cause: &Error) -> PyErr {
+    if matches!(cause, Error::LeaseLost { .. }) {
+        return to_py(py, cause);
+    }
+    let message = format!(
+        "keep-alive of the lease on {:?} (token {}) ended: {cause}",
+        lease.scope, lease.token
+    );
+    let err = build(py, ErrorCode::LeaseLost, &message, |e| {
+        set_lease_lost(e, &lease.scope, None)
+    });
+    err.set_cause(py, Some(to_py(py, cause)));
+    err
+}
+
+impl KeepAlive {
+    pub fn acquiring(store: fencing::Store, scope: String, holder: String, ttl: Duration) -> Self {
+        KeepAlive {
+            store,
+            state: Mutex::new(State::Ready(Plan::Acquire { scope, holder, ttl })),
+        }
+    }
+
+    pub fn keeping(store: fencing::Store, lease: fencing::Lease) -> Self {
+        KeepAlive {
+            store,
+            state: Mutex::new(State::Ready(Plan::Keep(lease))),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The lease as last renewed, and the loss if any.
+    fn snapshot(&self) -> PyResult<(fencing::Lease, Option<Error>, Duration)> {
+        match &*self.state() {
+            State::Running(guard) => Ok((guard.lease(), guard.lost(), guard.last_lateness())),
+            State::Done {
+                lease,
+                lost,
+                lateness,
+            } => Ok((lease.clone(), lost.clone(), *lateness)),
+            State::Ready(Plan::Keep(lease)) => Ok((lease.clone(), None, Duration::ZERO)),
+            State::Ready(Plan::Acquire { .. }) => Err(not_active("enter the with block first")),
+            State::Busy => Err(not_active("it is being acquired or released")),
+        }
+    }
+
+    /// Stops renewing and releases; `Ok(None)` if it was not running.
+    fn stop(&self, py: Python<'_>) -> PyResult<Option<fencing::Result<bool>>> {
+        let guard = {
+            let mut state = self.state();
+            match std::mem::replace(&mut *state, State::Busy) {
+                State::Running(guard) => guard,
+                other => {
+                    *state = other;
+                    return Ok(None);
+                }
+            }
+        };
+        let (lease, lost, lateness) = (guard.lease(), guard.lost(), guard.last_lateness());
+        let store = &self.store;
+        let scope = lease.scope.as_str();
+        let (released, lost) = py.detach(|| {
+            let released = guard.release();
+            // A lease that is no longer live at the end was lost during the
+            // block, even if the keep-alive had not noticed yet.
+            let lost = lost.or_else(|| match released {
+                Ok(false) => Some(Error::LeaseLost {
+                    scope: scope.to_owned(),
+                    current: store
+                        .status(scope)
+                        .ok()
+                        .and_then(|s| s.lease)
+                        .map(|l| (l.token, l.holder)),
+                }),
+                _ => None,
+            });
+            (released, lost)
+        });
+        *self.state() = State::Done {
+            lease,
+            lost,
+            lateness,
+        };
+        Ok(Some(released))
+    }
+}
+
+#[pymethods]
+impl KeepAlive {
+    /// Acquires the lease (for ``Store.lease()``) and starts renewing it.
+    fn __enter__(slf: &Bound<'_, Self>) -> PyResult<Py<Self>> {
+        let py = slf.py();
+        let this = slf.get();
+        let plan = {
+            let mut state = this.state();
+            match std::mem::replace(&mut *state, State::Busy) {
+                State::Ready(plan) => plan,
+                other => {
+                    *state = other;
+                    return Err(PyRuntimeError::new_err(
+                        "a KeepAlive can be entered only once",
+                    ));
+                }
+            }
+        };
+        let store = &this.store;
+        let started = match &plan {
+            Plan::Acquire { scope, holder, ttl } => {
+                py.detach(|| store.lease(scope, holder, *ttl)).py(py)
+            }
+            Plan::Keep(lease) => Ok(py.detach(|| store.keep_alive(lease.clone()))),
+        };
+        let mut state = this.state();
+        match started {
+            Ok(guard) => {
+                *state = State::Running(guard);
+                Ok(slf.clone().unbind())
+            }
+            Err(e) => {
+                *state = State::Ready(plan);
+                Err(e)
+            }
+        }
+    }
+
+    /// Stops renewing and releases the lease. Raises LeaseLostError if the
+    /// lease was lost while the block ran, including a lease found no longer
+    /// live at exit (unless the block itself raised: that exception is never
+    /// replaced).
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyType>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let released = self.stop(py)?;
+        if exc_type.is_some() {
+            return Ok(false);
+        }
+        if let State::Done {
+            lease,
+            lost: Some(cause),
+            ..
+        } = &*self.state()
+        {
+            return Err(lost_error(py, lease, cause));
+        }
+        match released {
+            Some(Err(e)) => Err(to_py(py, &e)),
+            _ => Ok(false),
+        }
+    }
+
+    /// Stops renewing and releases the lease now; returns whether it was
+    /// still live (False means it was lost: ``lost`` turns true). Leaving the
+    /// block afterwards releases nothing more, and raises LeaseLostError if
+    /// the lease had been lost.
+    fn release(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.stop(py)? {
+            Some(released) => released.py(py),
+            None => Ok(false),
+        }
+    }
+
+    /// Raises LeaseLostError if the lease was lost; call it before each
+    /// protected step.
+    fn check(&self, py: Python<'_>) -> PyResult<()> {
+        match self.snapshot()? {
+            (lease, Some(cause), _) => Err(lost_error(py, &lease, &cause)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether renewing failed for good (see ``lost_error``).
+    #[getter]
+    fn lost(&self) -> PyResult<bool> {
+        Ok(self.snapshot()?.1.is_some())
+    }
+
+    /// The LeaseLostError that ``check()`` would raise, or None.
+    #[getter]
+    fn lost_error<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        Ok(match self.snapshot()? {
+            (lease, Some(cause), _) => {
+                Some(lost_error(py, &lease, &cause).value(py).clone().into_any())
+            }
+            _ => None,
+        })
+    }
+
+    /// Whether the lease is being kept alive now (inside the block).
+    #[getter]
+    fn active(&self) -> bool {
+        matches!(&*self.state(), State::Running(_))
+    }
+
+    /// The lease as last renewed.
+    #[getter]
+    fn lease(&self) -> PyResult<Lease> {
+        Ok(Lease {
+            inner: self.snapshot()?.0,
+        })
+    }
+
+    /// The fencing token to present with every write.
+    #[getter]
+    fn token(&self) -> PyResult<u64> {
+        Ok(self.snapshot()?.0.token.get())
+    }
+
+    /// The protected scope.
+    #[getter]
+    fn scope(&self) -> PyResult<String> {
+        Ok(self.snapshot()?.0.scope)
+    }
+
+    /// Who holds the lease.
+    #[getter]
+    fn holder(&self) -> PyResult<String> {
+        Ok(self.snapshot()?.0.holder)
+    }
+
+    /// When the lease expires unless renewed again (aware datetime, UTC).
+    #[getter]
+    fn expires_at<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::convert::datetime(py, self.snapshot()?.0.expires_at)
+    }
+
+    /// How late the most recent renewal ran against its schedule, in
+    /// seconds: a pause (GC, SIGSTOP, VM suspend) shows up here.
+    #[getter]
+    fn last_lateness(&self) -> PyResult<f64> {
+        Ok(self.snapshot()?.2.as_secs_f64())
+    }
+
+    fn __repr__(&self) -> String {
+        match &*self.state() {
+            State::Ready(Plan::Acquire { scope, holder, .. }) => {
+                format!("<fencing.KeepAlive scope={scope:?} holder={holder:?} not entered>")
+            }
+            State::Ready(Plan::Keep(l)) => format!(
+                "<fencing.KeepAlive scope={:?} token={} not entered>",
+                l.scope, l.token
+            ),
+            State::Busy => "<fencing.KeepAlive busy>".to_owned(),
+            State::Running(g) => {
+                let l = g.lease();
+                let lost = if g.is_lost() { "lost" } else { "held" };
+                format!(
+                    "<fencing.KeepAlive scope={:?} token={} {lost}>",
+                    l.scope, l.token
+                )
+            }
+            State::Done { lease, lost, .. } => {
+                let lost = if lost.is_some() { "lost" } else { "released" };
+                format!(
+                    "<fencing.KeepAlive scope={:?} token={} {lost}>",
+                    lease.scope, lease.token
+                )
+            }
+        }
+    }
+}

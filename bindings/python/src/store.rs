@@ -1,0 +1,518 @@
+//! `fencing.Store`: one handle on a store, every method a call into the core
+//! with the GIL released.
+
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyDict, PyList, PyString, PyType};
+
+use fencing::Op;
+
+use crate::convert::{self, count, duration, fence, optional_text, text, token};
+use crate::errors::{invalid, IntoPyResult};
+use crate::keepalive::KeepAlive;
+use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
+
+/// A handle on one fencing store, opened from a URL:
+///
+/// - ``memory:``: in this process only, for threads and tests;
+/// - ``sqlite:PATH``: one durable file shared by every process on the host.
+///
+/// Options go in the query, e.g. ``memory:?clock=manual`` or
+/// ``sqlite:fence.db?strict=true``. The handle is thread-safe: threads (and
+/// asyncio tasks through ``fencing.aio``) share it, and every call releases
+/// the GIL while the store works. Use it as a context manager, or call
+/// ``close()``, to close it; later calls raise ClosedError.
+#[pyclass(frozen, module = "fencing", name = "Store")]
+pub struct Store {
+    pub inner: fencing::Store,
+    scheme: String,
+}
+
+/// Opens the store a URL names (``memory:``, ``sqlite:PATH``); the same as
+/// ``Store(url)``.
+#[pyfunction]
+pub fn open(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Store> {
+    Store::new(py, url)
+}
+
+/// Parses a token's canonical decimal text (``"42"`` -> 42). ``"0"`` parses
+/// to 0 ("none yet"), which no operation accepts as a token. Anything that
+/// is not canonical decimal within 0..=MAX_TOKEN raises InvalidArgumentError.
+#[pyfunction]
+pub fn parse_token(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let text = convert::text(py, text, "token text")?;
+    fencing::parse_token_value(&text).py(py)
+}
+
+/// Where a lease operation names its lease: a `Lease`, or a scope and token.
+fn lease_target(
+    py: Python<'_>,
+    lease: &Bound<'_, PyAny>,
+    token_arg: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(PyBackedStr, fencing::Token, Option<fencing::Lease>)> {
+    if let Ok(l) = lease.cast::<Lease>() {
+        if token_arg.is_some() {
+            return Err(invalid(
+                py,
+                "pass either a Lease, or a scope with token=, not both",
+            ));
+        }
+        let l = &l.get().inner;
+        let scope = PyBackedStr::try_from(PyString::new(py, &l.scope))?;
+        return Ok((scope, l.token, Some(l.clone())));
+    }
+    if lease.is_instance_of::<PyString>() {
+        let scope = text(py, lease, "scope")?;
+        let Some(t) = token_arg else {
+            return Err(invalid(py, "a scope needs token="));
+        };
+        return Ok((scope, token(py, t, "token")?, None));
+    }
+    Err(invalid(
+        py,
+        format!(
+            "expected a Lease or a scope (str), got {}",
+            lease.get_type().qualname()?
+        ),
+    ))
+}
+
+impl Store {
+    fn new(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Store> {
+        let url = text(py, url, "url")?;
+        let inner = py.detach(|| fencing::Store::open(&url)).py(py)?;
+        // Only the scheme is kept for repr: a URL may carry credentials.
+        let scheme = url.split(':').next().unwrap_or_default().to_owned();
+        Ok(Store { inner, scheme })
+    }
+}
+
+#[pymethods]
+impl Store {
+    #[new]
+    #[pyo3(signature = (url))]
+    fn py_new(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Store> {
+        Store::new(py, url)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.inner.is_closed() {
+            "closed"
+        } else {
+            "open"
+        };
+        format!("<fencing.Store {}: {state}>", self.scheme)
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Closes the store.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<&Bound<'_, PyType>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> bool {
+        self.close(py);
+        false
+    }
+
+    /// Closes the store for every user of this handle; later calls raise
+    /// ClosedError. Closing twice is harmless.
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.inner.close());
+    }
+
+    /// Whether ``close()`` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    // ----- the counter -----
+
+    /// Increments the scope's counter and returns the new token (first: 1).
+    fn next_token(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let scope = text(py, scope, "scope")?;
+        py.detach(|| self.inner.next_token(&scope))
+            .py(py)
+            .map(fencing::Token::get)
+    }
+
+    /// Raises the scope's counter to at least ``floor`` (never lowers it) and
+    /// returns the counter: for moving from another lease service.
+    fn advance_counter(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        floor: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        let scope = text(py, scope, "scope")?;
+        let floor = token(py, floor, "floor")?;
+        py.detach(|| self.inner.advance_counter(&scope, floor))
+            .py(py)
+    }
+
+    // ----- leases -----
+
+    /// Takes the scope's lease for ``ttl`` (seconds, or a timedelta) and
+    /// returns it with a new token. Raises LeaseHeldError (with the holder,
+    /// its token and the time left) while another lease is live.
+    #[pyo3(signature = (scope, *, holder, ttl))]
+    fn acquire(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        holder: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<Lease> {
+        let scope = text(py, scope, "scope")?;
+        let holder = text(py, holder, "holder")?;
+        let ttl = duration(py, ttl, "ttl")?;
+        let inner = py
+            .detach(|| self.inner.acquire(&scope, &holder, ttl))
+            .py(py)?;
+        Ok(Lease { inner })
+    }
+
+    /// Like ``acquire``, but waits (without spinning, the GIL released) until
+    /// the lease is free or ``timeout`` seconds pass: then TimeoutError.
+    #[pyo3(signature = (scope, *, holder, ttl, timeout))]
+    fn acquire_wait(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        holder: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+        timeout: &Bound<'_, PyAny>,
+    ) -> PyResult<Lease> {
+        let scope = text(py, scope, "scope")?;
+        let holder = text(py, holder, "holder")?;
+        let ttl = duration(py, ttl, "ttl")?;
+        let timeout = duration(py, timeout, "timeout")?;
+        let inner = py
+            .detach(|| self.inner.acquire_wait(&scope, &holder, ttl, timeout))
+            .py(py)?;
+        Ok(Lease { inner })
+    }
+
+    /// Extends a lease by ``ttl`` from now (default: the lease's own ttl),
+    /// only while it is still the live lease; else LeaseLostError, naming
+    /// the lease that is current, if any. Takes a Lease, or a scope with
+    /// ``token=`` (then ``ttl`` is required).
+    #[pyo3(signature = (lease, *, token=None, ttl=None))]
+    fn renew(
+        &self,
+        py: Python<'_>,
+        lease: &Bound<'_, PyAny>,
+        token: Option<&Bound<'_, PyAny>>,
+        ttl: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Lease> {
+        let (scope, token, known) = lease_target(py, lease, token)?;
+        let ttl = match (ttl, known) {
+            (Some(t), _) => duration(py, t, "ttl")?,
+            (None, Some(l)) => l.ttl,
+            (None, None) => return Err(invalid(py, "renewing by scope and token needs ttl=")),
+        };
+        let inner = py.detach(|| self.inner.renew(&scope, token, ttl)).py(py)?;
+        Ok(Lease { inner })
+    }
+
+    /// Ends a lease early if it is still live; returns whether it did. Never
+    /// touches a newer lease, the counter or the fence. Takes a Lease, or a
+    /// scope with ``token=``.
+    #[pyo3(signature = (lease, *, token=None))]
+    fn release(
+        &self,
+        py: Python<'_>,
+        lease: &Bound<'_, PyAny>,
+        token: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let (scope, token, _) = lease_target(py, lease, token)?;
+        py.detach(|| self.inner.release(&scope, token)).py(py)
+    }
+
+    /// A context manager that acquires the lease on entry, renews it in the
+    /// background about every ttl/3 while the block runs, and releases it
+    /// at exit. If renewal fails, ``lost`` turns true and the exit raises
+    /// LeaseLostError.
+    #[pyo3(signature = (scope, *, holder, ttl))]
+    fn lease(
+        slf: &Bound<'_, Self>,
+        scope: &Bound<'_, PyAny>,
+        holder: &Bound<'_, PyAny>,
+        ttl: &Bound<'_, PyAny>,
+    ) -> PyResult<KeepAlive> {
+        let py = slf.py();
+        let scope = text(py, scope, "scope")?;
+        let holder = text(py, holder, "holder")?;
+        let ttl = duration(py, ttl, "ttl")?;
+        Ok(KeepAlive::acquiring(
+            slf.get().inner.clone(),
+            String::from(&*scope),
+            String::from(&*holder),
+            ttl,
+        ))
+    }
+
+    /// A context manager that keeps an already acquired lease alive while
+    /// the block runs and releases it at exit, like ``lease()``.
+    fn keep_alive(&self, py: Python<'_>, lease: &Bound<'_, PyAny>) -> PyResult<KeepAlive> {
+        let lease = lease.cast::<Lease>().map_err(|_| {
+            invalid(
+                py,
+                format!(
+                    "keep_alive needs a Lease, got {}",
+                    lease
+                        .get_type()
+                        .qualname()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
+                ),
+            )
+        })?;
+        Ok(KeepAlive::keeping(
+            self.inner.clone(),
+            lease.get().inner.clone(),
+        ))
+    }
+
+    // ----- the fenced store -----
+
+    /// Stores ``value`` (bytes-like) under ``key`` if ``token`` is not older
+    /// than the scope's fence; raises StaleTokenError otherwise. ``seq``
+    /// orders writes within one token, ``holder`` is recorded with
+    /// rejections, ``expected_version`` makes it conditional (0: must not
+    /// exist yet).
+    #[pyo3(signature = (scope, key, value, *, token, seq=None, holder=None, expected_version=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn put(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+        seq: Option<&Bound<'_, PyAny>>,
+        holder: Option<&Bound<'_, PyAny>>,
+        expected_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Receipt> {
+        let scope = text(py, scope, "scope")?;
+        let key = text(py, key, "key")?;
+        let value = convert::bytes(py, value, "value")?;
+        let fence = fence(py, token, seq, holder)?;
+        let expected = convert::optional_count(py, expected_version, "expected_version")?;
+        let receipt = match expected {
+            None => py.detach(|| self.inner.put(&scope, &key, &value, &fence)),
+            Some(v) => py.detach(|| {
+                let op = Op::put(String::from(&*key), value.to_vec()).if_version(v);
+                self.inner.execute(&scope, &fence, op)
+            }),
+        };
+        receipt.py(py).map(Receipt::from)
+    }
+
+    /// Deletes the entry under ``key`` with the same checks as ``put``;
+    /// NotFoundError if it does not exist. The receipt's version is 0.
+    #[pyo3(signature = (scope, key, *, token, seq=None, holder=None, expected_version=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+        seq: Option<&Bound<'_, PyAny>>,
+        holder: Option<&Bound<'_, PyAny>>,
+        expected_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Receipt> {
+        let scope = text(py, scope, "scope")?;
+        let key = text(py, key, "key")?;
+        let fence = fence(py, token, seq, holder)?;
+        let expected = convert::optional_count(py, expected_version, "expected_version")?;
+        let receipt = match expected {
+            None => py.detach(|| self.inner.delete(&scope, &key, &fence)),
+            Some(v) => py.detach(|| {
+                let op = Op::delete(String::from(&*key)).if_version(v);
+                self.inner.execute(&scope, &fence, op)
+            }),
+        };
+        receipt.py(py).map(Receipt::from)
+    }
+
+    /// Applies several ``Put``/``Delete`` operations under one fence check,
+    /// in order, all or nothing (1 to MAX_BATCH_OPS of them). Returns one
+    /// receipt per operation.
+    #[pyo3(signature = (scope, ops, *, token, seq=None, holder=None))]
+    fn apply(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        ops: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+        seq: Option<&Bound<'_, PyAny>>,
+        holder: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<Receipt>> {
+        let scope = text(py, scope, "scope")?;
+        let not_ops = || {
+            invalid(
+                py,
+                "ops must be an iterable of fencing.Put and fencing.Delete",
+            )
+        };
+        if ops.is_instance_of::<PyString>() {
+            return Err(not_ops());
+        }
+        let mut batch = Vec::new();
+        for item in ops.try_iter().map_err(|_| not_ops())? {
+            let item = item?;
+            if let Ok(p) = item.cast::<Put>() {
+                batch.push(p.get().op.clone());
+            } else if let Ok(d) = item.cast::<Delete>() {
+                batch.push(d.get().op.clone());
+            } else {
+                return Err(invalid(
+                    py,
+                    format!(
+                        "ops must hold fencing.Put and fencing.Delete, got {}",
+                        item.get_type().qualname()?
+                    ),
+                ));
+            }
+        }
+        let fence = fence(py, token, seq, holder)?;
+        let receipts = py
+            .detach(|| self.inner.apply(&scope, &fence, batch))
+            .py(py)?;
+        Ok(receipts.into_iter().map(Receipt::from).collect())
+    }
+
+    /// Raises the scope's fence to ``token`` without writing, so that older
+    /// holders are shut out before the new one reads.
+    #[pyo3(signature = (scope, *, token, seq=None, holder=None))]
+    fn claim(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+        seq: Option<&Bound<'_, PyAny>>,
+        holder: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let scope = text(py, scope, "scope")?;
+        let fence = fence(py, token, seq, holder)?;
+        py.detach(|| self.inner.claim(&scope, &fence)).py(py)
+    }
+
+    /// Reads an entry: an Entry, or None when there is none. Needs no token;
+    /// with ``token=`` the read is checked like a write (StaleTokenError for
+    /// a stale reader) but raises nothing.
+    #[pyo3(signature = (scope, key, *, token=None, holder=None))]
+    fn get(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        key: &Bound<'_, PyAny>,
+        token: Option<&Bound<'_, PyAny>>,
+        holder: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Entry>> {
+        let scope = text(py, scope, "scope")?;
+        let key = text(py, key, "key")?;
+        let fence = match token {
+            Some(t) => Some(fence(py, t, None, holder)?),
+            None if holder.is_some() => {
+                return Err(invalid(py, "holder= is only recorded with token="))
+            }
+            None => None,
+        };
+        let entry = py
+            .detach(|| self.inner.get(&scope, &key, fence.as_ref()))
+            .py(py)?;
+        Ok(entry.map(|e| Entry::new(py, e)))
+    }
+
+    /// Up to ``limit`` keys of the scope after ``after``, in byte order;
+    /// pass the page's ``next`` as ``after`` for the following page.
+    #[pyo3(signature = (scope, *, after=None, limit=None), text_signature = "(self, scope, *, after=None, limit=100)")]
+    fn list(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        after: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Page> {
+        let scope = text(py, scope, "scope")?;
+        let after = optional_text(py, after, "after")?;
+        let limit = match limit {
+            Some(l) => usize::try_from(count(py, l, "limit")?).unwrap_or(usize::MAX),
+            None => 100,
+        };
+        let page = py
+            .detach(|| self.inner.list(&scope, after.as_deref(), limit))
+            .py(py)?;
+        Ok(page.into())
+    }
+
+    /// The greatest token the scope has accepted (0: none).
+    fn fence_of(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let scope = text(py, scope, "scope")?;
+        py.detach(|| self.inner.fence_of(&scope)).py(py)
+    }
+
+    /// The scope's counter, fence, live lease and number of entries.
+    fn status(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<ScopeStatus> {
+        let scope = text(py, scope, "scope")?;
+        let status = py.detach(|| self.inner.status(&scope)).py(py)?;
+        Ok(status.into())
+    }
+
+    /// Drops a scope that has no live lease and no entries; a scope created
+    /// afterwards starts above every token this one issued or accepted.
+    /// Returns whether there was state to drop.
+    fn retire(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let scope = text(py, scope, "scope")?;
+        py.detach(|| self.inner.retire(&scope)).py(py)
+    }
+
+    /// Moves a manual clock (``?clock=manual``) forward by ``by`` seconds
+    /// (or a timedelta): for tests.
+    fn advance_clock(&self, py: Python<'_>, by: &Bound<'_, PyAny>) -> PyResult<()> {
+        let by = duration(py, by, "by")?;
+        py.detach(|| self.inner.advance_clock(by)).py(py)
+    }
+
+    // ----- observability -----
+
+    /// This handle's counters (ints, by name), plus ``rejections``: the last
+    /// 64 fence rejections as dicts (code, scope, key, presented, current,
+    /// seq, holder, at). Never any values.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let snap = py.detach(|| self.inner.metrics());
+        let out = PyDict::new(py);
+        for (name, _, value) in snap.counters() {
+            out.set_item(name, value)?;
+        }
+        let rejections = PyList::empty(py);
+        for r in &snap.rejections {
+            let d = PyDict::new(py);
+            d.set_item("code", r.code.as_str())?;
+            d.set_item("scope", &r.scope)?;
+            d.set_item("key", r.key.as_deref())?;
+            d.set_item("presented", r.presented.get())?;
+            d.set_item("current", r.current)?;
+            d.set_item("seq", r.seq)?;
+            d.set_item("holder", r.holder.as_deref())?;
+            d.set_item("at", convert::datetime(py, r.at)?)?;
+            rejections.append(d)?;
+        }
+        out.set_item("rejections", rejections)?;
+        Ok(out)
+    }
+
+    /// The counters in the Prometheus text format.
+    fn metrics_text(&self, py: Python<'_>) -> String {
+        py.detach(|| self.inner.metrics_text())
+    }
+}

@@ -1,0 +1,188 @@
+"""``fencing.aio``: the same API as awaitables, tasks sharing one store, and
+an event loop that keeps running while a call blocks."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import time
+from typing import Any, Coroutine, List, TypeVar
+
+import pytest
+
+import fencing
+import fencing.aio
+
+BOUND = 60.0
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(asyncio.wait_for(coro, BOUND))
+
+
+def test_same_methods_as_the_blocking_store() -> None:
+    blocking = {n for n in dir(fencing.Store) if not n.startswith("_")}
+    asynchronous = {n for n in dir(fencing.aio.Store) if not n.startswith("_")}
+    assert blocking - asynchronous == set()
+    for name in blocking - {"closed", "lease", "keep_alive"}:
+        assert inspect.iscoroutinefunction(getattr(fencing.aio.Store, name)), name
+
+
+def test_round_trip(sqlite_url: str) -> None:
+    async def main() -> None:
+        async with fencing.aio.open(sqlite_url + "?clock=manual") as store:
+            assert isinstance(store, fencing.aio.Store)
+            a = await store.acquire("report", holder="a", ttl=10)
+            assert (await store.put("report", "body", b"A", token=a.token)).version == 1
+            await store.advance_clock(11)
+            b = await store.acquire("report", holder="b", ttl=10)
+            with pytest.raises(fencing.StaleTokenError) as info:
+                await store.put("report", "body", b"A late", token=a.token)
+            assert (info.value.presented, info.value.current) == (1, 2)
+            receipts = await store.apply(
+                "report", [fencing.Put("body", b"B"), fencing.Put("x", b"")], token=b.token
+            )
+            assert [r.version for r in receipts] == [2, 1]
+            e = await store.get("report", "body")
+            assert e is not None and (e.value, e.token) == (b"B", 2)
+            assert (await store.list("report")).keys == ["body", "x"]
+            assert await store.fence_of("report") == 2
+            assert (await store.status("report")).entries == 2
+            assert (await store.renew(b, ttl=20)).ttl == 20.0
+            assert await store.release(b) is True
+            await store.claim("report", token=3)
+            assert (await store.delete("report", "x", token=3)).version == 0
+            assert await store.next_token("other") == 1
+            assert await store.advance_counter("other", 10) == 10
+            assert await store.retire("other") is True
+            assert (await store.metrics())["stale_rejections"] == 1
+            assert "fencing_stale_rejections_total 1" in await store.metrics_text()
+            assert store.sync.fence_of("report") == 3
+        assert store.closed
+        with pytest.raises(fencing.ClosedError):
+            await store.get("report", "body")
+        awaited = await fencing.aio.open("memory:")
+        assert repr(awaited) == "<fencing.aio.Store memory: open>"
+        await awaited.close()
+
+    run(main())
+
+
+def test_tasks_share_one_store(store: fencing.Store) -> None:
+    shared = fencing.aio.Store(store)
+
+    async def worker(i: int) -> List[int]:
+        tokens = []
+        for _ in range(5):
+            lease = await shared.acquire_wait("counter", holder=f"task-{i}", ttl=BOUND, timeout=BOUND)
+            entry = await shared.get("counter", "n")
+            n = 0 if entry is None else int(entry.value)
+            await shared.put("counter", "n", str(n + 1).encode(), token=lease.token)
+            assert await shared.release(lease) is True
+            tokens.append(lease.token)
+        return tokens
+
+    async def main() -> List[List[int]]:
+        # A small executor: waiters outnumber its threads, and must not
+        # starve the holder's calls.
+        executor = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+        asyncio.get_running_loop().set_default_executor(executor)
+        return await asyncio.gather(*(worker(i) for i in range(8)))
+
+    per_task = run(main())
+    entry = store.get("counter", "n")
+    assert entry is not None and int(entry.value) == 40
+    tokens = sorted(t for ts in per_task for t in ts)
+    assert tokens == list(range(1, 41))
+    for ts in per_task:
+        assert ts == sorted(ts)
+
+
+def test_a_waiting_call_does_not_block_the_loop(mem: fencing.Store) -> None:
+    """A task blocked in acquire_wait leaves the loop free for the task that
+    releases the lease; if the wait blocked the loop, it would time out."""
+    store = fencing.aio.Store(mem)
+
+    async def main() -> fencing.Lease:
+        held = await store.acquire("s", holder="main", ttl=3600)
+        waiter = asyncio.ensure_future(
+            store.acquire_wait("s", holder="waiter", ttl=10, timeout=BOUND)
+        )
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert not waiter.done()
+        assert await store.release(held) is True
+        return await waiter
+
+    lease = run(main())
+    assert (lease.holder, lease.token) == ("waiter", 2)
+
+
+def test_async_keep_alive(mem: fencing.Store) -> None:
+    store = fencing.aio.Store(mem)
+
+    async def main() -> None:
+        async with store.lease("job", holder="a", ttl=60) as lease:
+            assert isinstance(lease, fencing.aio.KeepAlive)
+            assert lease.active and not lease.lost and lease.token == 1
+            assert (lease.scope, lease.holder) == ("job", "a")
+            assert lease.lease.ttl == 60.0 and lease.expires_at is not None
+            assert lease.last_lateness >= 0.0 and lease.lost_error is None
+            lease.check()
+            assert lease.sync.token == 1
+        assert not lease.active
+        with pytest.raises(fencing.LeaseLostError) as info:
+            async with store.lease("job", holder="a", ttl=60):
+                await store.advance_clock(61)
+                await store.acquire("job", holder="b", ttl=60)
+        assert info.value.current_holder == "b"
+        acquired = await store.acquire("x", holder="c", ttl=60)
+        async with store.keep_alive(acquired) as kept:
+            assert await kept.release() is True
+        assert "released" in repr(kept)
+
+    run(main())
+
+
+def test_bad_input_through_aio(mem: fencing.Store) -> None:
+    store = fencing.aio.Store(mem)
+
+    async def main() -> None:
+        with pytest.raises(fencing.InvalidArgumentError):
+            await store.put("s", "k", "text", token=1)  # type: ignore[arg-type]
+        with pytest.raises(fencing.InvalidArgumentError):
+            await store.put("s", "k", b"v", token=True)
+        with pytest.raises(fencing.InvalidArgumentError):
+            await fencing.aio.open("nosuch:")
+        assert await store.fence_of("s") == 0
+
+    run(main())
+    with pytest.raises(TypeError):
+        fencing.aio.Store("memory:")  # type: ignore[arg-type]
+
+
+def test_a_cancelled_wait_releases_the_lease_it_gets(mem: fencing.Store) -> None:
+    store = fencing.aio.Store(mem)
+
+    async def main() -> None:
+        held = await store.acquire("s", holder="main", ttl=3600)
+        waiter = asyncio.ensure_future(
+            store.acquire_wait("s", holder="waiter", ttl=3600, timeout=BOUND)
+        )
+        await asyncio.sleep(0)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        assert await store.release(held) is True
+        # The waiting thread gets the lease, finds nobody awaiting it, and
+        # releases it.
+        deadline = time.monotonic() + BOUND
+        while (await store.metrics())["releases"] < 2:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.005)
+        assert (await store.status("s")).lease is None
+        assert (await store.metrics())["leases_acquired"] == 2
+
+    run(main())

@@ -1,0 +1,158 @@
+"""Threads share one store; the GIL is released while the core works."""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Dict, List
+
+import pytest
+
+import fencing
+
+BOUND = 60.0  # seconds: the most any wait here may take
+
+
+def run_threads(n: int, target: Callable[[int], None]) -> None:
+    errors: List[BaseException] = []
+
+    def guarded(i: int) -> None:
+        try:
+            target(i)
+        except BaseException as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(BOUND)
+    assert not any(t.is_alive() for t in threads), "a thread did not finish"
+    if errors:
+        raise errors[0]
+
+
+def test_threads_write_their_own_scopes(store: fencing.Store) -> None:
+    def worker(i: int) -> None:
+        token = store.next_token(f"scope-{i}")
+        for n in range(200):
+            store.put(f"scope-{i}", f"k{n % 10}", f"{i}:{n}".encode(), token=token)
+
+    run_threads(8, worker)
+    for i in range(8):
+        entry = store.get(f"scope-{i}", "k9")
+        assert entry is not None
+        assert (entry.value, entry.version, entry.token) == (f"{i}:199".encode(), 20, 1)
+        assert store.list(f"scope-{i}").keys == [f"k{n}" for n in range(10)]
+    assert store.metrics()["writes_accepted"] == 1600
+
+
+def test_threads_take_turns_on_one_lease(store: fencing.Store) -> None:
+    """Read-modify-write under the lease: no update is lost, and every
+    accepted write carries a greater token than the one before it."""
+    rounds, workers = 10, 6
+    tokens: List[int] = []
+    lock = threading.Lock()
+
+    def worker(i: int) -> None:
+        for _ in range(rounds):
+            lease = store.acquire_wait("counter", holder=f"t{i}", ttl=BOUND, timeout=BOUND)
+            entry = store.get("counter", "n")
+            n = 0 if entry is None else int(entry.value)
+            store.put("counter", "n", str(n + 1).encode(), token=lease.token)
+            with lock:
+                tokens.append(lease.token)
+            assert store.release(lease) is True
+
+    run_threads(workers, worker)
+    entry = store.get("counter", "n")
+    assert entry is not None
+    assert int(entry.value) == rounds * workers
+    assert tokens == sorted(tokens) and len(set(tokens)) == len(tokens)
+    assert entry.token == tokens[-1] == rounds * workers
+    m = store.metrics()
+    assert (m["leases_acquired"], m["releases"], m["writes_accepted"]) == (60, 60, 60)
+
+
+def test_stale_writers_in_threads_never_win(mem: fencing.Store) -> None:
+    """Many threads write with their own token while the fence moves up:
+    the stored entry always carries the greatest token accepted."""
+    accepted: Dict[int, int] = {}
+    lock = threading.Lock()
+
+    def worker(i: int) -> None:
+        for n in range(1, 101):
+            token = n * 10 + i
+            try:
+                mem.put("s", "k", str(token).encode(), token=token)
+            except fencing.StaleTokenError as e:
+                assert e.current >= token
+                continue
+            with lock:
+                accepted[token] = accepted.get(token, 0) + 1
+
+    run_threads(8, worker)
+    entry = mem.get("s", "k")
+    assert entry is not None
+    assert entry.token == max(accepted) == mem.fence_of("s")
+    assert int(entry.value) == entry.token
+    m = mem.metrics()
+    assert m["writes_accepted"] + m["stale_rejections"] == 800
+
+
+def test_gil_is_released_while_acquire_wait_blocks(mem: fencing.Store) -> None:
+    """A thread blocked in acquire_wait lets this thread run Python code that
+    releases the lease. If the wait held the GIL, the release could not run
+    and the waiter would time out."""
+    held = mem.acquire("s", holder="main", ttl=3600)
+    got: List[fencing.Lease] = []
+    waiting = threading.Event()
+
+    def waiter(_: int) -> None:
+        waiting.set()
+        got.append(mem.acquire_wait("s", holder="waiter", ttl=10, timeout=BOUND))
+
+    t = threading.Thread(target=waiter, args=(0,))
+    t.start()
+    assert waiting.wait(BOUND)
+    total = sum(i * i for i in range(200_000))  # Python work, needs the GIL
+    assert total > 0
+    assert mem.release(held) is True
+    t.join(BOUND)
+    assert not t.is_alive()
+    assert [(lease.holder, lease.token) for lease in got] == [("waiter", 2)]
+
+
+def test_one_store_closed_from_another_thread(sqlite_url: str) -> None:
+    store = fencing.open(sqlite_url)
+    results: List[str] = []
+    started = threading.Barrier(5)
+
+    def worker(i: int) -> None:
+        started.wait(BOUND)
+        for n in range(10_000):
+            try:
+                store.put("s", f"k{i}", b"v", token=1)
+            except fencing.ClosedError:
+                results.append("closed")
+                return
+        results.append("finished")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    started.wait(BOUND)
+    store.close()
+    for t in threads:
+        t.join(BOUND)
+    assert not any(t.is_alive() for t in threads)
+    assert len(results) == 4 and set(results) <= {"closed", "finished"}
+    with pytest.raises(fencing.ClosedError):
+        store.get("s", "k0")
+    # Writes that were in flight either committed or did not: the file is whole.
+    with fencing.open(sqlite_url) as again:
+        keys = again.list("s").keys
+        assert set(keys) <= {"k0", "k1", "k2", "k3"}
+        assert again.fence_of("s") == (1 if keys else 0)
+        for k in keys:
+            e = again.get("s", k)
+            assert e is not None and (e.value, e.token) == (b"v", 1)
