@@ -322,6 +322,14 @@ fn save_scope(tx: &Connection, scope: &str, core: &ScopeCore) -> Result<()> {
     Ok(())
 }
 
+fn entry_count(tx: &Connection, scope: &str) -> Result<u64> {
+    let n: i64 = tx
+        .prepare_cached("SELECT count(*) FROM fencing_entries WHERE scope = ?1")
+        .and_then(|mut s| s.query_row([scope], |r| r.get(0)))
+        .map_err(backend)?;
+    stored(n)
+}
+
 impl Backend for Sqlite {
     fn next_token(&self, scope: &str) -> Result<Token> {
         self.with_scope(scope, |_, core| core.next_token())
@@ -463,16 +471,13 @@ impl Backend for Sqlite {
     fn status(&self, scope: &str) -> Result<ScopeStatus> {
         self.read_tx(|tx| {
             let core = load_or_fresh(tx, scope)?;
-            let entries: i64 = tx
-                .prepare_cached("SELECT count(*) FROM fencing_entries WHERE scope = ?1")
-                .and_then(|mut s| s.query_row([scope], |r| r.get(0)))
-                .map_err(backend)?;
+            let entries = entry_count(tx, scope)?;
             let now = self.clock.now_ms();
             Ok(ScopeStatus {
                 counter: core.counter,
                 fence: core.fence,
                 lease: core.live_lease(now).map(|l| l.to_lease(scope, now)),
-                entries: stored(entries)?,
+                entries,
             })
         })
     }
@@ -483,10 +488,7 @@ impl Backend for Sqlite {
                 return Ok(false);
             };
             let scope_floor = core.retire_floor(scope, self.clock.now_ms())?;
-            let entries: i64 = tx
-                .prepare_cached("SELECT count(*) FROM fencing_entries WHERE scope = ?1")
-                .and_then(|mut s| s.query_row([scope], |r| r.get(0)))
-                .map_err(backend)?;
+            let entries = entry_count(tx, scope)?;
             if entries > 0 {
                 return Err(Error::invalid(format!(
                     "scope {scope:?} still has {entries} entries: delete them before retiring it"
