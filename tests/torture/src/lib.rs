@@ -1,0 +1,1 @@
+//! History checker (to come).
