@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::backend::memory::Memory;
+use crate::backend::postgres::Postgres;
 use crate::backend::sqlite::Sqlite;
 use crate::backend::Backend;
 use crate::clock::Clock;
@@ -39,9 +40,11 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens the store a URL names: `memory:` or `sqlite:PATH`, optionally
-    /// with options (`?clock=manual&strict=true&eager_fencing=false`; for
-    /// SQLite also `synchronous=full|normal` and `busy_timeout_ms=N`).
+    /// Opens the store a URL names: `memory:`, `sqlite:PATH` or
+    /// `postgres://...`, optionally with options
+    /// (`?clock=manual&strict=true&eager_fencing=false`; for SQLite also
+    /// `synchronous=full|normal` and `busy_timeout_ms=N`; for PostgreSQL
+    /// `schema=NAME`, `pool_size=N` and the driver's own options).
     pub fn open(url: &str) -> Result<Store> {
         let target = url::parse(url)?;
         let mode = Mode {
@@ -67,6 +70,17 @@ impl Store {
                 };
                 Box::new(Sqlite::open(&path, synchronous, busy_timeout, clock, mode)?)
             }
+            Location::Postgres {
+                url,
+                schema,
+                pool_size,
+            } => Box::new(Postgres::open(
+                &url,
+                &schema,
+                pool_size,
+                target.options.clock == ClockKind::Manual,
+                mode,
+            )?),
         };
         Ok(Store {
             inner: Arc::new(Inner {

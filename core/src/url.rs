@@ -51,6 +51,12 @@ pub enum Synchronous {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {
     Memory,
+    Postgres {
+        /// The URL for the driver: fencing's own options taken out.
+        url: String,
+        schema: String,
+        pool_size: usize,
+    },
     Sqlite {
         path: PathBuf,
         synchronous: Synchronous,
@@ -65,6 +71,8 @@ pub struct Target {
 }
 
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_SCHEMA: &str = "fencing";
+pub const DEFAULT_POOL_SIZE: usize = 4;
 
 pub fn parse(url: &str) -> Result<Target> {
     if url.len() > MAX_URL_BYTES {
@@ -108,9 +116,37 @@ pub fn parse(url: &str) -> Result<Target> {
                 ),
             },
         }
+    } else if base.starts_with("postgres://") || base.starts_with("postgresql://") {
+        let schema = query.take("schema").unwrap_or(DEFAULT_SCHEMA);
+        if !crate::backend::postgres::valid_schema(schema) {
+            return Err(bad_value(
+                "schema",
+                schema,
+                "a lower-case SQL identifier of at most 63 bytes ([a-z_][a-z0-9_]*, not pg_*)",
+            ));
+        }
+        let pool_size = match query.take("pool_size") {
+            None => DEFAULT_POOL_SIZE,
+            Some(v) => match v.parse::<usize>() {
+                Ok(n @ 1..=64) => n,
+                _ => return Err(bad_value("pool_size", v, "1..=64")),
+            },
+        };
+        // Every other option is the driver's (connect_timeout, sslmode, ...).
+        let rest = query.rest();
+        let url = if rest.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{rest}")
+        };
+        Location::Postgres {
+            url,
+            schema: schema.to_owned(),
+            pool_size,
+        }
     } else {
         return Err(Error::invalid(format!(
-            "unsupported store URL {:?}: expected memory: or sqlite:PATH",
+            "unsupported store URL {:?}: expected memory:, sqlite:PATH or postgres://...",
             clip(base)
         )));
     };
@@ -152,6 +188,12 @@ impl<'a> Query<'a> {
             Some("false") => Ok(false),
             Some(v) => Err(bad_value(name, v, "true or false")),
         }
+    }
+
+    /// The options nobody took, as query text.
+    fn rest(&mut self) -> String {
+        let rest: Vec<String> = self.0.drain(..).map(|(n, v)| format!("{n}={v}")).collect();
+        rest.join("&")
     }
 
     fn finish(self) -> Result<()> {

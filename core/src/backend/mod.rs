@@ -8,6 +8,7 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
 pub(crate) mod memory;
+pub(crate) mod postgres;
 pub(crate) mod sqlite;
 
 pub(crate) trait Backend: Send + Sync {

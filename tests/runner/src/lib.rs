@@ -77,6 +77,8 @@ impl Scenario {
     pub fn url(&self, base: &str) -> String {
         if self.query.is_empty() {
             base.to_owned()
+        } else if base.contains('?') {
+            format!("{base}&{}", self.query)
         } else {
             format!("{base}?{}", self.query)
         }
@@ -92,6 +94,34 @@ impl Scenario {
         store.close();
         result
     }
+}
+
+/// The throwaway PostgreSQL server's URL (`FENCING_TEST_PG_URL`, set by
+/// `scripts/pg-cluster run`), or `None` when there is none. With
+/// `FENCING_REQUIRE_PG=1` (CI) a missing server is a failure, not a skip.
+pub fn postgres_test_url() -> Option<String> {
+    match std::env::var("FENCING_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("FENCING_REQUIRE_PG").as_deref() == Ok("1") => {
+            panic!("FENCING_REQUIRE_PG=1 but FENCING_TEST_PG_URL is not set: run under scripts/pg-cluster run")
+        }
+        _ => {
+            eprintln!(
+                "skipped: no PostgreSQL (run the tests under `scripts/pg-cluster run -- ...`)"
+            );
+            None
+        }
+    }
+}
+
+/// A schema name no earlier run used: the tests share one server.
+pub fn fresh_schema(tag: &str) -> String {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("t_{tag}_{}_{nanos}", std::process::id())
 }
 
 /// Replays every shared scenario, each on the store `base_url(i)` names

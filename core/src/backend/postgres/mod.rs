@@ -1,0 +1,442 @@
+//! `postgres://...`: PostgreSQL is the lease service, the counter, the fenced
+//! store and the one clock. Every rule runs inside the database, in SQL
+//! functions the migration installs (`v1.sql`): each operation is one
+//! statement, one round trip, atomic, with lease time from the server's clock.
+//! Rejections come back as SQLSTATEs of class `FN` (see `crate::sqlstate`).
+
+mod pool;
+
+use std::time::{Duration, UNIX_EPOCH};
+
+use postgres::types::ToSql;
+use postgres::{Client, Config, GenericClient, NoTls, Row};
+
+use super::Backend;
+use crate::error::{Error, Result};
+use crate::rules::{ttl_ms, Mode};
+use crate::token::Token;
+use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
+use pool::{backend_error, Pool};
+
+/// The schema versions this build knows; a newer database is refused.
+const MIGRATIONS: [&str; 1] = [include_str!("v1.sql")];
+
+/// How often a waiting `acquire_wait` looks again (other hosts cannot wake it).
+const POLL: Duration = Duration::from_millis(10);
+
+/// Unless the URL says otherwise (`connect_timeout=`, in seconds).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Every statement the backend runs, prepared once per connection.
+#[derive(Clone, Copy)]
+enum Q {
+    NextToken,
+    AdvanceCounter,
+    Acquire,
+    Renew,
+    Release,
+    Apply,
+    Claim,
+    Get,
+    GetChecked,
+    List,
+    Status,
+    Retire,
+    AdvanceClock,
+}
+
+const QUERIES: [(Q, &str); 13] = [
+    (Q::NextToken, "SELECT @schema@.next_token($1)"),
+    (Q::AdvanceCounter, "SELECT @schema@.advance_counter($1, $2)"),
+    (Q::Acquire, "SELECT * FROM @schema@.acquire($1, $2, $3, $4)"),
+    (Q::Renew, "SELECT * FROM @schema@.renew($1, $2, $3)"),
+    (Q::Release, "SELECT @schema@.release($1, $2)"),
+    (
+        Q::Apply,
+        "SELECT @schema@.apply($1, $2, $3, $4, $5, $6, $7)",
+    ),
+    (Q::Claim, "SELECT @schema@.claim($1, $2, $3)"),
+    (
+        Q::Get,
+        "SELECT value, version, token FROM @schema@.entries WHERE scope = $1 AND key = $2",
+    ),
+    (
+        Q::GetChecked,
+        "SELECT * FROM @schema@.get_checked($1, $2, $3)",
+    ),
+    (
+        Q::List,
+        "SELECT key FROM @schema@.entries WHERE scope = $1 AND key > $2 ORDER BY key LIMIT $3",
+    ),
+    (Q::Status, "SELECT * FROM @schema@.status($1)"),
+    (Q::Retire, "SELECT @schema@.retire($1)"),
+    (
+        Q::AdvanceClock,
+        "UPDATE @schema@.meta SET manual_now_ms = @schema@.later(manual_now_ms, $1) \
+         WHERE manual_now_ms IS NOT NULL",
+    ),
+];
+
+pub(crate) struct Postgres {
+    pool: Pool,
+    /// The statements of `QUERIES`, with the schema filled in.
+    sql: Vec<String>,
+    mode: Mode,
+}
+
+/// Maps a driver error: fencing's own rejections to their typed errors,
+/// anything else to `BACKEND`.
+pub(crate) fn to_error(e: &postgres::Error) -> Error {
+    e.as_db_error()
+        .and_then(|db| Error::from_sqlstate(db.code().code(), db.detail()))
+        .unwrap_or_else(|| backend_error(e))
+}
+
+/// Tokens, seqs, versions and times are all below 2^63.
+fn sql(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn stored(v: i64) -> Result<u64> {
+    u64::try_from(v).map_err(|_| Error::Backend(format!("postgres: corrupt value {v} in store")))
+}
+
+fn stored_token(v: i64) -> Result<Token> {
+    Token::new(stored(v)?).ok_or_else(|| Error::Backend(format!("postgres: corrupt token {v}")))
+}
+
+/// A schema name: a plain lower-case SQL identifier, so that it never needs
+/// quoting rules beyond the double quotes we put around it anyway.
+pub(crate) fn valid_schema(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('a'..='z' | '_'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+        && name.len() <= 63
+        && !name.starts_with("pg_")
+}
+
+impl Postgres {
+    /// Connects, migrates the schema if needed (under an advisory lock, so
+    /// that processes opening a fresh database at once all succeed), and
+    /// checks the clock mode.
+    pub fn open(
+        url: &str,
+        schema: &str,
+        pool_size: usize,
+        manual_clock: bool,
+        mode: Mode,
+    ) -> Result<Postgres> {
+        let mut config: Config = url
+            .parse()
+            .map_err(|e| Error::invalid(format!("postgres URL: {e}")))?;
+        if config.get_connect_timeout().is_none() {
+            // Without it, connecting to an unreachable host hangs for minutes.
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let quoted = format!("\"{schema}\"");
+        let mut client = config.connect(NoTls).map_err(|e| to_error(&e))?;
+        migrate(&mut client, schema, &quoted)?;
+        set_clock(&mut client, schema, &quoted, manual_clock)?;
+        drop(client);
+        let sql = QUERIES
+            .iter()
+            .enumerate()
+            .map(|(i, (q, text))| {
+                debug_assert_eq!(*q as usize, i);
+                text.replace("@schema@", &quoted)
+            })
+            .collect();
+        Ok(Postgres {
+            pool: Pool::new(config, pool_size),
+            sql,
+            mode,
+        })
+    }
+
+    fn one(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
+        self.pool.with(|c| {
+            let statement = c.statement(q as usize, &self.sql[q as usize])?;
+            c.client.query_one(&statement, params)
+        })
+    }
+
+    fn optional(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
+        self.pool.with(|c| {
+            let statement = c.statement(q as usize, &self.sql[q as usize])?;
+            c.client.query_opt(&statement, params)
+        })
+    }
+
+    fn all(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        self.pool.with(|c| {
+            let statement = c.statement(q as usize, &self.sql[q as usize])?;
+            c.client.query(&statement, params)
+        })
+    }
+}
+
+fn db(e: postgres::Error) -> Error {
+    to_error(&e)
+}
+
+/// The schema's version: -1 when it has no migrations table.
+fn schema_version(client: &mut impl GenericClient, schema: &str, quoted: &str) -> Result<i32> {
+    let row = client
+        .query_one(
+            "SELECT to_regclass(format('%I.migrations', $1::text)) IS NOT NULL",
+            &[&schema],
+        )
+        .map_err(db)?;
+    if !row.get::<_, bool>(0) {
+        return Ok(-1);
+    }
+    let row = client
+        .query_one(
+            &format!("SELECT coalesce(max(version), 0) FROM {quoted}.migrations"),
+            &[],
+        )
+        .map_err(db)?;
+    Ok(row.get(0))
+}
+
+fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> {
+    let known = MIGRATIONS.len() as i32;
+    if schema_version(client, schema, quoted)? == known {
+        return Ok(());
+    }
+    let mut tx = client.transaction().map_err(db)?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('fencing.migrate:' || $1::text, 0))",
+        &[&schema],
+    )
+    .map_err(db)?;
+    let mut current = schema_version(&mut tx, schema, quoted)?;
+    if current > known {
+        return Err(Error::Backend(format!(
+            "postgres: schema {schema:?} has version {current}, written by a newer fencing; \
+             this build knows versions up to {known}"
+        )));
+    }
+    if current < 0 {
+        // A schema someone else made is not ours to take over.
+        let foreign: i64 = tx
+            .query_one(
+                "SELECT (SELECT count(*) FROM pg_class c \
+                           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1) \
+                      + (SELECT count(*) FROM pg_proc p \
+                           JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1)",
+                &[&schema],
+            )
+            .map_err(db)?
+            .get(0);
+        if foreign > 0 {
+            return Err(Error::Backend(format!(
+                "postgres: schema {schema:?} holds objects that fencing did not create: \
+                 choose another with ?schema=NAME"
+            )));
+        }
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
+            .map_err(db)?;
+        current = 0;
+    }
+    for (i, migration) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        tx.batch_execute(&migration.replace("@schema@", quoted))
+            .map_err(db)?;
+        tx.execute(
+            &format!("INSERT INTO {quoted}.migrations (version) VALUES ($1)"),
+            &[&(i as i32 + 1)],
+        )
+        .map_err(db)?;
+    }
+    tx.commit().map_err(db)
+}
+
+/// `?clock=manual` stops the schema's clock (it then moves only with
+/// `advance_clock`, for every handle); a handle on the server's clock refuses
+/// a schema whose clock was stopped, so a test schema never runs production.
+fn set_clock(client: &mut Client, schema: &str, quoted: &str, manual: bool) -> Result<()> {
+    let stopped: bool = if manual {
+        client.query_one(
+            &format!(
+                "UPDATE {quoted}.meta SET manual_now_ms = coalesce(manual_now_ms, \
+                 floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) RETURNING true"
+            ),
+            &[],
+        )
+    } else {
+        client.query_one(
+            &format!("SELECT manual_now_ms IS NOT NULL FROM {quoted}.meta"),
+            &[],
+        )
+    }
+    .map_err(db)?
+    .get(0);
+    if stopped && !manual {
+        return Err(Error::invalid(format!(
+            "schema {schema:?} runs on a manual clock (a test schema): open it with \
+             ?clock=manual, or use another schema"
+        )));
+    }
+    Ok(())
+}
+
+/// A lease row: holder, token, ttl_ms, expires_ms, now_ms (server clock).
+fn lease_from(scope: &str, row: &Row) -> Result<Lease> {
+    let expires_ms = stored(row.get("expires_ms"))?;
+    let now_ms = stored(row.get("now_ms"))?;
+    Ok(Lease {
+        scope: scope.to_owned(),
+        holder: row.get("holder"),
+        token: stored_token(row.get("token"))?,
+        ttl: Duration::from_millis(stored(row.get("ttl_ms"))?),
+        expires_at: UNIX_EPOCH + Duration::from_millis(expires_ms),
+        remaining: Duration::from_millis(expires_ms.saturating_sub(now_ms)),
+    })
+}
+
+fn ms(d: Duration) -> i64 {
+    sql(ttl_ms(d))
+}
+
+impl Backend for Postgres {
+    fn next_token(&self, scope: &str) -> Result<Token> {
+        stored_token(self.one(Q::NextToken, &[&scope])?.get(0))
+    }
+
+    fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
+        stored(
+            self.one(Q::AdvanceCounter, &[&scope, &sql(floor.get())])?
+                .get(0),
+        )
+    }
+
+    fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+        let row = self.one(
+            Q::Acquire,
+            &[&scope, &holder, &ms(ttl), &self.mode.eager_fencing],
+        )?;
+        lease_from(scope, &row)
+    }
+
+    fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+        let row = self.one(Q::Renew, &[&scope, &sql(token.get()), &ms(ttl)])?;
+        lease_from(scope, &row)
+    }
+
+    fn release(&self, scope: &str, token: Token) -> Result<bool> {
+        Ok(self.one(Q::Release, &[&scope, &sql(token.get())])?.get(0))
+    }
+
+    fn wait_for_release(&self, _scope: &str, max: Duration) {
+        std::thread::sleep(max.min(POLL));
+    }
+
+    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
+        let keys: Vec<&str> = ops.iter().map(|op| op.key).collect();
+        let values: Vec<Option<&[u8]>> = ops.iter().map(|op| op.value).collect();
+        let expected: Vec<Option<i64>> =
+            ops.iter().map(|op| op.expected_version.map(sql)).collect();
+        let row = self.one(
+            Q::Apply,
+            &[
+                &scope,
+                &sql(fence.token.get()),
+                &fence.seq.map(sql),
+                &self.mode.strict,
+                &keys,
+                &values,
+                &expected,
+            ],
+        )?;
+        let versions: Vec<i64> = row.get(0);
+        if versions.len() != ops.len() {
+            return Err(Error::Backend(format!(
+                "postgres: apply returned {} receipts for {} operations",
+                versions.len(),
+                ops.len()
+            )));
+        }
+        versions
+            .into_iter()
+            .map(|v| {
+                Ok(Receipt {
+                    version: stored(v)?,
+                    token: fence.token,
+                })
+            })
+            .collect()
+    }
+
+    fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
+        self.one(
+            Q::Claim,
+            &[&scope, &sql(fence.token.get()), &fence.seq.map(sql)],
+        )
+        .map(drop)
+    }
+
+    fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
+        let row = match fence {
+            None => self.optional(Q::Get, &[&scope, &key])?,
+            Some(f) => Some(self.one(Q::GetChecked, &[&scope, &key, &sql(f.token.get())])?),
+        };
+        let Some(row) = row else { return Ok(None) };
+        let Some(value) = row.get::<_, Option<Vec<u8>>>(0) else {
+            return Ok(None);
+        };
+        Ok(Some(Entry {
+            key: key.to_owned(),
+            value,
+            version: stored(row.get(1))?,
+            token: stored_token(row.get(2))?,
+        }))
+    }
+
+    fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
+        let rows = self.all(
+            Q::List,
+            &[&scope, &after.unwrap_or(""), &(limit as i64 + 1)],
+        )?;
+        let keys = rows.iter().map(|r| r.get(0)).collect();
+        Ok(Page::from_keys(keys, limit))
+    }
+
+    fn status(&self, scope: &str) -> Result<ScopeStatus> {
+        let row = self.one(Q::Status, &[&scope])?;
+        let lease = match row.get::<_, Option<String>>("holder") {
+            Some(_) => Some(lease_from(scope, &row)?),
+            None => None,
+        };
+        Ok(ScopeStatus {
+            counter: stored(row.get("counter"))?,
+            fence: stored(row.get("fence"))?,
+            lease,
+            entries: stored(row.get("entries"))?,
+        })
+    }
+
+    fn retire(&self, scope: &str) -> Result<bool> {
+        Ok(self.one(Q::Retire, &[&scope])?.get(0))
+    }
+
+    fn advance_clock(&self, by: Duration) -> Result<()> {
+        let by = sql(u64::try_from(by.as_millis()).unwrap_or(u64::MAX));
+        let moved = self.pool.with(|c| {
+            let statement = c.statement(
+                Q::AdvanceClock as usize,
+                &self.sql[Q::AdvanceClock as usize],
+            )?;
+            c.client.execute(&statement, &[&by])
+        })?;
+        if moved == 0 {
+            return Err(Error::invalid(
+                "advance_clock needs a manual clock (open the store with ?clock=manual)",
+            ));
+        }
+        Ok(())
+    }
+
+    fn close(&self) {
+        self.pool.close();
+    }
+}
