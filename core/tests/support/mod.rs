@@ -31,3 +31,34 @@ impl Rng {
         lo + self.below(hi - lo + 1)
     }
 }
+
+/// The throwaway PostgreSQL server's URL (`FENCING_TEST_PG_URL`, set by
+/// `scripts/pg-cluster run`), or `None` to skip. With `FENCING_REQUIRE_PG=1`
+/// (CI) a missing server fails the test instead.
+pub fn postgres_test_url() -> Option<String> {
+    match std::env::var("FENCING_TEST_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("FENCING_REQUIRE_PG").as_deref() == Ok("1") => {
+            panic!("FENCING_REQUIRE_PG=1 but FENCING_TEST_PG_URL is not set")
+        }
+        _ => {
+            eprintln!("skipped: no PostgreSQL (run under `scripts/pg-cluster run -- ...`)");
+            None
+        }
+    }
+}
+
+/// A schema name no other test or run used (the tests share one server).
+pub fn fresh_schema(tag: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "t_{tag}_{}_{}_{nanos}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}

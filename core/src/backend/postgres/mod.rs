@@ -181,9 +181,13 @@ fn db(e: postgres::Error) -> Error {
 
 /// The schema's version: -1 when it has no migrations table.
 fn schema_version(client: &mut impl GenericClient, schema: &str, quoted: &str) -> Result<i32> {
+    // A query on the catalog tables, not to_regclass: after waiting for the
+    // migration lock, a cached "no such table" must not hide the table the
+    // other session just created.
     let row = client
         .query_one(
-            "SELECT to_regclass(format('%I.migrations', $1::text)) IS NOT NULL",
+            "SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = $1 AND c.relname = 'migrations')",
             &[&schema],
         )
         .map_err(db)?;

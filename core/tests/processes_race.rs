@@ -1,5 +1,5 @@
-//! Many real processes race on three scopes of one SQLite file while the
-//! parent freezes them (SIGSTOP) for longer than their leases last, as a GC
+//! Many real processes race on three scopes of one store (an SQLite file, or
+//! a PostgreSQL schema) while the parent freezes them (SIGSTOP) for longer than their leases last, as a GC
 //! pause or a VM suspend would. Every child logs each operation and its
 //! outcome to its own file; a checker then proves, from the logs and the
 //! file alone, that fencing held:
@@ -35,11 +35,11 @@ use fencing::{Error, Fence, Op, Store};
 mod support;
 use support::{sqlite_url, Rng};
 
-const CHILD: &str = "FENCING_SQLITE_RACE_CHILD";
-const CHILD_DB: &str = "FENCING_SQLITE_RACE_DB";
-const CHILD_LOG: &str = "FENCING_SQLITE_RACE_LOG";
-const CHILD_DEADLINE: &str = "FENCING_SQLITE_RACE_DEADLINE_US";
-const CHILD_SEED: &str = "FENCING_SQLITE_RACE_SEED";
+const CHILD: &str = "FENCING_RACE_CHILD";
+const CHILD_URL: &str = "FENCING_RACE_URL";
+const CHILD_LOG: &str = "FENCING_RACE_LOG";
+const CHILD_DEADLINE: &str = "FENCING_RACE_DEADLINE_US";
+const CHILD_SEED: &str = "FENCING_RACE_SEED";
 
 const CHILDREN: usize = 8;
 const SCOPES: [&str; 3] = ["race-a", "race-b", "race-c"];
@@ -162,19 +162,19 @@ fn stale_current<T>(r: &Result<T, Error>) -> u64 {
     }
 }
 
-/// Runs only inside the children of `processes_race_on_one_sqlite_file`.
+/// Runs only inside the children of the race tests below.
 #[test]
 fn race_child() {
     let Some(child) = std::env::var_os(CHILD) else {
         return;
     };
     let child: usize = child.to_str().unwrap().parse().unwrap();
-    let db = PathBuf::from(std::env::var_os(CHILD_DB).unwrap());
+    let url = std::env::var(CHILD_URL).unwrap();
     let log_path = PathBuf::from(std::env::var_os(CHILD_LOG).unwrap());
     let deadline: u64 = std::env::var(CHILD_DEADLINE).unwrap().parse().unwrap();
     let mut rng = Rng(std::env::var(CHILD_SEED).unwrap().parse().unwrap());
 
-    let store = Store::open(&sqlite_url(&db)).unwrap();
+    let store = Store::open(&url).unwrap();
     let mut log = OpenOptions::new()
         .create(true)
         .append(true)
@@ -674,11 +674,35 @@ fn processes_race_on_one_sqlite_file() {
         .tempdir()
         .unwrap();
     let db = dir.path().join("race.db");
-    // Create the file and its schema once, before the race.
-    Store::open(&sqlite_url(&db)).unwrap().close();
+    let _dir = race("sqlite_processes", &sqlite_url(&db), dir);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+}
+
+#[test]
+fn processes_race_on_postgres() {
+    let Some(base) = support::postgres_test_url() else {
+        return;
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("fencing-race-")
+        .tempdir()
+        .unwrap();
+    let url = format!("{base}?schema={}", support::fresh_schema("race"));
+    race("postgres_processes", &url, dir);
+}
+
+/// Runs the race on `url`, checks it, and prints one summary line. The logs
+/// go to `dir`, which is kept when the check fails.
+fn race(label: &str, url: &str, dir: tempfile::TempDir) -> tempfile::TempDir {
+    // Create the store's schema once, before the race.
+    Store::open(url).unwrap().close();
 
     let seed = seed();
-    println!("sqlite_processes: seed {seed} (set FENCING_TEST_SEED to replay the choices)");
+    println!("{label}: seed {seed} (set FENCING_TEST_SEED to replay the choices)");
     let mut rng = Rng(seed);
     let started = Instant::now();
     let deadline = now_us() + u64::try_from(RUN.as_micros()).unwrap();
@@ -691,7 +715,7 @@ fn processes_race_on_one_sqlite_file() {
                 Command::new(&exe)
                     .args(["--exact", "race_child", "--nocapture", "--test-threads=1"])
                     .env(CHILD, i.to_string())
-                    .env(CHILD_DB, &db)
+                    .env(CHILD_URL, url)
                     .env(CHILD_LOG, dir.path().join(format!("child-{i}.log")))
                     .env(CHILD_DEADLINE, deadline.to_string())
                     .env(CHILD_SEED, rng.next().to_string())
@@ -816,18 +840,13 @@ fn processes_race_on_one_sqlite_file() {
         );
     }
 
-    let store = Store::open(&sqlite_url(&db)).unwrap();
+    let store = Store::open(url).unwrap();
     let (figures, bad) = check(&recs, &pauses, &store);
     store.close();
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    drop(conn);
 
     let f = &figures;
     println!(
-        "sqlite_processes: {CHILDREN} processes, {} log records, {} leases ({} LEASE_HELD, {} \
+        "{label}: {CHILDREN} processes, {} log records, {} leases ({} LEASE_HELD, {} \
          TIMEOUT), {} claims, {} writes ({} accepted, {} STALE_TOKEN), {} pauses, {} frozen \
          holders superseded, {} writes rejected after a resume, {} releases, {} violations, \
          run {elapsed:?}",
@@ -854,8 +873,6 @@ fn processes_race_on_one_sqlite_file() {
             bad.iter().take(30).cloned().collect::<Vec<_>>().join("\n")
         );
     }
-    assert_eq!(integrity, "ok");
-
     // The run really exercised what it checks.
     assert!(figures.pauses >= 5, "too few pauses: {figures:?}");
     assert!(
@@ -867,4 +884,5 @@ fn processes_race_on_one_sqlite_file() {
         "too few accepted writes: {figures:?}"
     );
     assert!(figures.acquires >= 50, "too few leases: {figures:?}");
+    dir
 }
