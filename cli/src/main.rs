@@ -1,1 +1,59 @@
-fn main() {}
+//! `fencing`: the paused-worker demo, fenced runs of shell commands, and one
+//! verb per store operation. Thin over the `fencing` crate: every check is
+//! the core's; this binary parses arguments, prints results and maps error
+//! codes to exit statuses.
+
+mod cli;
+mod demo;
+mod exit;
+mod output;
+mod run;
+mod verbs;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::exit::Failure;
+
+fn main() -> ExitCode {
+    restore_sigpipe();
+    let cli = Cli::parse();
+    let json = cli.json;
+    let result = match cli.command {
+        Command::Demo(args) => demo::main(cli.url.as_deref(), args),
+        Command::DemoWorker(args) => demo::worker(cli.url.as_deref(), args),
+        Command::Run(args) => run::main(cli.url.as_deref(), args),
+        verb => verbs::main(cli.url.as_deref(), json, verb),
+    };
+    match result {
+        Ok(status) => ExitCode::from(status),
+        Err(failure) => {
+            report(&failure, json);
+            ExitCode::from(failure.exit_status())
+        }
+    }
+}
+
+/// One line on stderr (and, with `--json`, one error object on stdout).
+fn report(failure: &Failure, json: bool) {
+    if json {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", output::error_json(failure));
+        let _ = out.flush();
+    }
+    let _ = writeln!(std::io::stderr().lock(), "fencing: {}", failure.line());
+}
+
+/// Rust ignores SIGPIPE; a command-line tool should die quietly when its
+/// reader goes away (`fencing list s | head -1`), like `cat` does.
+fn restore_sigpipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: setting a signal to its default disposition installs no
+    // handler code, and runs before any other thread exists.
+    unsafe {
+        let _ = signal(Signal::SIGPIPE, SigHandler::SigDfl);
+    }
+}

@@ -1,0 +1,293 @@
+//! The command line, as clap reads it. Values the core validates (scopes,
+//! keys, holders, tokens, URLs) are taken as raw `OsString`s, so that a bad
+//! one (not UTF-8, empty, too long, `-1`) reaches the core's checks and gets
+//! `INVALID_ARGUMENT`, the same answer every other face gives.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::exit;
+
+pub const DEFAULT_URL: &str = "sqlite:fencing.db";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fencing",
+    version,
+    about = "Fencing tokens, leases and a fenced store, from the shell",
+    long_about = "Fencing tokens, leases and a fenced store, from the shell.\n\n\
+        Start with `fencing demo`: two real worker processes, one paused past its lease, and the \
+        store rejecting its stale write.",
+    after_help = exit::TABLE,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Store URL: sqlite:PATH, memory: or postgres://... [default: $FENCING_URL, else sqlite:fencing.db]
+    #[arg(
+        long,
+        global = true,
+        env = "FENCING_URL",
+        hide_env = true,
+        value_name = "URL"
+    )]
+    pub url: Option<OsString>,
+
+    /// Print each result as one JSON object (tokens as decimal strings); errors as {"error": {...}}
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The paused-worker story with real processes: worker A is paused (SIGSTOP) past its lease,
+    /// worker B takes over, A wakes and writes with its old token
+    Demo(DemoArgs),
+    /// Hold SCOPE's lease while CMD runs (renewing it), then release it; pass on CMD's status
+    Run(RunArgs),
+    /// Acquire SCOPE's lease; prints the token
+    Acquire(AcquireArgs),
+    /// Extend a lease that is still current; prints the token
+    Renew(RenewArgs),
+    /// End a lease early if it is still current; prints `released` or `not released`
+    Release(ReleaseArgs),
+    /// Issue the scope's next token without a lease; prints it
+    NextToken(ScopeArg),
+    /// Raise the scope's token counter to at least FLOOR (migrations); prints the counter
+    AdvanceCounter(AdvanceArgs),
+    /// Fenced write of KEY; the value comes from --value or stdin; prints `version=N token=T`
+    Put(PutArgs),
+    /// Read KEY's value to stdout (raw bytes); with --token, a checked read
+    Get(GetArgs),
+    /// Fenced delete of KEY
+    Delete(DeleteArgs),
+    /// Raise the fence to the token without writing (shut out older holders before reading)
+    Claim(ClaimArgs),
+    /// Print the scope's fence (the greatest accepted token, 0 = none)
+    Fence(ScopeArg),
+    /// Show the scope's lease (holder, token, time left), counter, fence and entry count
+    Status(ScopeArg),
+    /// List the scope's keys in byte order, one per line
+    List(ListArgs),
+    /// Drop the state of a scope with no live lease and no entries
+    Retire(ScopeArg),
+    /// Print this process's store metrics as Prometheus text
+    Metrics,
+    /// Internal: one worker of `fencing demo`
+    #[command(hide = true)]
+    DemoWorker(DemoWorkerArgs),
+}
+
+/// Durations like `30s`, `500ms`, `2m`, `1h 30m`.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text)
+        .map_err(|e| format!("{e} (expected a duration like 30s, 500ms or 2m)"))
+}
+
+#[derive(Args, Debug)]
+pub struct ScopeArg {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+}
+
+#[derive(Args, Debug)]
+pub struct TokenArg {
+    /// The fencing token (canonical decimal) [default: $FENCING_TOKEN]
+    #[arg(
+        long,
+        short = 't',
+        env = "FENCING_TOKEN",
+        hide_env = true,
+        allow_hyphen_values = true
+    )]
+    pub token: OsString,
+}
+
+#[derive(Args, Debug)]
+pub struct FenceArgs {
+    #[command(flatten)]
+    pub token: TokenArg,
+    /// Operation number inside this token's generation (rejects reordered writes)
+    #[arg(long, allow_hyphen_values = true)]
+    pub seq: Option<OsString>,
+    /// Who writes, recorded with rejections [default: $FENCING_HOLDER]
+    #[arg(long, env = "FENCING_HOLDER", hide_env = true)]
+    pub holder: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Write through a plain unfenced file instead, and watch the stale write win
+    #[arg(long)]
+    pub without_fencing: bool,
+    /// Worker A's lease TTL (A is paused for longer than this)
+    #[arg(long, value_parser = duration, default_value = "1s")]
+    pub ttl: Duration,
+    /// The scope the demo uses
+    #[arg(long, default_value = "demo:report")]
+    pub scope: String,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoWorkerArgs {
+    #[arg(long)]
+    pub name: String,
+    #[arg(long)]
+    pub scope: String,
+    #[arg(long, value_parser = duration)]
+    pub ttl: Duration,
+    /// Write the report to this plain file instead of the fenced store
+    #[arg(long)]
+    pub unfenced_file: Option<std::path::PathBuf>,
+    /// Wait for a line on stdin between starting the update and writing
+    #[arg(long)]
+    pub pause_point: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "\
+CMD gets FENCING_SCOPE, FENCING_TOKEN, FENCING_HOLDER and FENCING_URL in its environment, so \
+`fencing put \"$FENCING_SCOPE\" KEY --value V` inside it is fenced with the run's token.\n\n\
+Exit status: CMD's own (128+N when a signal N killed it; 126 when it cannot be executed, 127 when \
+it is not found). If the lease is lost while CMD runs, CMD's process group gets SIGTERM, then \
+SIGKILL after --grace, and fencing exits 15 (LEASE_LOST). SIGTERM, SIGHUP, SIGINT and SIGQUIT sent \
+to fencing are passed on to CMD's process group; the lease is released when CMD ends. 14 (LEASE_HELD) or 18 (TIMEOUT) when the lease \
+could not be had; CMD did not run.")]
+pub struct RunArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    /// Lease TTL; renewed about every ttl/3 while CMD runs
+    #[arg(long, value_parser = duration)]
+    pub ttl: Duration,
+    /// Wait up to this long for the lease instead of failing with LEASE_HELD
+    #[arg(long, value_parser = duration)]
+    pub wait: Option<Duration>,
+    /// After the lease is lost: how long CMD has between SIGTERM and SIGKILL
+    #[arg(long, value_parser = duration, default_value = "5s")]
+    pub grace: Duration,
+    /// Who holds the lease [default: $FENCING_HOLDER, else USER@HOST:PID]
+    #[arg(long, env = "FENCING_HOLDER", hide_env = true)]
+    pub holder: Option<OsString>,
+    /// Keep CMD in fencing's process group, for interactive commands (reading the terminal,
+    /// job control); then a lost lease signals CMD only, not its children
+    #[arg(long)]
+    pub foreground: bool,
+    /// The command and its arguments (after --)
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct AcquireArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    /// Lease TTL (the lease is not renewed; use `renew` or `fencing run`)
+    #[arg(long, value_parser = duration)]
+    pub ttl: Duration,
+    /// Wait up to this long for the lease instead of failing with LEASE_HELD
+    #[arg(long, value_parser = duration)]
+    pub wait: Option<Duration>,
+    /// Who holds the lease [default: $FENCING_HOLDER, else USER@HOST:PID]
+    #[arg(long, env = "FENCING_HOLDER", hide_env = true)]
+    pub holder: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct RenewArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    #[command(flatten)]
+    pub token: TokenArg,
+    /// The new TTL, from now
+    #[arg(long, value_parser = duration)]
+    pub ttl: Duration,
+}
+
+#[derive(Args, Debug)]
+pub struct ReleaseArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    #[command(flatten)]
+    pub token: TokenArg,
+}
+
+#[derive(Args, Debug)]
+pub struct AdvanceArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    /// The counter's new minimum (a token)
+    #[arg(allow_hyphen_values = true)]
+    pub floor: OsString,
+}
+
+#[derive(Args, Debug)]
+pub struct PutArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    /// The entry's key inside the scope
+    pub key: OsString,
+    #[command(flatten)]
+    pub fence: FenceArgs,
+    /// The value (bytes); without it, stdin is read to its end
+    #[arg(long)]
+    pub value: Option<OsString>,
+    /// Only write when the entry is at this version (0: must not exist)
+    #[arg(long, allow_hyphen_values = true)]
+    pub if_version: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    /// The entry's key inside the scope
+    pub key: OsString,
+    /// Check the read like a write: STALE_TOKEN if the token is older than the fence
+    #[arg(long, short = 't', allow_hyphen_values = true)]
+    pub token: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct DeleteArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    /// The entry's key inside the scope
+    pub key: OsString,
+    #[command(flatten)]
+    pub fence: FenceArgs,
+    /// Only delete when the entry is at this version
+    #[arg(long, allow_hyphen_values = true)]
+    pub if_version: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct ClaimArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    #[command(flatten)]
+    pub fence: FenceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    /// Start after this key (the `next` of the previous page)
+    #[arg(long)]
+    pub after: Option<OsString>,
+    /// Keys per page (1..=1000) [default: 1000]
+    #[arg(long, allow_hyphen_values = true)]
+    pub limit: Option<OsString>,
+    /// Read every page, not only the first
+    #[arg(long)]
+    pub all: bool,
+}

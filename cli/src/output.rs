@@ -1,0 +1,152 @@
+//! How results look: plain text for people and scripts, or one JSON object
+//! per result with tokens, versions and counters as decimal strings (a
+//! JavaScript reader would lose precision above 2^53 otherwise).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fencing::{Entry, Error, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
+use serde_json::{json, Map, Value};
+
+use crate::exit::{message, Failure};
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map(ms).unwrap_or(0)
+}
+
+pub fn lease(l: &Lease) -> Value {
+    json!({
+        "scope": l.scope,
+        "holder": l.holder,
+        "token": l.token.to_string(),
+        "ttl_ms": ms(l.ttl),
+        "remaining_ms": ms(l.remaining),
+        "expires_at_ms": unix_ms(l.expires_at),
+    })
+}
+
+pub fn receipt(r: &Receipt) -> Value {
+    json!({ "version": r.version.to_string(), "token": r.token.to_string() })
+}
+
+pub fn entry(e: &Entry) -> Value {
+    let mut v = json!({
+        "found": true,
+        "key": e.key,
+        "value_hex": e.value.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+        "value_len": e.value.len(),
+        "version": e.version.to_string(),
+        "token": e.token.to_string(),
+    });
+    if let Ok(text) = std::str::from_utf8(&e.value) {
+        v["value"] = json!(text);
+    }
+    v
+}
+
+pub fn page(p: &Page) -> Value {
+    json!({ "keys": p.keys, "next": p.next })
+}
+
+pub fn status(scope: &str, s: &ScopeStatus) -> Value {
+    json!({
+        "scope": scope,
+        "counter": s.counter.to_string(),
+        "fence": s.fence.to_string(),
+        "lease": s.lease.as_ref().map(lease),
+        "entries": s.entries.to_string(),
+    })
+}
+
+pub fn status_text(scope: &str, s: &ScopeStatus) -> String {
+    let lease = match &s.lease {
+        None => "none".to_owned(),
+        Some(l) => format!(
+            "held by {:?} with token {}, {} left (ttl {})",
+            l.holder,
+            l.token,
+            humantime::format_duration(Duration::from_millis(ms(l.remaining))),
+            humantime::format_duration(l.ttl),
+        ),
+    };
+    format!(
+        "scope    {scope}\nlease    {lease}\ncounter  {}\nfence    {}\nentries  {}\n",
+        s.counter, s.fence, s.entries
+    )
+}
+
+pub fn metrics(m: &MetricsSnapshot) -> Value {
+    let mut out = Map::new();
+    for (name, _, value) in m.counters() {
+        out.insert(name.to_owned(), json!(value.to_string()));
+    }
+    let rejections: Vec<Value> = m
+        .rejections
+        .iter()
+        .map(|r| {
+            json!({
+                "code": r.code.as_str(),
+                "scope": r.scope,
+                "key": r.key,
+                "presented": r.presented.to_string(),
+                "current": r.current.to_string(),
+                "seq": r.seq.map(|s| s.to_string()),
+                "holder": r.holder,
+                "at_ms": unix_ms(r.at),
+            })
+        })
+        .collect();
+    out.insert("rejections".into(), json!(rejections));
+    Value::Object(out)
+}
+
+/// `{"error": {"code": "STALE_TOKEN", "message": ..., <details>}}`
+pub fn error_json(failure: &Failure) -> Value {
+    let e = match failure {
+        Failure::Store(e) => e,
+        Failure::Other(m) => return json!({ "error": { "code": "OTHER", "message": m } }),
+    };
+    let mut v = json!({ "code": e.code().as_str(), "message": message(e) });
+    let details = match e {
+        Error::StaleToken {
+            scope,
+            presented,
+            current,
+        } => json!({
+            "scope": scope,
+            "presented": presented.to_string(),
+            "current": current.to_string(),
+        }),
+        Error::SequenceOutOfOrder { presented, last } => {
+            json!({ "presented": presented.to_string(), "last": last.to_string() })
+        }
+        Error::VersionMismatch { expected, actual } => {
+            json!({ "expected": expected.to_string(), "actual": actual.to_string() })
+        }
+        Error::NotFound { scope, key } => json!({ "scope": scope, "key": key }),
+        Error::LeaseHeld {
+            scope,
+            holder,
+            token,
+            remaining,
+        } => json!({
+            "scope": scope,
+            "holder": holder,
+            "token": token.to_string(),
+            "remaining_ms": ms(*remaining),
+        }),
+        Error::LeaseLost { scope, current } => json!({
+            "scope": scope,
+            "current_token": current.as_ref().map(|(t, _)| t.to_string()),
+            "current_holder": current.as_ref().map(|(_, h)| h.clone()),
+        }),
+        _ => json!({}),
+    };
+    if let (Value::Object(v), Value::Object(d)) = (&mut v, details) {
+        v.extend(d);
+    }
+    json!({ "error": v })
+}

@@ -1,0 +1,331 @@
+//! One verb per store operation, for shell scripts.
+
+use std::ffi::OsStr;
+use std::io::{IsTerminal, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use fencing::{parse_token_value, Error, Fence, Lease, Op, Store, Token};
+use serde_json::{json, Value};
+
+use crate::cli::{Command, FenceArgs, DEFAULT_URL};
+use crate::exit::Failure;
+use crate::output;
+
+/// `--url`, else `$FENCING_URL` (clap reads both), else the embedded default.
+pub fn url(url: Option<&OsStr>) -> Result<String, Failure> {
+    match url {
+        None => Ok(DEFAULT_URL.to_owned()),
+        Some(u) => Ok(text("the store URL", u)?.to_owned()),
+    }
+}
+
+pub fn open(url: &str) -> Result<Store, Failure> {
+    Ok(Store::open(url)?)
+}
+
+/// A text argument; not UTF-8 is `INVALID_ARGUMENT` like any other bad name.
+pub fn text<'a>(what: &str, raw: &'a OsStr) -> Result<&'a str, Failure> {
+    raw.to_str()
+        .ok_or_else(|| Failure::invalid(format!("{what} is not valid UTF-8: {raw:?}")))
+}
+
+pub fn token(raw: &OsStr) -> Result<Token, Failure> {
+    token_named("--token", raw)
+}
+
+fn token_named(what: &str, raw: &OsStr) -> Result<Token, Failure> {
+    text(what, raw)?
+        .parse::<Token>()
+        .map_err(|e| Failure::invalid(format!("{what}: {}", crate::exit::message(&e))))
+}
+
+/// A seq, version or floor: canonical decimal in `0..=2^63-1`, like tokens.
+fn number(flag: &str, raw: &OsStr) -> Result<u64, Failure> {
+    let t = text(flag, raw)?;
+    parse_token_value(t).map_err(|_| {
+        Failure::invalid(format!(
+            "{flag} must be canonical decimal in 0..={}, got {:?}",
+            Token::MAX,
+            t
+        ))
+    })
+}
+
+/// USER@HOST:PID, the holder label when none is given.
+pub fn default_holder() -> String {
+    let user = std::env::var("USER").unwrap_or_else(|_| "fencing".to_owned());
+    let host = nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_else(|| "localhost".to_owned());
+    format!("{user}@{host}:{}", std::process::id())
+}
+
+pub fn holder(raw: Option<&OsStr>) -> Result<String, Failure> {
+    match raw {
+        None => Ok(default_holder()),
+        Some(h) => Ok(text("the holder", h)?.to_owned()),
+    }
+}
+
+fn fence(args: &FenceArgs) -> Result<Fence, Failure> {
+    let mut f = Fence::new(token(&args.token.token)?);
+    if let Some(seq) = &args.seq {
+        f = f.with_seq(number("--seq", seq)?);
+    }
+    if let Some(h) = &args.holder {
+        f = f.with_holder(text("the holder", h)?);
+    }
+    Ok(f)
+}
+
+/// `acquire`, or `acquire_wait` with a progress line on a terminal when the
+/// wait may last more than a second.
+pub fn acquire(
+    store: &Store,
+    scope: &str,
+    holder: &str,
+    ttl: Duration,
+    wait: Option<Duration>,
+) -> Result<Lease, Error> {
+    let Some(timeout) = wait else {
+        return store.acquire(scope, holder, ttl);
+    };
+    if timeout <= Duration::from_secs(1) || !std::io::stderr().is_terminal() {
+        return store.acquire_wait(scope, holder, ttl, timeout);
+    }
+    let (done, ticks) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || progress(scope, timeout, &ticks));
+        let result = store.acquire_wait(scope, holder, ttl, timeout);
+        drop(done);
+        result
+    })
+}
+
+fn progress(scope: &str, timeout: Duration, done: &mpsc::Receiver<()>) {
+    let start = Instant::now();
+    // Quiet for the first second: most waits end sooner.
+    if done.recv_timeout(Duration::from_secs(1)) != Err(mpsc::RecvTimeoutError::Timeout) {
+        return;
+    }
+    let mut err = std::io::stderr();
+    loop {
+        let _ = write!(
+            err,
+            "\r\x1b[2Kfencing: waiting for the lease on {scope:?}: {}s of {}",
+            start.elapsed().as_secs(),
+            humantime::format_duration(timeout)
+        );
+        let _ = err.flush();
+        if done.recv_timeout(Duration::from_millis(250)) != Err(mpsc::RecvTimeoutError::Timeout) {
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            return;
+        }
+    }
+}
+
+/// What a verb prints on success: JSON, or the plain text.
+struct Out {
+    json: Value,
+    plain: Vec<u8>,
+}
+
+impl Out {
+    fn new(json: Value, plain: impl Into<Vec<u8>>) -> Out {
+        Out {
+            json,
+            plain: plain.into(),
+        }
+    }
+}
+
+pub fn main(url_arg: Option<&OsStr>, json: bool, command: Command) -> Result<u8, Failure> {
+    let url = url(url_arg)?;
+    let out = verb(&url, json, command)?;
+    let mut stdout = std::io::stdout().lock();
+    let written = if json {
+        writeln!(stdout, "{}", out.json)
+    } else {
+        stdout.write_all(&out.plain)
+    };
+    written
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::Other(format!("cannot write the result: {e}")))?;
+    Ok(0)
+}
+
+fn line(text: impl std::fmt::Display) -> Vec<u8> {
+    format!("{text}\n").into_bytes()
+}
+
+fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
+    // Arguments are parsed before the store opens, so a bad token never
+    // creates a database file.
+    Ok(match command {
+        Command::Acquire(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let holder = holder(a.holder.as_deref())?;
+            let store = open(url)?;
+            let lease = acquire(&store, scope, &holder, a.ttl, a.wait)?;
+            Out::new(output::lease(&lease), line(lease.token))
+        }
+        Command::Renew(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let token = token(&a.token.token)?;
+            let lease = open(url)?.renew(scope, token, a.ttl)?;
+            Out::new(output::lease(&lease), line(lease.token))
+        }
+        Command::Release(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let token = token(&a.token.token)?;
+            let released = open(url)?.release(scope, token)?;
+            let plain = if released { "released" } else { "not released" };
+            Out::new(json!({ "released": released }), line(plain))
+        }
+        Command::NextToken(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let t = open(url)?.next_token(scope)?;
+            Out::new(json!({ "token": t.to_string() }), line(t))
+        }
+        Command::AdvanceCounter(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let floor = token_named("FLOOR", &a.floor)?;
+            let counter = open(url)?.advance_counter(scope, floor)?;
+            Out::new(json!({ "counter": counter.to_string() }), line(counter))
+        }
+        Command::Put(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let key = text("the key", &a.key)?;
+            let fence = fence(&a.fence)?;
+            let if_version = a
+                .if_version
+                .as_deref()
+                .map(|v| number("--if-version", v))
+                .transpose()?;
+            let value = match &a.value {
+                Some(v) => v.as_bytes().to_vec(),
+                None => {
+                    let mut buf = Vec::new();
+                    std::io::stdin().lock().read_to_end(&mut buf).map_err(|e| {
+                        Failure::Other(format!("cannot read the value from stdin: {e}"))
+                    })?;
+                    buf
+                }
+            };
+            let store = open(url)?;
+            let receipt = match if_version {
+                None => store.put(scope, key, &value, &fence)?,
+                Some(v) => store.execute(scope, &fence, Op::put(key, value).if_version(v))?,
+            };
+            let plain = format!("version={} token={}", receipt.version, receipt.token);
+            Out::new(output::receipt(&receipt), line(plain))
+        }
+        Command::Delete(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let key = text("the key", &a.key)?;
+            let fence = fence(&a.fence)?;
+            let if_version = a
+                .if_version
+                .as_deref()
+                .map(|v| number("--if-version", v))
+                .transpose()?;
+            let store = open(url)?;
+            let receipt = match if_version {
+                None => store.delete(scope, key, &fence)?,
+                Some(v) => store.execute(scope, &fence, Op::delete(key).if_version(v))?,
+            };
+            Out::new(output::receipt(&receipt), line("deleted"))
+        }
+        Command::Get(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let key = text("the key", &a.key)?;
+            let fence = a.token.as_deref().map(token).transpose()?.map(Fence::new);
+            match open(url)?.get(scope, key, fence.as_ref())? {
+                Some(e) => Out::new(output::entry(&e), e.value),
+                None => {
+                    return Err(Failure::Store(Error::NotFound {
+                        scope: scope.to_owned(),
+                        key: key.to_owned(),
+                    }))
+                }
+            }
+        }
+        Command::Claim(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let fence = fence(&a.fence)?;
+            open(url)?.claim(scope, &fence)?;
+            Out::new(
+                json!({ "claimed": true, "token": fence.token.to_string() }),
+                line(format_args!("claimed with token {}", fence.token)),
+            )
+        }
+        Command::Fence(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let f = open(url)?.fence_of(scope)?;
+            Out::new(json!({ "scope": scope, "fence": f.to_string() }), line(f))
+        }
+        Command::Status(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let s = open(url)?.status(scope)?;
+            Out::new(output::status(scope, &s), output::status_text(scope, &s))
+        }
+        Command::List(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let mut after = a
+                .after
+                .as_deref()
+                .map(|k| text("--after", k).map(str::to_owned))
+                .transpose()?;
+            let limit = match &a.limit {
+                None => fencing::limits::MAX_LIST_LIMIT,
+                Some(raw) => {
+                    let n = number("--limit", raw)?;
+                    usize::try_from(n).map_err(|_| Failure::invalid("--limit is too large"))?
+                }
+            };
+            let store = open(url)?;
+            let mut keys = Vec::new();
+            let next = loop {
+                let page = store.list(scope, after.as_deref(), limit)?;
+                keys.extend(page.keys);
+                match page.next {
+                    Some(n) if a.all => after = Some(n),
+                    other => break other,
+                }
+            };
+            let page = fencing::Page { keys, next };
+            let mut plain = String::new();
+            for k in &page.keys {
+                plain.push_str(k);
+                plain.push('\n');
+            }
+            if let (Some(n), false) = (&page.next, json) {
+                // Scripts read stdout; the hint goes to stderr (JSON has `next`).
+                eprintln!("fencing: more keys follow: pass --after {n:?} (or --all)");
+            }
+            Out::new(output::page(&page), plain)
+        }
+        Command::Retire(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let retired = open(url)?.retire(scope)?;
+            let plain = if retired {
+                "retired"
+            } else {
+                "nothing to retire"
+            };
+            Out::new(json!({ "retired": retired }), line(plain))
+        }
+        Command::Metrics => {
+            let store = open(url)?;
+            let m = store.metrics();
+            Out::new(output::metrics(&m), store.metrics_text())
+        }
+        Command::Demo(_) | Command::Run(_) | Command::DemoWorker(_) => {
+            unreachable!("dispatched in main")
+        }
+    })
+}

@@ -1,0 +1,88 @@
+//! The demo and a paused `fencing run` on `postgres://` (a fresh schema
+//! each). Needs a server: run under `scripts/pg-cluster run -- ...` (the
+//! test command and CI do; with FENCING_REQUIRE_PG=1 a missing server fails).
+
+mod common;
+
+use std::process::Stdio;
+
+use common::{bare, finish, run, wait_until, Reaper, LIMIT};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+fn pg_url(tag: &str) -> Option<String> {
+    let base = fencing_scenarios::postgres_test_url()?;
+    Some(format!(
+        "{base}?schema={}",
+        fencing_scenarios::fresh_schema(tag)
+    ))
+}
+
+#[test]
+fn demo_on_postgres_with_and_without_fencing() {
+    let Some(url) = pg_url("cli_demo") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = bare(dir.path());
+    c.args(["--url", &url, "demo"]);
+    let out = run(c, None);
+    assert_eq!(out.code, 0, "{out:?}\n{}", out.text());
+    assert!(out
+        .text()
+        .contains("worker A       1  wrote the report: REJECTED, STALE_TOKEN (fence is at 2)"));
+    assert!(out.text().contains("OUTCOME: the fence held."));
+
+    let mut c = bare(dir.path());
+    c.args(["--url", &url, "demo", "--without-fencing"]);
+    let out = run(c, None);
+    assert_eq!(out.code, 3, "{out:?}\n{}", out.text());
+    assert!(out.text().contains("OUTCOME: the report was lost."));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_paused_run_on_postgres_loses_its_lease() {
+    let Some(url) = pg_url("cli_run") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    let script = "echo $$ > child.pid; exec sleep 300";
+    let child = bare(dir.path())
+        .args([
+            "--url", &url, "run", "job", "--ttl", "1s", "--", "sh", "-c", script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fencing = child.id() as i32;
+    let _reaper = Reaper(vec![fencing]);
+    wait_until("the command started", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|s| s.ends_with('\n'))
+    });
+    kill(Pid::from_raw(fencing), Signal::SIGSTOP).unwrap();
+    wait_until("the lease expired on the server's clock", || {
+        let mut c = bare(dir.path());
+        c.args(["--url", &url, "--json", "status", "job"]);
+        run(c, None).json()["lease"].is_null()
+    });
+    kill(Pid::from_raw(fencing), Signal::SIGCONT).unwrap();
+    let out = finish(child, LIMIT);
+    assert_eq!(out.code, 15, "{out:?}");
+    assert!(out.stderr.contains("fencing: LEASE_LOST: "), "{out:?}");
+
+    let mut c = bare(dir.path());
+    c.args([
+        "--url",
+        &url,
+        "run",
+        "job",
+        "--ttl",
+        "5s",
+        "--",
+        "sh",
+        "-c",
+        "echo $FENCING_TOKEN",
+    ]);
+    assert_eq!(run(c, None).text(), "2\n");
+}

@@ -1,0 +1,288 @@
+//! `fencing run`: the lease held while a real command runs, and lost when the
+//! CLI itself is paused (SIGSTOP from the test) past the TTL.
+
+mod common;
+
+use std::process::Stdio;
+
+use common::{finish, is_gone, wait_until, Env, Reaper, LIMIT};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+fn read_number(env: &Env, file: &str) -> Option<i64> {
+    std::fs::read_to_string(env.path(file))
+        .ok()
+        .filter(|s| s.ends_with('\n'))
+        .and_then(|s| s.trim().parse().ok())
+}
+
+/// Pauses the `fencing run` process until the store no longer counts its
+/// lease as live, then resumes it.
+fn pause_past_the_lease(env: &Env, fencing: i32, scope: &str) {
+    kill(Pid::from_raw(fencing), Signal::SIGSTOP).unwrap();
+    wait_until("the paused holder's lease expired", || {
+        env.status(scope)["lease"].is_null()
+    });
+    kill(Pid::from_raw(fencing), Signal::SIGCONT).unwrap();
+}
+
+#[test]
+fn a_paused_cli_loses_its_lease_stops_the_command_and_a_new_run_gets_a_newer_token() {
+    let env = Env::new();
+    let script = "echo $$ > child.pid; echo \"$FENCING_TOKEN\" > token; exec sleep 300";
+    let child = env
+        .cmd([
+            "run", "job", "--ttl", "1s", "--grace", "30s", "--", "sh", "-c", script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fencing = child.id() as i32;
+    let mut reaper = Reaper(vec![fencing]);
+    wait_until("the command started", || {
+        read_number(&env, "child.pid").is_some()
+    });
+    let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
+    reaper.0.push(cmd_pid);
+    let first = read_number(&env, "token").unwrap();
+
+    pause_past_the_lease(&env, fencing, "job");
+    let out = finish(child, LIMIT);
+
+    assert_eq!(out.code, 15, "{out:?}");
+    assert!(out.stderr.contains("fencing: LEASE_LOST: "), "{out:?}");
+    assert!(out.stderr.contains("sending SIGTERM"), "{out:?}");
+    assert!(out.stderr.contains("killed by SIGTERM"), "{out:?}");
+    assert!(!out.stderr.contains("SIGKILL"), "{out:?}");
+    assert!(is_gone(cmd_pid), "the command still runs");
+
+    let again = env.run([
+        "run",
+        "job",
+        "--ttl",
+        "5s",
+        "--",
+        "sh",
+        "-c",
+        "echo $FENCING_TOKEN",
+    ]);
+    assert_eq!(again.code, 0, "{again:?}");
+    let second: i64 = again.text().trim().parse().unwrap();
+    assert!(second > first, "{second} after {first}");
+    // The old token is fenced off for good.
+    let stale = env.run([
+        "put",
+        "job",
+        "k",
+        "--value",
+        "x",
+        "--token",
+        &first.to_string(),
+    ]);
+    stale.fails_with("STALE_TOKEN", 10);
+}
+
+#[test]
+fn a_command_that_ignores_sigterm_is_killed_after_the_grace_with_its_children() {
+    let env = Env::new();
+    // The shell ignores SIGTERM (and so does its background child).
+    let script = "trap '' TERM; sleep 300 & echo $! > sleep.pid; echo $$ > child.pid; wait";
+    let child = env
+        .cmd([
+            "run", "job", "--ttl", "1s", "--grace", "200ms", "--", "sh", "-c", script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fencing = child.id() as i32;
+    let mut reaper = Reaper(vec![fencing]);
+    wait_until("the command started", || {
+        read_number(&env, "child.pid").is_some()
+    });
+    let sh = read_number(&env, "child.pid").unwrap() as i32;
+    let sleeper = read_number(&env, "sleep.pid").unwrap() as i32;
+    reaper.0.extend([sh, sleeper]);
+
+    pause_past_the_lease(&env, fencing, "job");
+    let out = finish(child, LIMIT);
+
+    assert_eq!(out.code, 15, "{out:?}");
+    assert!(out.stderr.contains("sending SIGKILL"), "{out:?}");
+    assert!(out.stderr.contains("killed by SIGKILL"), "{out:?}");
+    assert!(is_gone(sh), "the shell still runs");
+    wait_until("the process group's other member is gone", || {
+        is_gone(sleeper)
+    });
+}
+
+#[test]
+fn the_command_gets_the_lease_in_its_environment_and_its_status_is_passed_on() {
+    let env = Env::new();
+    let script = "echo \"$FENCING_SCOPE $FENCING_TOKEN $FENCING_HOLDER $FENCING_URL\"; exit 7";
+    let out = env.run([
+        "run", "job", "--ttl", "30s", "--holder", "me", "--", "sh", "-c", script,
+    ]);
+    assert_eq!(out.code, 7, "{out:?}");
+    assert_eq!(out.text(), format!("job 1 me {}\n", env.url));
+    assert!(out.stderr.is_empty(), "{out:?}");
+    // Released at the end: the next holder gets it at once.
+    assert!(env.status("job")["lease"].is_null());
+    assert_eq!(env.run(["acquire", "job", "--ttl", "1s"]).text(), "2\n");
+}
+
+#[test]
+fn writes_inside_the_command_are_fenced_with_the_run_token() {
+    let env = Env::new();
+    let script = format!(
+        "{} put \"$FENCING_SCOPE\" report --value 'from the run'",
+        common::BIN
+    );
+    let out = env.run(["run", "job", "--ttl", "30s", "--", "sh", "-c", &script]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.text(), "version=1 token=1\n");
+    let got = env.run(["--json", "get", "job", "report"]).json();
+    assert_eq!(got["value"], "from the run");
+    assert_eq!(got["token"], "1");
+}
+
+#[test]
+fn signal_deaths_and_spawn_failures_map_like_a_shell() {
+    let env = Env::new();
+    let out = env.run([
+        "run",
+        "job",
+        "--ttl",
+        "30s",
+        "--",
+        "sh",
+        "-c",
+        "kill -TERM $$",
+    ]);
+    assert_eq!(out.code, 143, "{out:?}");
+    let out = env.run([
+        "run",
+        "job",
+        "--ttl",
+        "30s",
+        "--",
+        "sh",
+        "-c",
+        "kill -KILL $$",
+    ]);
+    assert_eq!(out.code, 137, "{out:?}");
+    let missing = env.path("no-such-command");
+    let out = env.run([
+        "run".as_ref(),
+        "job".as_ref(),
+        "--ttl".as_ref(),
+        "30s".as_ref(),
+        "--".as_ref(),
+        missing.as_os_str(),
+    ]);
+    assert_eq!(out.code, 127, "{out:?}");
+    assert!(out.stderr.starts_with("fencing: cannot run"), "{out:?}");
+    let not_exec = env.path("not-executable");
+    std::fs::write(&not_exec, "#!/bin/sh\n").unwrap();
+    let out = env.run([
+        "run".as_ref(),
+        "job".as_ref(),
+        "--ttl".as_ref(),
+        "30s".as_ref(),
+        "--".as_ref(),
+        not_exec.as_os_str(),
+    ]);
+    assert_eq!(out.code, 126, "{out:?}");
+    // Every run released its lease: four runs, four tokens, no lease left.
+    let status = env.status("job");
+    assert_eq!(status["counter"], "4");
+    assert!(status["lease"].is_null());
+}
+
+#[test]
+fn sigterm_to_fencing_reaches_the_command_and_the_lease_is_released() {
+    let env = Env::new();
+    let child = env
+        .cmd([
+            "run",
+            "job",
+            "--ttl",
+            "30s",
+            "--",
+            "sh",
+            "-c",
+            "echo $$ > child.pid; exec sleep 300",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fencing = child.id() as i32;
+    let mut reaper = Reaper(vec![fencing]);
+    wait_until("the command started", || {
+        read_number(&env, "child.pid").is_some()
+    });
+    reaper
+        .0
+        .push(read_number(&env, "child.pid").unwrap() as i32);
+    kill(Pid::from_raw(fencing), Signal::SIGTERM).unwrap();
+    let out = finish(child, LIMIT);
+    assert_eq!(out.code, 143, "{out:?}");
+    assert!(env.status("job")["lease"].is_null());
+}
+
+#[test]
+fn a_held_lease_stops_the_run_before_the_command_starts() {
+    let env = Env::new();
+    assert_eq!(
+        env.run(["acquire", "job", "--ttl", "60s", "--holder", "other"])
+            .code,
+        0
+    );
+    let marker = env.path("ran");
+    let script = format!("touch {}", marker.display());
+    let out = env.run(["run", "job", "--ttl", "30s", "--", "sh", "-c", &script]);
+    out.fails_with("LEASE_HELD", 14);
+    assert!(out.stderr.contains("\"other\""), "{out:?}");
+    let out = env.run([
+        "run", "job", "--ttl", "30s", "--wait", "200ms", "--", "sh", "-c", &script,
+    ]);
+    out.fails_with("TIMEOUT", 18);
+    assert!(!marker.exists(), "the command ran without the lease");
+}
+
+#[test]
+fn run_waits_for_a_lease_that_expires() {
+    let env = Env::new();
+    assert_eq!(env.run(["acquire", "job", "--ttl", "300ms"]).code, 0);
+    let out = env.run([
+        "run",
+        "job",
+        "--ttl",
+        "30s",
+        "--wait",
+        "30s",
+        "--",
+        "sh",
+        "-c",
+        "echo $FENCING_TOKEN",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(out.text(), "2\n");
+    // Not on a terminal: no progress line.
+    assert!(out.stderr.is_empty(), "{out:?}");
+}
+
+#[test]
+fn run_rejects_bad_arguments_before_acquiring() {
+    let env = Env::new();
+    let out = env.run(["run", "", "--ttl", "30s", "--", "true"]);
+    out.fails_with("INVALID_ARGUMENT", 17);
+    let out = env.run(["run", "job", "--ttl", "0s", "--", "true"]);
+    out.fails_with("INVALID_ARGUMENT", 17);
+    // A missing command or TTL is a usage error.
+    assert_eq!(env.run(["run", "job", "--ttl", "30s"]).code, 2);
+    assert_eq!(env.run(["run", "job", "--", "true"]).code, 2);
+    assert_eq!(env.status("job")["counter"], "0");
+}

@@ -1,0 +1,373 @@
+//! Every verb through the real binary: success, each error code with its
+//! exit status, plain and `--json` output.
+
+mod common;
+
+use common::{bare, run, Env};
+use serde_json::{json, Value};
+
+#[test]
+fn acquire_renew_release_and_lease_errors() {
+    let env = Env::new();
+    let out = env.run(["acquire", "s", "--ttl", "30s", "--holder", "a"]);
+    assert_eq!((out.code, out.text().as_str()), (0, "1\n"), "{out:?}");
+
+    let held = env.run(["--json", "acquire", "s", "--ttl", "30s", "--holder", "b"]);
+    held.fails_with("LEASE_HELD", 14);
+    let e = &held.json()["error"];
+    assert_eq!(e["code"], "LEASE_HELD");
+    assert_eq!(e["holder"], "a");
+    assert_eq!(e["token"], "1");
+    assert!(e["remaining_ms"].as_u64().unwrap() <= 30_000);
+
+    let renewed = env.run(["--json", "renew", "s", "--token", "1", "--ttl", "60s"]);
+    assert_eq!(renewed.code, 0, "{renewed:?}");
+    let lease = renewed.json();
+    assert_eq!(lease["token"], "1");
+    assert_eq!(lease["holder"], "a");
+    assert_eq!(lease["ttl_ms"], 60_000);
+
+    let lost = env.run(["--json", "renew", "s", "--token", "2", "--ttl", "1s"]);
+    lost.fails_with("LEASE_LOST", 15);
+    assert_eq!(lost.json()["error"]["current_token"], "1");
+    assert_eq!(lost.json()["error"]["current_holder"], "a");
+
+    let out = env.run(["release", "s", "--token", "2"]);
+    assert_eq!((out.code, out.text().as_str()), (0, "not released\n"));
+    let out = env.run(["--json", "release", "s", "--token", "1"]);
+    assert_eq!(out.json(), json!({ "released": true }));
+    let out = env.run(["renew", "s", "--token", "1", "--ttl", "1s"]);
+    out.fails_with("LEASE_LOST", 15);
+
+    let out = env.run(["--json", "acquire", "s", "--ttl", "1s", "--holder", "b"]);
+    assert_eq!(out.json()["token"], "2");
+}
+
+#[test]
+fn acquire_wait_times_out_or_gets_the_lease() {
+    let env = Env::new();
+    assert_eq!(env.run(["acquire", "s", "--ttl", "60s"]).code, 0);
+    let out = env.run(["acquire", "s", "--ttl", "1s", "--wait", "100ms"]);
+    out.fails_with("TIMEOUT", 18);
+    let out = env.run(["--json", "acquire", "s", "--ttl", "1s", "--wait", "100ms"]);
+    assert_eq!(out.json()["error"]["code"], "TIMEOUT");
+
+    let env = Env::new();
+    assert_eq!(env.run(["acquire", "s", "--ttl", "200ms"]).code, 0);
+    let out = env.run(["acquire", "s", "--ttl", "1s", "--wait", "30s"]);
+    assert_eq!((out.code, out.text().as_str()), (0, "2\n"), "{out:?}");
+    assert!(
+        out.stderr.is_empty(),
+        "no progress line off a terminal: {out:?}"
+    );
+}
+
+#[test]
+fn put_get_delete_with_versions_seq_and_stale_tokens() {
+    let env = Env::new();
+    let out = env.run(["put", "s", "k", "--token", "5", "--value", "one"]);
+    assert_eq!(out.text(), "version=1 token=5\n", "{out:?}");
+    // From stdin, binary-safe.
+    let bytes = [0u8, 159, 146, 150, b'\n'];
+    let out = env.run_stdin(["--json", "put", "s", "k", "--token", "5"], &bytes);
+    assert_eq!(out.json(), json!({ "version": "2", "token": "5" }));
+    let got = env.run(["get", "s", "k"]);
+    assert_eq!(got.stdout, bytes);
+    let got = env.run(["--json", "get", "s", "k"]).json();
+    assert_eq!(got["value_hex"], "009f92960a");
+    assert_eq!(got["value_len"], 5);
+    assert_eq!(got["version"], "2");
+    assert_eq!(got.get("value"), None, "not UTF-8, so no text form");
+
+    // Stale token: rejected, with details, nothing changes.
+    let before = env.status("s");
+    let out = env.run(["--json", "put", "s", "k", "--token", "4", "--value", "old"]);
+    out.fails_with("STALE_TOKEN", 10);
+    assert_eq!(
+        out.json()["error"],
+        json!({
+            "code": "STALE_TOKEN", "scope": "s", "presented": "4", "current": "5",
+            "message": "stale token for scope \"s\": presented 4, fence is at 5",
+        })
+    );
+    assert_eq!(env.status("s"), before);
+    assert_eq!(env.run(["get", "s", "k"]).stdout, bytes);
+    // A checked read with a stale token.
+    env.run(["get", "s", "k", "--token", "4"])
+        .fails_with("STALE_TOKEN", 10);
+    assert_eq!(env.run(["get", "s", "k", "--token", "5"]).stdout, bytes);
+
+    // Sequence numbers.
+    let out = env.run([
+        "put", "s", "k", "--token", "6", "--seq", "3", "--value", "a",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = env.run([
+        "--json", "put", "s", "k", "--token", "6", "--seq", "3", "--value", "b",
+    ]);
+    out.fails_with("SEQUENCE_OUT_OF_ORDER", 11);
+    assert_eq!(out.json()["error"]["last"], "3");
+
+    // Versions.
+    let out = env.run([
+        "--json",
+        "put",
+        "s",
+        "k",
+        "--token",
+        "6",
+        "--if-version",
+        "9",
+        "--value",
+        "c",
+    ]);
+    out.fails_with("VERSION_MISMATCH", 12);
+    assert_eq!(out.json()["error"]["expected"], "9");
+    assert_eq!(out.json()["error"]["actual"], "3");
+    let out = env.run([
+        "put",
+        "s",
+        "new",
+        "--token",
+        "6",
+        "--if-version",
+        "0",
+        "--value",
+        "c",
+    ]);
+    assert_eq!(out.text(), "version=1 token=6\n");
+    let out = env.run(["delete", "s", "new", "--token", "6", "--if-version", "2"]);
+    out.fails_with("VERSION_MISMATCH", 12);
+    let out = env.run([
+        "--json",
+        "delete",
+        "s",
+        "new",
+        "--token",
+        "6",
+        "--if-version",
+        "1",
+    ]);
+    assert_eq!(out.json(), json!({ "version": "0", "token": "6" }));
+
+    // Missing entries.
+    let out = env.run(["--json", "get", "s", "new"]);
+    out.fails_with("NOT_FOUND", 13);
+    assert_eq!(out.json()["error"]["key"], "new");
+    env.run(["delete", "s", "new", "--token", "6"])
+        .fails_with("NOT_FOUND", 13);
+    let out = env.run(["delete", "s", "k", "--token", "6", "--holder", "me"]);
+    assert_eq!((out.code, out.text().as_str()), (0, "deleted\n"));
+}
+
+#[test]
+fn token_and_holder_come_from_the_environment() {
+    let env = Env::new();
+    let out = run(
+        {
+            let mut c = env.cmd(["put", "s", "k", "--value", "v"]);
+            c.env("FENCING_TOKEN", "7")
+                .env("FENCING_HOLDER", "env-holder");
+            c
+        },
+        None,
+    );
+    assert_eq!(out.text(), "version=1 token=7\n", "{out:?}");
+    // The URL too.
+    let mut c = bare(env.dir.path());
+    c.env("FENCING_URL", &env.url).args(["fence", "s"]);
+    assert_eq!(run(c, None).text(), "7\n");
+    // No token anywhere: a usage error.
+    assert_eq!(env.run(["put", "s", "k", "--value", "v"]).code, 2);
+}
+
+#[test]
+fn claim_fence_next_token_advance_counter_and_exhaustion() {
+    let env = Env::new();
+    assert_eq!(env.run(["fence", "s"]).text(), "0\n");
+    assert_eq!(env.run(["next-token", "s"]).text(), "1\n");
+    let out = env.run(["--json", "next-token", "s"]);
+    assert_eq!(out.json(), json!({ "token": "2" }));
+    let out = env.run(["--json", "claim", "s", "--token", "2"]);
+    assert_eq!(out.json(), json!({ "claimed": true, "token": "2" }));
+    assert_eq!(
+        env.run(["--json", "fence", "s"]).json(),
+        json!({ "scope": "s", "fence": "2" })
+    );
+    env.run(["claim", "s", "--token", "1"])
+        .fails_with("STALE_TOKEN", 10);
+
+    let out = env.run(["advance-counter", "s", "9007199254740993"]);
+    assert_eq!(out.text(), "9007199254740993\n");
+    assert_eq!(env.run(["next-token", "s"]).text(), "9007199254740994\n");
+    let max = "9223372036854775807";
+    assert_eq!(
+        env.run(["--json", "advance-counter", "s", max]).json()["counter"],
+        max
+    );
+    let before = env.status("s");
+    env.run(["next-token", "s"])
+        .fails_with("TOKEN_EXHAUSTED", 16);
+    env.run(["acquire", "s", "--ttl", "1s"])
+        .fails_with("TOKEN_EXHAUSTED", 16);
+    assert_eq!(env.status("s"), before);
+    // The greatest token still writes.
+    let out = env.run(["put", "s", "k", "--token", max, "--value", "v"]);
+    assert_eq!(out.text(), format!("version=1 token={max}\n"));
+}
+
+#[test]
+fn status_list_and_retire() {
+    let env = Env::new();
+    let out = env.run(["status", "s"]);
+    assert_eq!(
+        out.text(),
+        "scope    s\nlease    none\ncounter  0\nfence    0\nentries  0\n"
+    );
+    assert_eq!(
+        env.run(["acquire", "s", "--ttl", "60s", "--holder", "h"])
+            .code,
+        0
+    );
+    for key in ["b", "a", "c"] {
+        assert_eq!(
+            env.run(["put", "s", key, "--token", "1", "--value", "x"])
+                .code,
+            0
+        );
+    }
+    let text = env.run(["status", "s"]).text();
+    assert!(
+        text.contains("lease    held by \"h\" with token 1,"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("counter  1\nfence    1\nentries  3\n"),
+        "{text}"
+    );
+    let st = env.run(["--json", "status", "s"]).json();
+    assert_eq!(st["lease"]["holder"], "h");
+    assert_eq!(st["entries"], "3");
+
+    assert_eq!(env.run(["list", "s"]).text(), "a\nb\nc\n");
+    let page = env.run(["--json", "list", "s", "--limit", "2"]);
+    assert_eq!(page.json(), json!({ "keys": ["a", "b"], "next": "b" }));
+    assert!(page.stderr.is_empty());
+    let plain = env.run(["list", "s", "--limit", "2"]);
+    assert_eq!(plain.text(), "a\nb\n");
+    assert!(plain.stderr.contains("--after \"b\""), "{plain:?}");
+    assert_eq!(
+        env.run(["list", "s", "--limit", "2", "--after", "b"])
+            .text(),
+        "c\n"
+    );
+    let all = env.run(["--json", "list", "s", "--limit", "1", "--all"]);
+    assert_eq!(all.json(), json!({ "keys": ["a", "b", "c"], "next": null }));
+
+    // Retire: refused while leased, then while entries remain.
+    let out = env.run(["retire", "s"]);
+    out.fails_with("LEASE_HELD", 14);
+    assert_eq!(
+        env.run(["release", "s", "--token", "1"]).text(),
+        "released\n"
+    );
+    env.run(["retire", "s"]).fails_with("INVALID_ARGUMENT", 17);
+    for key in ["a", "b", "c"] {
+        assert_eq!(env.run(["delete", "s", key, "--token", "1"]).code, 0);
+    }
+    assert_eq!(env.run(["retire", "s"]).text(), "retired\n");
+    assert_eq!(
+        env.run(["--json", "retire", "s"]).json(),
+        json!({ "retired": false })
+    );
+    // A scope seen after the retirement starts above every old token.
+    assert_eq!(env.run(["next-token", "t"]).text(), "2\n");
+}
+
+#[test]
+fn metrics_print_prometheus_text_and_json() {
+    let env = Env::new();
+    let out = env.run(["metrics"]);
+    assert_eq!(out.code, 0);
+    let text = out.text();
+    assert!(
+        text.contains("# TYPE fencing_stale_rejections_total counter\n"),
+        "{text}"
+    );
+    assert!(text.contains("fencing_longest_pause_ms 0\n"), "{text}");
+    let m: Value = env.run(["--json", "metrics"]).json();
+    assert_eq!(m["writes_accepted"], "0");
+    assert_eq!(m["rejections"], json!([]));
+}
+
+#[test]
+fn help_documents_every_exit_status() {
+    let env = Env::new();
+    let out = env.run(["--help"]);
+    assert_eq!(out.code, 0);
+    let text = out.text();
+    for (status, code) in [
+        (10, "STALE_TOKEN"),
+        (11, "SEQUENCE_OUT_OF_ORDER"),
+        (12, "VERSION_MISMATCH"),
+        (13, "NOT_FOUND"),
+        (14, "LEASE_HELD"),
+        (15, "LEASE_LOST"),
+        (16, "TOKEN_EXHAUSTED"),
+        (17, "INVALID_ARGUMENT"),
+        (18, "TIMEOUT"),
+        (19, "BACKEND"),
+        (20, "CLOSED"),
+    ] {
+        assert!(
+            text.contains(&format!("{status:>4}  {code}")),
+            "{code}: {text}"
+        );
+    }
+    assert!(env.run(["run", "--help"]).text().contains("FENCING_TOKEN"));
+}
+
+#[test]
+fn memory_store_works_within_one_invocation() {
+    let env = Env::new();
+    let mut c = bare(env.dir.path());
+    c.args(["--url", "memory:", "next-token", "s"]);
+    assert_eq!(run(c, None).text(), "1\n");
+    // A new process, a new empty store.
+    let mut c = bare(env.dir.path());
+    c.args(["--url", "memory:", "get", "s", "k"]);
+    run(c, None).fails_with("NOT_FOUND", 13);
+}
+
+#[test]
+fn a_long_wait_shows_progress_on_a_terminal_only() {
+    let env = Env::new();
+    assert_eq!(
+        env.run(["acquire", "s", "--ttl", "300s", "--holder", "h"])
+            .code,
+        0
+    );
+    // On a terminal (script(1) gives the command a pseudo-terminal).
+    let mut c = std::process::Command::new("script");
+    c.current_dir(env.dir.path())
+        .env("SHELL", "/bin/sh")
+        .env("FENCING_URL", &env.url)
+        .env("FENCING_BIN", common::BIN)
+        .args([
+            "-qec",
+            "\"$FENCING_BIN\" acquire s --ttl 1s --wait 1500ms",
+            "/dev/null",
+        ]);
+    let out = run(c, None);
+    assert_eq!(out.code, 18, "{out:?}");
+    let screen = out.text();
+    assert!(
+        screen.contains("fencing: waiting for the lease on \"s\""),
+        "{screen:?}"
+    );
+    assert!(screen.contains("fencing: TIMEOUT: "), "{screen:?}");
+    // Not on a terminal: only the error line.
+    let out = env.run(["acquire", "s", "--ttl", "1s", "--wait", "1500ms"]);
+    out.fails_with("TIMEOUT", 18);
+    assert!(!out.stderr.contains("waiting for the lease on"), "{out:?}");
+}
