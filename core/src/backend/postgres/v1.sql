@@ -121,11 +121,12 @@ $$;
 CREATE FUNCTION @schema@.following(r @schema@.scopes) RETURNS bigint
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF greatest(r.counter, r.fence) >= 9223372036854775807 THEN
-        PERFORM @schema@.reject('FN007', 'token counter exhausted: the maximum token has been issued',
-            jsonb_build_object('code', 'TOKEN_EXHAUSTED', 'scope', r.scope));
+    IF r.counter < 9223372036854775807 AND r.fence < 9223372036854775807 THEN
+        RETURN greatest(r.counter, r.fence) + 1;
     END IF;
-    RETURN greatest(r.counter, r.fence) + 1;
+    PERFORM @schema@.reject('FN007', 'token counter exhausted: the maximum token has been issued',
+        jsonb_build_object('code', 'TOKEN_EXHAUSTED', 'scope', r.scope));
+    RETURN NULL;
 END
 $$;
 
@@ -167,8 +168,13 @@ CREATE FUNCTION @schema@.acquire(p_scope text, p_holder text, p_ttl_ms bigint, p
     OUT holder text, OUT token bigint, OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-    r @schema@.scopes := @schema@.lock_scope(p_scope);
+    r @schema@.scopes;
 BEGIN
+    -- The common case inline (a scope that exists); lock_scope creates it.
+    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
+    IF NOT FOUND THEN
+        r := @schema@.lock_scope(p_scope);
+    END IF;
     now_ms := @schema@.now_ms();
     IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
         PERFORM @schema@.reject_held(r, now_ms);
@@ -252,14 +258,38 @@ CREATE FUNCTION @schema@.apply(p_scope text, p_token bigint, p_seq bigint, p_str
     p_keys text[], p_values bytea[], p_expected bigint[]) RETURNS bigint[]
 LANGUAGE plpgsql AS $$
 DECLARE
-    r        @schema@.scopes := @schema@.lock_scope(p_scope);
+    r        @schema@.scopes;
     n        integer := cardinality(p_keys);
     versions bigint[];
     actual   bigint;
     bad      record;
 BEGIN
-    PERFORM @schema@.check_fence(r, p_token, p_seq, true);
-    IF n = 1 OR (SELECT count(DISTINCT k) FROM unnest(p_keys) k) < n THEN
+    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
+    IF NOT FOUND THEN
+        r := @schema@.lock_scope(p_scope);
+    END IF;
+    IF p_token <= r.fence THEN
+        -- A newer token always passes; an equal or older one needs the checks.
+        PERFORM @schema@.check_fence(r, p_token, p_seq, true);
+    END IF;
+    IF n = 1 THEN
+        SELECT version INTO actual FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[1];
+        IF p_expected[1] IS NOT NULL OR p_values[1] IS NULL THEN
+            versions := ARRAY[@schema@.check_op(p_scope, p_keys[1], p_values[1] IS NOT NULL,
+                                                p_expected[1], coalesce(actual, 0))];
+        ELSE
+            versions := ARRAY[coalesce(actual, 0) + 1];
+        END IF;
+        IF p_values[1] IS NULL THEN
+            DELETE FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[1];
+        ELSIF actual IS NULL THEN
+            INSERT INTO @schema@.entries (scope, key, value, version, token)
+            VALUES (p_scope, p_keys[1], p_values[1], versions[1], p_token);
+        ELSE
+            UPDATE @schema@.entries SET value = p_values[1], version = versions[1], token = p_token
+             WHERE scope = p_scope AND key = p_keys[1];
+        END IF;
+    ELSIF (SELECT count(DISTINCT k) FROM unnest(p_keys) k) < n THEN
         -- In order, each operation seeing the ones before it.
         versions := '{}';
         FOR i IN 1..n LOOP
@@ -299,8 +329,11 @@ BEGIN
           FROM unnest(p_keys) WITH ORDINALITY AS o(k, i)
           LEFT JOIN written w ON w.key = o.k;
     END IF;
-    UPDATE @schema@.scopes SET fence = p_token, last_seq = p_seq, sealed = p_strict
-     WHERE scope = p_scope;
+    -- The same holder writing again leaves the scope's row as it was.
+    IF r.fence <> p_token OR r.last_seq IS DISTINCT FROM p_seq OR r.sealed <> p_strict THEN
+        UPDATE @schema@.scopes SET fence = p_token, last_seq = p_seq, sealed = p_strict
+         WHERE scope = p_scope;
+    END IF;
     RETURN versions;
 END
 $$;
