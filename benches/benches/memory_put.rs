@@ -7,6 +7,8 @@
 //! cargo bench -p fencing-benches --bench memory_put              # full run
 //! cargo bench -p fencing-benches --bench memory_put -- --quick   # CI smoke, < ~30 s
 //! FENCING_BENCH_QUICK=1 cargo bench -p fencing-benches --bench memory_put
+//! FENCING_BENCH_SMOKE=1 cargo bench -p fencing-benches --bench memory_put  # seconds
+//! FENCING_BENCH_OUT=results.jsonl cargo bench ...  # also append the lines as JSON
 //! cargo test -p fencing-benches --benches                        # one iteration each
 //! FENCING_BENCH_KEYS=1 cargo bench -p fencing-benches --bench memory_put  # keys per thread
 //! ```
@@ -28,6 +30,7 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use fencing::{ErrorCode, Fence, Store, Token};
+use fencing_benches::report::{self, Goal, Line};
 
 const GROUP: &str = "memory_put";
 const CONTROL: &str = "control_private_maps";
@@ -320,6 +323,12 @@ fn quick_requested() -> bool {
         || env::var("FENCING_BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
+/// `FENCING_BENCH_SMOKE=1` (set by `scripts/bench --smoke`): one short
+/// round of everything, figures marked as not measurements.
+fn smoke_requested() -> bool {
+    env::var("FENCING_BENCH_SMOKE").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
 /// Whether this process measures (as opposed to `cargo test --benches`,
 /// `--list` or `--profile-time`), following criterion's own rule.
 fn measuring() -> bool {
@@ -355,7 +364,14 @@ fn criterion_home() -> PathBuf {
 
 fn criterion(home: &Path) -> Criterion {
     let c = Criterion::default().output_directory(home);
-    let c = if quick_requested() {
+    let c = if smoke_requested() {
+        // `scripts/bench --smoke`: every path through criterion and the
+        // report, in seconds; the figures are not measurements.
+        c.warm_up_time(Duration::from_millis(50))
+            .measurement_time(Duration::from_millis(200))
+            .sample_size(10)
+            .nresamples(1_000)
+    } else if quick_requested() {
         // With `--quick`, criterion stops sampling once the estimate is
         // stable, at the latest after `measurement_time`; with only the
         // environment variable, these bound the ordinary sampling.
@@ -386,6 +402,15 @@ fn median_ns(home: &Path, function: &str, config: Config, since: SystemTime) -> 
     json["median"]["point_estimate"].as_f64()
 }
 
+/// Samples per criterion benchmark (the median is over these).
+fn criterion_samples() -> usize {
+    if quick_requested() || smoke_requested() {
+        10
+    } else {
+        100
+    }
+}
+
 fn fmt_ns(ns: Option<f64>) -> String {
     ns.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.1} ns"))
 }
@@ -413,6 +438,28 @@ fn summary(home: &Path, since: SystemTime, load_at_start: &str) {
         let b = median_ns(home, "baseline", config, since);
         store_ns.push(s);
         baseline_ns.push(b);
+        if let (Some(s), Some(b)) = (s, b) {
+            let (line, goal) = match config {
+                Config::OneThread => ("put", Some(Goal::ratio_at_most(GOAL_RATIO_1T))),
+                Config::TwoThreadsDistinctScopes => ("put", None),
+                Config::TwoThreadsOneScope => ("put, one shared scope", None),
+            };
+            report::record(
+                &Line::new(
+                    "memory",
+                    line,
+                    config.threads() as u32,
+                    "threads",
+                    "ns/op",
+                    s,
+                    b,
+                    "Mutex<HashMap> check-and-set (one global lock)",
+                )
+                .goal_opt(goal)
+                .rounds(criterion_samples())
+                .smoke(smoke_requested()),
+            );
+        }
         let ratio = match (s, b) {
             (Some(s), Some(b)) if b > 0.0 => {
                 let r = s / b;

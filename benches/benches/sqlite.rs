@@ -1,40 +1,60 @@
 //! `sqlite:` beside raw rusqlite running the classic hand-written SQL with the
-//! same pragmas (WAL, synchronous=FULL), measured in the same run.
+//! same pragmas (WAL, synchronous=FULL), measured in the same run, at 1 and
+//! 4 processes on one database file each.
 //!
 //! ```text
 //! cargo bench -p fencing-benches --bench sqlite            # full run
 //! cargo bench -p fencing-benches --bench sqlite -- --quick # fewer, shorter rounds
+//! cargo bench -p fencing-benches --bench sqlite -- batch   # only lines containing "batch"
 //! cargo test -p fencing-benches --benches                  # smoke: a few operations
 //! ```
 //!
-//! Each line runs several rounds, alternating the library and its baseline so
-//! that both see the same disk, and prints the median of each, their ratio and
-//! the goal. Nothing here asserts on timings.
+//! The work runs in worker processes (this same executable, started again
+//! with `FENCING_BENCH_SQLITE_WORKER` set), each with its own library store
+//! and its own raw connection, both opened once: 1 process uses one worker,
+//! 4 processes four, all on the same two files (`fencing.db`, `raw.db`).
+//! The parent tells the workers what to run over pipes and times the wall
+//! clock from the command to the last worker's answer.
+//!
+//! Each line runs several rounds; each round alternates the library and its
+//! baseline in chunks so that both meet the same disk weather (fsync times
+//! swing widely), and prints the median rate of each, their ratio and the
+//! goal. Results also go to `FENCING_BENCH_OUT` (see `fencing_benches::report`).
+//! Nothing here asserts on timings.
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fencing::{Fence, Op, Store};
-use rusqlite::{params, Connection};
+use fencing::{Fence, Op, Store, Token};
+use fencing_benches::report::{self, Goal, Line};
+use rusqlite::{params, Connection, Statement};
 
-const SCOPES: usize = 1000;
+/// Acquisition scopes per worker: with a 1 ms lease, a scope's lease has
+/// long expired when its turn comes round again.
+const SCOPES_PER_WORKER: usize = 250;
+const MAX_WORKERS: usize = 4;
 const VALUE: [u8; 64] = [0x5A; 64];
+const WORKER_ENV: &str = "FENCING_BENCH_SQLITE_WORKER";
+/// Chunks per round: the library and the baseline take turns every chunk.
+const CHUNKS: usize = 10;
 
 struct Plan {
     rounds: usize,
     ops: usize,
     /// Only lines whose label contains this run (the first free argument).
     filter: Option<String>,
-    /// Run by `cargo test`: exercise the code, measure nothing.
+    /// Run by `cargo test` (no `--bench`) or with `--smoke`: exercise the
+    /// code, measure nothing.
     smoke: bool,
 }
 
 fn plan() -> Plan {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let filter = args.iter().find(|a| !a.starts_with("--")).cloned();
-    let smoke = !args.iter().any(|a| a == "--bench");
+    let smoke = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--smoke");
     let (rounds, ops) = if smoke {
-        // `cargo test --benches`: prove every path runs, measure nothing.
         (1, CHUNKS)
     } else if args.iter().any(|a| a == "--quick") {
         (3, 200)
@@ -49,82 +69,14 @@ fn plan() -> Plan {
     }
 }
 
-/// Chunks per round: the library and the baseline take turns every chunk,
-/// so that both meet the same disk weather (fsync times swing widely).
-const CHUNKS: usize = 10;
+// ----- the worker process -----
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+fn acquire_scope(worker: usize, i: usize) -> String {
+    format!("report:{worker}:{}", i % SCOPES_PER_WORKER)
 }
 
-/// Times `ours` and `base` (each called with the operation's index) in
-/// alternating chunks, and prints the median rates of the rounds, their
-/// ratio and the goal. `per_call` is how many units one call does.
-fn compare(
-    plan: &Plan,
-    label: &str,
-    unit: &str,
-    per_call: f64,
-    goal: &str,
-    mut ours: impl FnMut(usize),
-    mut base: impl FnMut(usize),
-) {
-    if plan
-        .filter
-        .as_ref()
-        .is_some_and(|f| !label.contains(f.as_str()))
-    {
-        return;
-    }
-    let chunk = (plan.ops / CHUNKS).max(1);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    let mut i = 0;
-    for _ in 0..plan.rounds {
-        let (mut ta, mut tb) = (Duration::ZERO, Duration::ZERO);
-        for c in 0..CHUNKS {
-            for side in [c % 2, 1 - c % 2] {
-                let start = Instant::now();
-                for k in i..i + chunk {
-                    if side == 0 {
-                        ours(k)
-                    } else {
-                        base(k)
-                    }
-                }
-                let spent = start.elapsed();
-                if side == 0 {
-                    ta += spent
-                } else {
-                    tb += spent
-                }
-            }
-            i += chunk;
-        }
-        let units = per_call * (chunk * CHUNKS) as f64;
-        a.push(units / ta.as_secs_f64());
-        b.push(units / tb.as_secs_f64());
-    }
-    let (a, b) = (median(a), median(b));
-    println!(
-        "{label:<44} fencing {a:>9.0} {unit}  baseline {b:>9.0} {unit}  ratio {:.2}x  ({goal})",
-        a / b
-    );
-}
-
-fn raw_connection(path: &Path) -> Connection {
-    let conn = Connection::open(path).unwrap();
-    conn.busy_timeout(Duration::from_secs(10)).unwrap();
-    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
-        .unwrap();
-    conn.execute_batch(
-        "PRAGMA synchronous=FULL;
-         CREATE TABLE lease_counter (lease_name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-         CREATE TABLE report_state (report_id TEXT PRIMARY KEY, body BLOB,
-                                    fencing_token INTEGER NOT NULL);",
-    )
-    .unwrap();
-    conn
+fn write_scope(worker: usize) -> String {
+    format!("report-{worker}")
 }
 
 /// A value that differs from the previous one: SQLite skips the write (and
@@ -136,149 +88,552 @@ fn value(i: usize) -> [u8; 64] {
     v
 }
 
-fn scope(i: usize) -> String {
-    format!("report:{}", i % SCOPES)
+/// The raw side's connection, with the pragmas the library uses.
+fn raw_connection(path: &Path) -> Connection {
+    let conn = Connection::open(path).unwrap();
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
+        .unwrap();
+    conn.execute_batch("PRAGMA synchronous=FULL").unwrap();
+    conn
 }
 
-fn main() {
-    let plan = plan();
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&format!(
-        "sqlite:{}",
-        dir.path().join("fencing.db").display()
-    ))
+struct Worker<'c> {
+    id: usize,
+    store: Store,
+    raw: &'c Connection,
+    names: Vec<String>,
+    scope: String,
+    row: String,
+    /// The fence of accepted writes; `old` is the stale one once `stale-setup` ran.
+    fence: Fence,
+    token: Token,
+    old: Option<Fence>,
+    counter: Statement<'c>,
+    fenced_update: Statement<'c>,
+    raise_fence: Statement<'c>,
+    upsert: Statement<'c>,
+    batches: [Vec<Op>; 3],
+}
+
+fn batch_of(n: usize) -> Vec<Op> {
+    (0..n)
+        .map(|k| Op::put(format!("key-{k}"), VALUE.to_vec()))
+        .collect()
+}
+
+impl<'c> Worker<'c> {
+    fn new(id: usize, dir: &Path, raw: &'c Connection) -> Worker<'c> {
+        let store = Store::open(&format!("sqlite:{}", dir.join("fencing.db").display())).unwrap();
+        let scope = write_scope(id);
+        let token = store.next_token(&scope).unwrap();
+        Worker {
+            id,
+            names: (0..SCOPES_PER_WORKER)
+                .map(|i| acquire_scope(id, i))
+                .collect(),
+            row: format!("report:{id}"),
+            fence: Fence::new(token),
+            token,
+            old: None,
+            scope,
+            counter: raw
+                .prepare(
+                    "UPDATE lease_counter SET value = value + 1 WHERE lease_name = ?1 \
+                     RETURNING value",
+                )
+                .unwrap(),
+            fenced_update: raw
+                .prepare(
+                    "UPDATE report_state SET body = ?1, fencing_token = ?2 \
+                     WHERE report_id = ?3 AND fencing_token <= ?2",
+                )
+                .unwrap(),
+            raise_fence: raw
+                .prepare(
+                    "UPDATE report_state SET fencing_token = ?1 \
+                     WHERE report_id = ?2 AND fencing_token <= ?1",
+                )
+                .unwrap(),
+            upsert: raw
+                .prepare(
+                    "INSERT INTO report_kv (report_id, key, body, version) VALUES (?1, ?2, ?3, 1) \
+                     ON CONFLICT (report_id, key) DO UPDATE SET body = excluded.body, \
+                     version = version + 1",
+                )
+                .unwrap(),
+            batches: [batch_of(1), batch_of(10), batch_of(100)],
+            store,
+            raw,
+        }
+    }
+
+    fn run(&mut self, what: &str, ours: bool, count: usize, start: usize) {
+        for i in start..start + count {
+            match (what, ours) {
+                ("acquire", true) => {
+                    let name = &self.names[i % SCOPES_PER_WORKER];
+                    self.store
+                        .acquire(name, "bench", Duration::from_millis(1))
+                        .unwrap();
+                }
+                ("acquire", false) => {
+                    // Stepped to the end: only then does the autocommit
+                    // transaction commit the shortest way (query_row resets
+                    // it mid-statement).
+                    let name = &self.names[i % SCOPES_PER_WORKER];
+                    let mut rows = self.counter.query([name]).unwrap();
+                    let _: i64 = rows.next().unwrap().unwrap().get(0).unwrap();
+                    assert!(rows.next().unwrap().is_none());
+                }
+                ("put", true) => {
+                    self.store
+                        .put(&self.scope, "body", &value(i), &self.fence)
+                        .unwrap();
+                }
+                ("put", false) => {
+                    let n = self
+                        .fenced_update
+                        .execute(params![&value(i)[..], self.token.get() as i64, &self.row])
+                        .unwrap();
+                    assert_eq!(n, 1);
+                }
+                ("stale", true) => {
+                    let old = self.old.as_ref().expect("stale-setup first");
+                    assert!(self.store.put(&self.scope, "body", &value(i), old).is_err());
+                }
+                ("stale", false) => {
+                    let n = self
+                        .fenced_update
+                        .execute(params![
+                            &value(i)[..],
+                            self.token.get() as i64 - 1,
+                            &self.row
+                        ])
+                        .unwrap();
+                    assert_eq!(n, 0);
+                }
+                (b, true) if b.starts_with("batch") => {
+                    let ops = self.batches[batch_index(b)].clone();
+                    self.store.apply(&self.scope, &self.fence, ops).unwrap();
+                }
+                (b, false) if b.starts_with("batch") => {
+                    // The classic fenced batch: one transaction that checks
+                    // and raises the fence row, then upserts each key.
+                    let n = BATCHES[batch_index(b)];
+                    self.raw.execute_batch("BEGIN IMMEDIATE").unwrap();
+                    let ok = self
+                        .raise_fence
+                        .execute(params![self.token.get() as i64, &self.row])
+                        .unwrap();
+                    assert_eq!(ok, 1);
+                    let body = value(i);
+                    for k in 0..n {
+                        self.upsert
+                            .execute(params![&self.row, format!("key-{k}"), &body[..]])
+                            .unwrap();
+                    }
+                    self.raw.execute_batch("COMMIT").unwrap();
+                }
+                ("single100", true) => {
+                    for op in &self.batches[2] {
+                        self.store
+                            .execute(&self.scope, &self.fence, op.clone())
+                            .unwrap();
+                    }
+                }
+                _ => panic!("worker {}: unknown command {what}", self.id),
+            }
+        }
+    }
+
+    /// Moves the fence above the current token on both sides: the old
+    /// token is then stale, and later lines write with the new one.
+    fn stale_setup(&mut self) {
+        let newer = self.store.next_token(&self.scope).unwrap();
+        self.store.claim(&self.scope, &Fence::new(newer)).unwrap();
+        self.old = Some(std::mem::replace(&mut self.fence, Fence::new(newer)));
+        let n = self
+            .raise_fence
+            .execute(params![self.token.get() as i64 + 1, &self.row])
+            .unwrap();
+        assert_eq!(n, 1);
+        // The raw side's accepted writes present the new token from now on.
+        self.token = Token::new(self.token.get() + 1).unwrap();
+    }
+}
+
+const BATCHES: [usize; 3] = [1, 10, 100];
+
+fn batch_index(what: &str) -> usize {
+    match what {
+        "batch1" => 0,
+        "batch10" => 1,
+        "batch100" => 2,
+        _ => panic!("unknown batch {what}"),
+    }
+}
+
+/// The worker's main loop: one command per line on stdin, `ok` per command
+/// on stdout; ends at EOF (the parent is done or gone).
+fn worker_main(spec: &str) {
+    let (id, dir) = spec.split_once(':').expect("id:dir");
+    let id: usize = id.parse().unwrap();
+    let dir = Path::new(dir);
+    let raw = raw_connection(&dir.join("raw.db"));
+    let mut worker = Worker::new(id, dir, &raw);
+    // The raw side's token for this row matches the library's.
+    let n = raw
+        .execute(
+            "UPDATE report_state SET fencing_token = 0 WHERE report_id = ?1",
+            [&worker.row],
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready").unwrap();
+    out.flush().unwrap();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.unwrap();
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        match parts.as_slice() {
+            ["stale-setup"] => worker.stale_setup(),
+            [what, side, count, start] => worker.run(
+                what,
+                *side == "fencing",
+                count.parse().unwrap(),
+                start.parse().unwrap(),
+            ),
+            _ => panic!("worker {id}: bad command {line:?}"),
+        }
+        writeln!(out, "ok").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+// ----- the parent -----
+
+struct Proc {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Proc {
+    fn spawn(id: usize, dir: &Path) -> Proc {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(WORKER_ENV, format!("{id}:{}", dir.display()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start a worker process");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut p = Proc {
+            child,
+            stdin,
+            stdout,
+        };
+        p.expect("ready");
+        p
+    }
+
+    fn send(&mut self, command: &str) {
+        writeln!(self.stdin, "{command}").expect("a worker exited");
+        self.stdin.flush().expect("a worker exited");
+    }
+
+    fn expect(&mut self, what: &str) {
+        let mut line = String::new();
+        self.stdout
+            .read_line(&mut line)
+            .expect("read from a worker");
+        assert_eq!(
+            line.trim_end(),
+            what,
+            "a worker failed (see its stderr above)"
+        );
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // Done or failed: a worker holds nothing that needs a clean exit.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Bench {
+    plan: Plan,
+    procs: Vec<Proc>,
+    /// The next operation index (values differ from write to write).
+    next: usize,
+}
+
+struct Spec<'a> {
+    group_line: &'a str,
+    what: &'a str,
+    /// The baseline side's command: the same command on the raw side, or
+    /// another library command (`single100`).
+    base: (&'a str, bool),
+    unit: &'a str,
+    per_call: f64,
+    goal: Option<Goal>,
+    baseline_name: &'a str,
+    /// Calls per worker per round (a multiple of CHUNKS is best).
+    ops: usize,
+}
+
+impl Bench {
+    /// Runs `command` on the first `n` workers at once; the wall time.
+    fn on_workers(&mut self, n: usize, command: &str) -> Duration {
+        let start = Instant::now();
+        for p in &mut self.procs[..n] {
+            p.send(command);
+        }
+        for p in &mut self.procs[..n] {
+            p.expect("ok");
+        }
+        start.elapsed()
+    }
+
+    fn compare(&mut self, spec: &Spec<'_>, processes: usize) {
+        if self
+            .plan
+            .filter
+            .as_ref()
+            .is_some_and(|f| !spec.group_line.contains(f.as_str()))
+        {
+            return;
+        }
+        let chunk = (spec.ops / CHUNKS).max(1);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..self.plan.rounds {
+            let (mut ta, mut tb) = (Duration::ZERO, Duration::ZERO);
+            for c in 0..CHUNKS {
+                for side in [c % 2, 1 - c % 2] {
+                    let (what, ours) = if side == 0 {
+                        (spec.what, true)
+                    } else {
+                        spec.base
+                    };
+                    let command = format!(
+                        "{what} {} {chunk} {}",
+                        if ours { "fencing" } else { "raw" },
+                        self.next
+                    );
+                    let spent = self.on_workers(processes, &command);
+                    if side == 0 {
+                        ta += spent
+                    } else {
+                        tb += spent
+                    }
+                }
+                self.next += chunk;
+            }
+            let units = spec.per_call * (chunk * CHUNKS * processes) as f64;
+            a.push(units / ta.as_secs_f64());
+            b.push(units / tb.as_secs_f64());
+        }
+        let (a, b) = (report::median(a), report::median(b));
+        let line = Line::new(
+            "sqlite",
+            spec.group_line,
+            processes as u32,
+            "processes",
+            spec.unit,
+            a,
+            b,
+            spec.baseline_name,
+        )
+        .goal_opt(spec.goal)
+        .rounds(self.plan.rounds)
+        .smoke(self.plan.smoke);
+        let goal = spec
+            .goal
+            .map(|g| {
+                format!(
+                    "goal {} {}x: {}",
+                    g.op,
+                    g.value,
+                    if line.met() == Some(true) {
+                        "met"
+                    } else {
+                        "MISSED"
+                    }
+                )
+            })
+            .unwrap_or_else(|| "no goal".to_owned());
+        println!(
+            "{:<36} {processes} proc  fencing {a:>9.0} {u}  baseline {b:>9.0} {u}  ratio {:>6.2}x  ({goal})",
+            spec.group_line,
+            a / b,
+            u = spec.unit,
+        );
+        report::record(&line);
+    }
+}
+
+fn setup(dir: &Path) {
+    // The library creates its schema; the raw side gets the classic tables.
+    drop(Store::open(&format!("sqlite:{}", dir.join("fencing.db").display())).unwrap());
+    let raw = raw_connection(&dir.join("raw.db"));
+    raw.execute_batch(
+        "CREATE TABLE lease_counter (lease_name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+         CREATE TABLE report_state (report_id TEXT PRIMARY KEY, body BLOB,
+                                    fencing_token INTEGER NOT NULL);
+         CREATE TABLE report_kv (report_id TEXT NOT NULL, key TEXT NOT NULL, body BLOB,
+                                 version INTEGER NOT NULL, PRIMARY KEY (report_id, key));
+         BEGIN;",
+    )
     .unwrap();
-    let raw = raw_connection(&dir.path().join("raw.db"));
-    let names: Vec<String> = (0..SCOPES).map(scope).collect();
-    raw.execute_batch("BEGIN").unwrap();
-    for name in &names {
-        raw.execute("INSERT INTO lease_counter VALUES (?1, 0)", [name])
+    for w in 0..MAX_WORKERS {
+        for i in 0..SCOPES_PER_WORKER {
+            raw.execute(
+                "INSERT INTO lease_counter VALUES (?1, 0)",
+                [acquire_scope(w, i)],
+            )
             .unwrap();
-        raw.execute("INSERT INTO report_state VALUES (?1, NULL, 0)", [name])
-            .unwrap();
+        }
+        raw.execute(
+            "INSERT INTO report_state VALUES (?1, NULL, 0)",
+            [format!("report:{w}")],
+        )
+        .unwrap();
     }
     raw.execute_batch("COMMIT").unwrap();
-    // Both files start from the same place: the library's scopes exist, and
-    // neither write-ahead log holds pages from the setup.
-    for name in &names {
-        store.next_token(name).unwrap();
+    // The library's scopes exist too (a first acquisition creates a row).
+    let store = Store::open(&format!("sqlite:{}", dir.join("fencing.db").display())).unwrap();
+    for w in 0..MAX_WORKERS {
+        for i in 0..SCOPES_PER_WORKER {
+            store.next_token(&acquire_scope(w, i)).unwrap();
+        }
     }
+}
+
+fn checkpoint(dir: &Path) {
+    // Neither write-ahead log holds pages from the setup.
     for db in ["fencing.db", "raw.db"] {
-        Connection::open(dir.path().join(db))
+        Connection::open(dir.join(db))
             .unwrap()
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
             .unwrap();
     }
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var(WORKER_ENV) {
+        worker_main(&spec);
+        return;
+    }
+    let plan = plan();
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
     println!(
-        "sqlite: {} rounds of {} operations each, median of rounds (WAL, synchronous=FULL){}",
+        "sqlite: {} rounds of {} operations per process each, median of rounds \
+         (WAL, synchronous=FULL){}",
         plan.rounds,
         plan.ops,
         if plan.smoke {
-            "\nsmoke run (cargo test): every path runs once; these figures are not measurements"
+            "\nsmoke run: every path runs once; these figures are not measurements"
         } else {
             ""
         }
     );
-
-    // Acquisitions: a 1 ms lease on each of 1000 scopes in turn, so every
-    // lease has expired before its scope comes round again. The baseline is
-    // the classic counter increment alone.
-    let ttl = Duration::from_millis(1);
-    let mut counter = raw
-        .prepare("UPDATE lease_counter SET value = value + 1 WHERE lease_name = ?1 RETURNING value")
-        .unwrap();
-    compare(
-        &plan,
-        "acquire vs UPDATE lease_counter ... RETURNING",
-        "acq/s",
-        1.0,
-        "goal >= 0.9x",
-        |i| {
-            store.acquire(&names[i % SCOPES], "bench", ttl).unwrap();
-        },
-        |i| {
-            // Stepped to the end: only then does the autocommit transaction
-            // commit the shortest way (query_row resets it mid-statement).
-            let mut rows = counter.query([&names[i % SCOPES]]).unwrap();
-            let _: i64 = rows.next().unwrap().unwrap().get(0).unwrap();
-            assert!(rows.next().unwrap().is_none());
-        },
-    );
-
-    // Fenced writes with the current token: accepted, one commit each.
-    let mut fenced_update = raw
-        .prepare(
-            "UPDATE report_state SET body = ?1, fencing_token = ?2 \
-             WHERE report_id = ?3 AND fencing_token <= ?2",
-        )
-        .unwrap();
-    let token = store.next_token("report").unwrap();
-    let fence = Fence::new(token);
-    compare(
-        &plan,
-        "put (accepted) vs UPDATE ... fencing_token <=",
-        "w/s",
-        1.0,
-        "goal >= 0.9x",
-        |i| {
-            store.put("report", "body", &value(i), &fence).unwrap();
-        },
-        |i| {
-            let n = fenced_update
-                .execute(params![&value(i)[..], token.get() as i64, "report:0"])
-                .unwrap();
-            assert_eq!(n, 1);
-        },
-    );
-
-    // Stale writes: rejected, nothing committed.
-    let newer = store.next_token("report").unwrap();
-    store.claim("report", &Fence::new(newer)).unwrap();
-    raw.execute(
-        "UPDATE report_state SET fencing_token = ?1 WHERE report_id = 'report:0'",
-        [newer.get() as i64],
-    )
-    .unwrap();
-    compare(
-        &plan,
-        "put (stale) vs UPDATE matching 0 rows",
-        "w/s",
-        1.0,
-        "no goal: neither commits",
-        |i| {
-            assert!(store.put("report", "body", &value(i), &fence).is_err());
-        },
-        |i| {
-            let n = fenced_update
-                .execute(params![&value(i)[..], token.get() as i64, "report:0"])
-                .unwrap();
-            assert_eq!(n, 0);
-        },
-    );
-
-    // Batches: 100 puts in one apply against 100 single puts, both through
-    // the library, in puts per second.
-    let fence = Fence::new(newer);
-    let batch: Vec<Op> = (0..100)
-        .map(|k| Op::put(format!("key-{k}"), VALUE.to_vec()))
+    let procs = (0..MAX_WORKERS)
+        .map(|id| Proc::spawn(id, dir.path()))
         .collect();
-    let batch_plan = Plan {
-        ops: (plan.ops / 20).max(CHUNKS),
-        ..plan
+    checkpoint(dir.path());
+    let ops = plan.ops;
+    let mut bench = Bench {
+        plan,
+        procs,
+        next: 0,
     };
-    compare(
-        &batch_plan,
-        "apply(100 puts) vs 100 single puts",
-        "puts/s",
-        100.0,
-        "goal >= 20x",
-        |_| {
-            store.apply("batch", &fence, batch.clone()).unwrap();
+    let goal = Some(Goal::ratio_at_least(0.9));
+
+    // Acquisitions: a 1 ms lease on each of a worker's scopes in turn. The
+    // baseline is the classic counter increment alone.
+    let acquire = Spec {
+        group_line: "acquire",
+        what: "acquire",
+        base: ("acquire", false),
+        unit: "acq/s",
+        per_call: 1.0,
+        goal,
+        baseline_name: "UPDATE lease_counter SET value = value + 1 ... RETURNING value",
+        ops,
+    };
+    // Fenced writes with the current token: accepted, one commit each.
+    let put = Spec {
+        group_line: "put (accepted)",
+        what: "put",
+        base: ("put", false),
+        unit: "w/s",
+        per_call: 1.0,
+        goal,
+        baseline_name: "UPDATE report_state SET body = ?, fencing_token = ? \
+                        WHERE report_id = ? AND fencing_token <= ?",
+        ops,
+    };
+    for processes in [1, MAX_WORKERS] {
+        bench.compare(&acquire, processes);
+        bench.compare(&put, processes);
+    }
+
+    // Stale writes: rejected, nothing committed (one process).
+    for p in &mut bench.procs {
+        p.send("stale-setup");
+        p.expect("ok");
+    }
+    bench.compare(
+        &Spec {
+            group_line: "put (stale, rejected)",
+            what: "stale",
+            base: ("stale", false),
+            unit: "w/s",
+            per_call: 1.0,
+            goal: None,
+            baseline_name: "the same UPDATE matching 0 rows (neither side commits)",
+            ops: ops * 10,
         },
-        |_| {
-            for op in &batch {
-                store.execute("batch", &fence, op.clone()).unwrap();
-            }
+        1,
+    );
+
+    // Batches of 1, 10 and 100 puts in one apply, beside the classic
+    // fenced batch in one transaction, in puts per second.
+    let batch_ops = |n: usize| (ops * 2 / n).max(CHUNKS);
+    for (what, n) in [("batch1", 1usize), ("batch10", 10), ("batch100", 100)] {
+        let label = format!("apply, batch of {n}");
+        bench.compare(
+            &Spec {
+                group_line: &label,
+                what,
+                base: (what, false),
+                unit: "puts/s",
+                per_call: n as f64,
+                goal: None,
+                baseline_name: "BEGIN IMMEDIATE; UPDATE the fence row WHERE fencing_token <= ?; \
+                                n x INSERT ... ON CONFLICT DO UPDATE; COMMIT",
+                ops: batch_ops(n),
+            },
+            1,
+        );
+    }
+    // The batch goal: 100 puts in one apply against 100 single puts, both
+    // through the library.
+    bench.compare(
+        &Spec {
+            group_line: "apply, batch of 100 vs single puts",
+            what: "batch100",
+            base: ("single100", true),
+            unit: "puts/s",
+            per_call: 100.0,
+            goal: Some(Goal::ratio_at_least(20.0)),
+            baseline_name: "100 single fenced puts through the library",
+            ops: (ops / 20).max(CHUNKS),
         },
+        1,
     );
 }

@@ -1,11 +1,24 @@
-//! Benchmarks of the fencing core beside their baselines, in `benches/`.
+//! Benchmarks of the fencing core and its faces beside their baselines.
 //!
-//! `memory_put`: a fenced put on `memory:` beside a bare
-//! `Mutex<HashMap>` check-and-set, at 1 thread, 2 threads on distinct scopes
-//! and 2 threads on one scope, then a summary of the ratios of the same run.
+//! The benches live in `benches/benches/` (`memory_put`, `sqlite`, and the
+//! PostgreSQL one when present); the C ABI, Python and Node benches live
+//! with their faces. `scripts/bench` runs them all in release mode and
+//! collects their results into one table and one chart
+//! (`docs/performance.md`, `docs/performance.svg`).
+//!
+//! - [`report`]: the machine-readable line every bench appends (JSON Lines,
+//!   to the file `FENCING_BENCH_OUT` names).
+//! - [`render`]: the table and the chart made from those lines (the
+//!   `bench-report` binary).
 //!
 //! ```text
-//! cargo bench -p fencing-benches --bench memory_put              # full run
-//! cargo bench -p fencing-benches --bench memory_put -- --quick   # smoke, < ~30 s
-//! cargo test -p fencing-benches --benches                        # one iteration each
+//! scripts/bench            # everything, a full run (~10-15 minutes)
+//! scripts/bench --quick    # everything, fewer and shorter rounds
+//! scripts/bench --smoke    # every path once, results to target/bench/smoke/
+//! cargo bench -p fencing-benches --bench memory_put [-- --quick]
+//! cargo bench -p fencing-benches --bench sqlite [-- --quick] [FILTER]
+//! cargo test -p fencing-benches --benches          # one iteration each
 //! ```
+
+pub mod render;
+pub mod report;

@@ -146,6 +146,51 @@ fn quick() -> bool {
     env::args().any(|a| a == "--quick")
 }
 
+/// `FENCING_BENCH_SMOKE=1` (`scripts/bench --smoke`): every path once,
+/// briefly; the figures are not measurements.
+fn smoke() -> bool {
+    env::var("FENCING_BENCH_SMOKE").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Appends the result to the JSON Lines file `FENCING_BENCH_OUT` names, in
+/// the format of `fencing_benches::report` (benches/src/report.rs), written
+/// by hand here to keep this crate's dependencies to the C ABI's own.
+fn record(c_abi_ns: f64, rust_ns: f64, overhead_ns: f64, rounds: usize) {
+    let Some(path) = env::var_os("FENCING_BENCH_OUT").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let line = format!(
+        concat!(
+            r#"{{"group":"c-abi","line":"put","concurrency":1,"concurrency_unit":"threads","#,
+            r#""unit":"ns/op","fenced":{c:.3},"baseline":{r:.3},"ratio":{ratio:.5},"#,
+            r#""baseline_name":"Store::put called directly from Rust","difference":{d:.3},"#,
+            r#""goal":{{"on":"difference","op":"<","value":{goal}}},"met":{met},"#,
+            r#""rounds":{rounds},"smoke":{smoke},"note":"difference = per-call overhead of the C ABI "#,
+            r#"(median of the rounds' differences; strlen + UTF-8 of both names, panic boundary, status mapping)"}}"#,
+            "\n"
+        ),
+        c = c_abi_ns,
+        r = rust_ns,
+        ratio = c_abi_ns / rust_ns,
+        d = overhead_ns,
+        goal = GOAL_NS,
+        met = overhead_ns < GOAL_NS,
+        rounds = rounds,
+        smoke = smoke(),
+    );
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "c_abi_put: cannot append to {}: {e}",
+            PathBuf::from(path).display()
+        );
+    }
+}
+
 fn measuring() -> bool {
     let args: Vec<String> = env::args().collect();
     args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list")
@@ -195,7 +240,12 @@ fn main() {
     assert_eq!((rust.version, rust.token.get()), (1, 1));
 
     let mut c = Criterion::default();
-    if quick() {
+    if smoke() {
+        c = c
+            .warm_up_time(Duration::from_millis(50))
+            .measurement_time(Duration::from_millis(200))
+            .sample_size(10);
+    } else if quick() {
         c = c
             .warm_up_time(Duration::from_millis(300))
             .measurement_time(Duration::from_millis(1000))
@@ -266,7 +316,13 @@ fn main() {
     if measuring() {
         // The summary: both calls timed in alternating rounds of the same
         // length, so that drift (frequency, other load) hits both alike.
-        let (rounds, n) = if quick() { (11, 20_000) } else { (41, 100_000) };
+        let (rounds, n) = if smoke() {
+            (3, 2_000)
+        } else if quick() {
+            (11, 20_000)
+        } else {
+            (41, 100_000)
+        };
         let (mut rust, mut valid, mut cabi) = (Vec::new(), Vec::new(), Vec::new());
         let (mut diff, mut rest) = (Vec::new(), Vec::new());
         for round in 0..rounds {
@@ -291,6 +347,8 @@ fn main() {
             rest.push(c - v);
         }
         let overhead = median(diff);
+        let (rust_median, cabi_median) = (median(rust.clone()), median(cabi.clone()));
+        record(cabi_median, rust_median, overhead, rounds);
         println!();
         println!(
             "== fenced put on memory:, one run ({rounds} alternating rounds of {n} puts each) =="

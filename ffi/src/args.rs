@@ -60,8 +60,21 @@ pub(crate) fn text<'a>(ptr: *const c_char, what: &'static str) -> Result<&'a str
         return Err(Failure::Null(what));
     }
     // SAFETY: non-NULL, and by the C contract NUL-terminated.
-    let text = unsafe { CStr::from_ptr(ptr) };
-    text.to_str().map_err(|_| Failure::Utf8(what))
+    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
+    utf8(bytes).ok_or(Failure::Utf8(what))
+}
+
+/// `bytes` as UTF-8. Names are nearly always ASCII, which [`ascii`] checks
+/// eight bytes at a time; `str::from_utf8` costs ~190 instructions for two short
+/// names (callgrind, docs/performance.md), most of the C ABI's overhead.
+#[inline]
+pub(crate) fn utf8(bytes: &[u8]) -> Option<&str> {
+    if ascii(bytes) {
+        // SAFETY: ASCII is UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        std::str::from_utf8(bytes).ok()
+    }
 }
 
 /// Like [`text`], where NULL means "none".
@@ -194,5 +207,74 @@ pub(crate) fn free_c_string(ptr: *mut c_char) {
     if !ptr.is_null() {
         // SAFETY: by the C contract, text this library handed out, freed once.
         drop(unsafe { std::ffi::CString::from_raw(ptr) });
+    }
+}
+
+/// Whether every byte is below 0x80: ORs the bytes together eight (then
+/// four) at a time. `<[u8]>::is_ascii` goes byte by byte below 8 bytes and
+/// is not inlined for these short names.
+#[inline]
+fn ascii(bytes: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut acc = 0u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        acc |= u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+    }
+    let rest = chunks.remainder();
+    let n = rest.len();
+    if n >= 4 {
+        // Two overlapping 4-byte reads cover 4..=7 bytes.
+        let word = |i: usize| {
+            u64::from(u32::from_ne_bytes([
+                rest[i],
+                rest[i + 1],
+                rest[i + 2],
+                rest[i + 3],
+            ]))
+        };
+        acc |= word(0) | word(n - 4);
+    } else {
+        for &b in rest {
+            acc |= u64::from(b);
+        }
+    }
+    acc & HIGH == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ascii, utf8};
+
+    #[test]
+    fn ascii_checks_every_byte_at_every_length() {
+        for len in 0..40 {
+            let clean = vec![b'a'; len];
+            assert!(ascii(&clean), "{len}");
+            for at in 0..len {
+                let mut dirty = clean.clone();
+                dirty[at] = 0x80;
+                assert!(!ascii(&dirty), "{len} {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn utf8_fast_path_agrees_with_the_standard_check() {
+        let cases: &[&[u8]] = &[
+            b"",
+            b"a",
+            b"bench-scope-0123456789abcdef",
+            "h\u{e9}llo".as_bytes(),
+            "\u{1F600}-key".as_bytes(),
+            b"\xff",
+            b"abc\xc3",
+            b"\xc0\xaf",
+            b"\xed\xa0\x80",
+            b"01234567\x80",
+        ];
+        for bytes in cases {
+            assert_eq!(utf8(bytes), std::str::from_utf8(bytes).ok(), "{bytes:?}");
+        }
     }
 }

@@ -6,6 +6,10 @@
 //
 //   node bench/put.js            # the real run (a few seconds)
 //   node bench/put.js --smoke    # every path once, tiny: no timing claims
+//   node bench/put.js --quick    # 5 rounds of 50,000 calls
+//
+// With FENCING_BENCH_OUT=FILE, the lines are also appended to FILE as JSON
+// (the format of benches/src/report.rs), for scripts/bench's report.
 //
 // Each operation is awaited, as a caller would; the pure-JS baseline is an
 // async function too, so both pay for one await per call.
@@ -15,8 +19,9 @@ const { open } = require('fencing')
 const native = require('../index.js')
 
 const smoke = process.argv.includes('--smoke')
-const CALLS = smoke ? 200 : 200_000
-const ROUNDS = smoke ? 1 : 9
+const quick = process.argv.includes('--quick')
+const CALLS = smoke ? 200 : quick ? 50_000 : 200_000
+const ROUNDS = smoke ? 1 : quick ? 5 : 9
 const KEYS = Array.from({ length: 16 }, (_, i) => `key-${i}`)
 const VALUE = Buffer.alloc(64, 0x61)
 const MAX_TOKEN = 2n ** 63n - 1n
@@ -26,8 +31,15 @@ const MAX_TOKEN = 2n ** 63n - 1n
 class StaleToken extends Error {}
 
 function jsStore() {
+  const put = jsStoreSync()
+  return async function asyncPut(scope, key, value, token) {
+    return put(scope, key, value, token)
+  }
+}
+
+function jsStoreSync() {
   const scopes = new Map()
-  return async function put(scope, key, value, token) {
+  return function put(scope, key, value, token) {
     if (typeof token !== 'bigint' || token < 1n || token > MAX_TOKEN) throw new RangeError('bad token')
     let s = scopes.get(scope)
     if (s === undefined) {
@@ -70,6 +82,33 @@ async function nativePut() {
   }
 }
 
+async function fencedPutSync() {
+  // putSync: the same write, returned without a Promise.
+  const store = await open('memory:')
+  const lease = await store.acquire('bench', { holder: 'bench', ttlMs: 600_000 })
+  const options = { token: lease.token }
+  return {
+    run: async (n) => {
+      for (let i = 0; i < n; i++) store.putSync('bench', KEYS[i & 15], VALUE, options)
+    },
+    check: async () => (await store.get('bench', KEYS[0])).version,
+  }
+}
+
+async function baselinePutSync() {
+  const put = jsStoreSync()
+  let versionOfFirst = 0n
+  return {
+    run: async (n) => {
+      for (let i = 0; i < n; i++) {
+        const r = put('bench', KEYS[i & 15], VALUE, 1n)
+        if ((i & 15) === 0) versionOfFirst = r.version
+      }
+    },
+    check: async () => versionOfFirst,
+  }
+}
+
 async function baselinePut() {
   const put = jsStore()
   let versionOfFirst = 0n
@@ -104,6 +143,31 @@ async function staleRejection() {
   }
 }
 
+// Appends one result line (ns per call; the goal: at least as fast as the
+// pure-JS baseline, fenced time / baseline time <= 1).
+function record(line, fenced, baseline, note) {
+  const path = process.env.FENCING_BENCH_OUT
+  if (!path) return
+  const ratio = fenced / baseline
+  const entry = {
+    group: 'node',
+    line,
+    concurrency: 1,
+    concurrency_unit: 'threads',
+    unit: 'ns/op',
+    fenced,
+    baseline,
+    ratio,
+    baseline_name: 'pure JS: Map per scope + bigint check-and-set',
+    goal: { on: 'ratio', op: '<=', value: 1 },
+    met: ratio <= 1,
+    rounds: ROUNDS,
+    smoke,
+    note: `node ${process.version}; ${note}`,
+  }
+  require('node:fs').appendFileSync(path, JSON.stringify(entry) + '\n')
+}
+
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
@@ -115,6 +179,8 @@ async function main() {
     ['  the same through the addon only', await nativePut()],
     ['pure-JS Map + bigint check-and-set', await baselinePut()],
     ['stale put rejected (fencing, memory:)', await staleRejection(), { calls: Math.max(1, CALLS / 10) }],
+    ['fenced putSync (fencing, memory:)', await fencedPutSync()],
+    ['pure-JS Map + bigint, not awaited', await baselinePutSync()],
   ]
   // Warm up every path (JIT), then alternate the contenders round by round.
   for (const [, c, o] of contenders) await c.run(Math.min(o?.calls ?? CALLS, 20_000))
@@ -132,13 +198,16 @@ async function main() {
   }
 
   const ns = samples.map(median)
-  const [fenced, , baseline] = ns
+  const [fenced, , baseline, , fencedSync, baselineSync] = ns
   console.log(`node ${process.version}, ${ROUNDS} round(s) of ${CALLS} awaited calls, median ns per call`)
   for (const [i, [name]] of contenders.entries()) {
     console.log(`${name.padEnd(40)} ${ns[i].toFixed(0).padStart(8)} ns/op   (rounds: ${samples[i].map((x) => x.toFixed(0)).join(' ')})`)
   }
   console.log(`ratio fenced / pure-JS: ${(fenced / baseline).toFixed(2)}x`)
   console.log(`per-call overhead of the fenced put: ${(fenced - baseline).toFixed(0)} ns`)
+  console.log(`ratio putSync / pure-JS not awaited: ${(fencedSync / baselineSync).toFixed(2)}x`)
+  record('put (awaited)', fenced, baseline, 'each call awaited on both sides')
+  record('putSync', fencedSync, baselineSync, 'no Promise on either side')
   if (smoke) console.log('smoke run: every path ran once; these timings mean nothing')
 }
 

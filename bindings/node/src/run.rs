@@ -15,6 +15,12 @@ use napi::Env;
 
 use crate::errors::{panicked, ErrorValue, Failure};
 
+/// Runs `work` here and now (the synchronous methods), a panic becoming
+/// the same error `settle` reports for one.
+pub(crate) fn now<T>(work: impl FnOnce() -> fencing::Result<T>) -> fencing::Result<T> {
+    catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| Err(panicked(&*p)))
+}
+
 pub(crate) fn settle<'env, T, V, W, C>(
     env: &'env Env,
     inline: bool,
@@ -28,8 +34,7 @@ where
     C: FnOnce(&Env, T) -> napi::Result<V> + 'static,
 {
     if inline {
-        let outcome = catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|p| Err(panicked(&*p)));
-        return match outcome {
+        return match now(work) {
             Ok(value) => PromiseRaw::resolve(env, convert(env, value)?),
             Err(e) => PromiseRaw::reject(env, ErrorValue(e)),
         };

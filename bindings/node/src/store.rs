@@ -280,17 +280,33 @@ impl NativeStore {
     ) -> napi::Result<PromiseRaw<'env, Receipt>> {
         self.call(
             env,
-            || {
-                let scope = convert::string(js(env, &scope), "scope")?;
-                let key = convert::string(js(env, &key), "key")?;
-                let value = convert::bytes(js(env, &value), "value")?;
-                let (fence, version) = write_options(js(env, &options))?;
-                let op = fencing::Op::put(key, value);
-                Ok((scope, fence, with_version(op, version)))
-            },
+            || put_args(env, &scope, &key, &value, &options),
             |s, (scope, fence, op)| s.execute(&scope, &fence, op),
             Receipt::from,
         )
+    }
+
+    /// `put` on the calling thread: returns the receipt or throws, with no
+    /// Promise. On a durable backend it blocks the event loop for the write
+    /// (an fsync on `sqlite:`), like `fs.writeFileSync`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions",
+        ts_return_type = "Receipt"
+    )]
+    pub fn put_sync(
+        &self,
+        env: &Env,
+        scope: Unknown,
+        key: Unknown,
+        value: Unknown,
+        options: Unknown,
+    ) -> napi::Result<Receipt> {
+        let (scope, fence, op) =
+            put_args(env, &scope, &key, &value, &options).map_err(|f| f.into_napi(env))?;
+        run::now(|| self.store.execute(&scope, &fence, op))
+            .map(Receipt::from)
+            .map_err(|e| Failure::Core(e).into_napi(env))
     }
 
     #[napi(
@@ -548,6 +564,22 @@ impl NativeStore {
 fn required(v: Js, known: &[&str]) -> Conv<convert::Options> {
     convert::options(v, "options", known, true)?
         .ok_or_else(|| Failure::Type("options are required".into()))
+}
+
+/// The arguments of `put` and `putSync`, converted on the JavaScript thread.
+fn put_args(
+    env: &Env,
+    scope: &Unknown,
+    key: &Unknown,
+    value: &Unknown,
+    options: &Unknown,
+) -> Conv<(String, fencing::Fence, fencing::Op)> {
+    let scope = convert::string(js(env, scope), "scope")?;
+    let key = convert::string(js(env, key), "key")?;
+    let value = convert::bytes(js(env, value), "value")?;
+    let (fence, version) = write_options(js(env, options))?;
+    let op = fencing::Op::put(key, value);
+    Ok((scope, fence, with_version(op, version)))
 }
 
 /// `{ token, seq?, holder?, expectedVersion? }`.

@@ -3,6 +3,10 @@ of the same check-and-set (a dict and a ``threading.Lock``), in the same run.
 
     python bench/bench_put.py            # full run: 7 rounds of 200,000 puts each
     python bench/bench_put.py --smoke    # every path once, tiny; no timing claims
+    python bench/bench_put.py --quick    # 5 rounds of 50,000 puts
+
+With FENCING_BENCH_OUT=FILE, each line is also appended to FILE as JSON (the
+format of benches/src/report.rs), for scripts/bench's report.
 
 Each round times both implementations back to back (alternating which goes
 first); the figure is the median time per put over the rounds. The ratio is
@@ -16,6 +20,8 @@ is rejected (an exception on both sides). Nothing here asserts on timing.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
 import statistics
 import sys
@@ -134,13 +140,63 @@ def bench(name: str, rounds: int, ops: int, threads: int, stale: bool) -> Dict[s
     return {kind: statistics.median(v) for kind, v in samples.items()}
 
 
+def record(line: str, threads: int, fenced: float, baseline: float, rounds: int, smoke: bool, wheel: str) -> None:
+    """Appends the result to the JSON Lines file FENCING_BENCH_OUT names, in
+    the format of benches/src/report.rs (ns per put; the goal: at least as
+    fast as pure Python, i.e. fenced time / baseline time <= 1)."""
+    path = os.environ.get("FENCING_BENCH_OUT")
+    if not path:
+        return
+    goal = {"on": "ratio", "op": "<=", "value": 1.0} if line == "put" else None
+    ratio = fenced / baseline
+    entry = {
+        "group": "python",
+        "line": line if not wheel else f"{line} [{wheel}]",
+        "concurrency": threads,
+        "concurrency_unit": "threads",
+        "unit": "ns/op",
+        "fenced": fenced,
+        "baseline": baseline,
+        "ratio": ratio,
+        "baseline_name": "pure Python: dict + threading.Lock check-and-set",
+        "goal": goal,
+        "met": None if goal is None else ratio <= 1.0,
+        "rounds": rounds,
+        "smoke": smoke,
+        "note": f"Python {platform.python_version()}" + (f", {wheel} wheel" if wheel else ""),
+    }
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def wheel_tag() -> str:
+    """The installed wheel's abi tag (cp39-abi3, cp310-abi3), or '' when unknown."""
+    try:
+        import importlib.metadata
+
+        text = importlib.metadata.distribution("fencing").read_text("WHEEL") or ""
+    except Exception:
+        return ""
+    for row in text.splitlines():
+        if row.startswith("Tag: "):
+            parts = row[5:].split("-")
+            return "-".join(parts[:2])
+    return ""
+
+
 def main(argv: List[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--ops", type=int, default=200_000, help="puts per thread per round")
     parser.add_argument("--smoke", action="store_true", help="run every path once, tiny")
+    parser.add_argument("--quick", action="store_true", help="5 rounds of 50,000 puts")
     args = parser.parse_args(argv)
-    rounds, ops = (1, 2_000) if args.smoke else (args.rounds, args.ops)
+    if args.smoke:
+        rounds, ops = 1, 2_000
+    elif args.quick:
+        rounds, ops = 5, 50_000
+    else:
+        rounds, ops = args.rounds, args.ops
 
     print(
         f"fencing {fencing.__version__}, Python {platform.python_version()} "
@@ -151,14 +207,16 @@ def main(argv: List[str]) -> int:
         print("smoke run: the figures below mean nothing")
     print(f"{'case':<36} {'fencing':>10} {'pure Python':>12} {'ratio':>7}")
     cases = [
-        ("put, 1 thread", 1, False),
-        ("put, 2 threads, distinct scopes", 2, False),
-        ("stale put rejected, 1 thread", 1, True),
+        ("put, 1 thread", "put", 1, False),
+        ("put, 2 threads, distinct scopes", "put", 2, False),
+        ("stale put rejected, 1 thread", "stale put rejected", 1, True),
     ]
-    for name, threads, stale in cases:
+    wheel = wheel_tag()
+    for name, line, threads, stale in cases:
         result = bench(name, rounds, ops, threads, stale)
         ratio = result["python"] / result["fencing"]
         print(f"{name:<36} {result['fencing']:>10.0f} {result['python']:>12.0f} {ratio:>6.2f}x")
+        record(line, threads, result["fencing"], result["python"], rounds, args.smoke, wheel)
     print("ratio = pure-Python time / fencing time (above 1: fencing is faster)")
     return 0
 

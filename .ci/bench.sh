@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The benchmark command's smoke run, so that scripts/bench cannot rot: every
+# bench (memory, C ABI, sqlite, Python, Node, and postgres once
+# benches/benches/postgres.rs exists) runs one short round in release mode,
+# writes its JSON lines, and bench-report makes the table and chart from
+# them -- into target/bench/smoke/, never docs/. No timing is judged.
+#
+# Runs after .ci/python.sh and .ci/node.sh (it reuses the npm packages
+# node.sh installed, and the release build artifacts); installs what it
+# needs itself otherwise. The Python and Node benches also run in smoke mode
+# inside those scripts, on the wheels and addon they test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== bench: %s ==\n' "$*"; }
+
+step "tools"
+if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  apt-get update
+  apt-get install -y python3 python3-venv python3-pip
+fi
+command -v node >/dev/null || { echo "node is missing: Node >= 20.17 is needed (the machine image ships it)" >&2; exit 1; }
+if [ -f benches/benches/postgres.rs ] && ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+fi
+export PYO3_PYTHON=${PYO3_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
+python3 --version
+node --version
+
+step "scripts/bench --smoke"
+timeout --kill-after=10 900 scripts/bench --smoke
+
+step "the smoke report"
+SMOKE=${CARGO_TARGET_DIR:-target}/bench/smoke
+test -s "$SMOKE/results.jsonl"
+grep -q '<!-- bench:begin' "$SMOKE/performance.md"
+grep -q '<svg' "$SMOKE/performance.svg"
+echo "bench smoke: $(wc -l <"$SMOKE/results.jsonl") result lines, table and chart written to $SMOKE"

@@ -1,0 +1,106 @@
+//! Turns the benches' JSON Lines into the report: prints the table, writes
+//! it between the markers of a Markdown file, and draws the SVG chart.
+//!
+//! ```text
+//! bench-report --in target/bench/results.jsonl [--doc docs/performance.md]
+//!              [--svg docs/performance.svg] [--stamp "text above the table"]
+//!              [--expect memory,c-abi,sqlite,...]
+//! ```
+//! `--expect` fails the run when a listed group wrote no line (a bench that
+//! silently stopped reporting).
+//! The image link in the document is the SVG's path relative to the
+//! document's directory (its file name when both are in one directory).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use fencing_benches::render;
+
+fn relative(svg: &Path, doc: &Path) -> String {
+    let doc_dir = doc.parent().unwrap_or(Path::new(""));
+    svg.strip_prefix(doc_dir)
+        .unwrap_or(svg)
+        .display()
+        .to_string()
+}
+
+fn run() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let (mut input, mut doc, mut svg, mut stamp) = (None, None, None, String::new());
+    let mut expect: Vec<String> = Vec::new();
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--in" => input = Some(PathBuf::from(value()?)),
+            "--doc" => doc = Some(PathBuf::from(value()?)),
+            "--svg" => svg = Some(PathBuf::from(value()?)),
+            "--stamp" => stamp = value()?,
+            "--expect" => {
+                expect = value()?
+                    .split(',')
+                    .filter(|g| !g.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            }
+            _ => return Err(format!("unknown argument {a} (see the source's header)")),
+        }
+    }
+    let input = input.ok_or("--in FILE is required")?;
+    let text = std::fs::read_to_string(&input)
+        .map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+    let (lines, errors) = render::parse(&text);
+    for e in &errors {
+        eprintln!("bench-report: {}: {e}", input.display());
+    }
+    if lines.is_empty() {
+        return Err(format!("{} holds no results", input.display()));
+    }
+    println!("{}", render::table(&lines));
+    if let Some(svg) = &svg {
+        let panels = render::chart(
+            &lines,
+            svg,
+            "fencing: throughput against concurrency, beside each baseline",
+        )?;
+        println!("chart: {} ({panels} panels)", svg.display());
+    }
+    if let Some(doc) = &doc {
+        let old = match std::fs::read_to_string(doc) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("cannot read {}: {e}", doc.display())),
+        };
+        let link = svg.as_ref().map(|s| relative(s, doc));
+        let new = render::splice(&old, &render::section(&lines, &stamp, link.as_deref()))?;
+        std::fs::write(doc, new).map_err(|e| format!("cannot write {}: {e}", doc.display()))?;
+        println!("table: {}", doc.display());
+    }
+    let missing: Vec<&String> = expect
+        .iter()
+        .filter(|g| !lines.iter().any(|l| &l.group == *g))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "no result lines from {missing:?} in {} (a bench stopped reporting?)",
+            input.display()
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(format!(
+            "{} malformed line(s) in {}",
+            errors.len(),
+            input.display()
+        ));
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench-report: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
