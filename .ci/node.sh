@@ -22,7 +22,7 @@ node -e '
 
 cd bindings/node
 
-step "npm ci (dev dependencies: @napi-rs/cli, typescript, @types/node)"
+step "npm ci (dev dependencies: @napi-rs/cli, typescript, @types/node, pg)"
 npm ci --no-audit --no-fund
 
 step "build the addon (napi build --platform --release)"
@@ -40,4 +40,11 @@ step "benchmark smoke (every path once, no timing claims)"
 node bench/put.js --smoke
 
 step "tests (node --test)"
+# The PostgreSQL tests use $FENCING_TEST_PG_URL (.ci/run exports it with
+# FENCING_REQUIRE_PG=1); without it they are skipped.
+if [ -n "${FENCING_TEST_PG_URL:-}" ]; then
+  echo "PostgreSQL tests: on ${FENCING_TEST_PG_URL} (FENCING_REQUIRE_PG=${FENCING_REQUIRE_PG:-})"
+else
+  echo "PostgreSQL tests: no FENCING_TEST_PG_URL (FENCING_REQUIRE_PG=${FENCING_REQUIRE_PG:-}): skipped unless required"
+fi
 node --test test/*.test.js

@@ -49,7 +49,8 @@ make_venv() { # name, pip arguments naming the package...
   local venv="$WORK/$1"
   shift
   "$PYTHON" -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'pytest>=8' 'mypy>=1.10'
+  # psycopg: the PostgreSQL tests run fencing.check in their own transactions.
+  "$venv/bin/pip" install --quiet --disable-pip-version-check 'pytest>=8' 'mypy>=1.10' 'psycopg[binary]>=3.1,<4'
   "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
   (cd "$WORK" && "$venv/bin/python" -c '
 import importlib.metadata, pathlib, sys, fencing
@@ -97,6 +98,14 @@ run_pytest() { # venv
     "$WORK/$1/bin/pytest" -c bindings/python/pyproject.toml --rootdir bindings/python \
     bindings/python/tests "${@:2}"
 }
+
+# The PostgreSQL tests use $FENCING_TEST_PG_URL (.ci/run exports it with
+# FENCING_REQUIRE_PG=1); without it they are skipped.
+if [ -n "${FENCING_TEST_PG_URL:-}" ]; then
+  echo "PostgreSQL tests: on ${FENCING_TEST_PG_URL} (FENCING_REQUIRE_PG=${FENCING_REQUIRE_PG:-})"
+else
+  echo "PostgreSQL tests: no FENCING_TEST_PG_URL (FENCING_REQUIRE_PG=${FENCING_REQUIRE_PG:-}): skipped unless required"
+fi
 
 step "pytest: the CPython 3.9+ wheel"
 run_pytest venv-39 -q

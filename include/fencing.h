@@ -575,6 +575,20 @@ void fencing_rejection_list_free(struct fencing_rejection_list *list);
 void fencing_string_free(char *text);
 
 /**
+ * Maps an error the PostgreSQL server raised to fencing's status: a
+ * SQLSTATE of class `FN` (`"FN001"`, from `PQresultErrorField(res,
+ * PG_DIAG_SQLSTATE)`) returns its status (`FENCING_STALE_TOKEN`, ...) and
+ * records the details that `detail` (the error's DETAIL, JSON, from
+ * `PG_DIAG_MESSAGE_DETAIL`; may be NULL) carries for `fencing_last_error`
+ * on this thread (scope, presented, current, ...; missing or malformed
+ * details leave them NULL or 0). Any other SQLSTATE returns `FENCING_OK`
+ * and leaves the last error alone: it is not one of fencing's.
+ * `FENCING_NULL_PARAMETER` when `sqlstate` is NULL, `FENCING_INVALID_UTF8`
+ * when either text is not UTF-8.
+ */
+fencing_status fencing_error_from_sqlstate(const char *sqlstate, const char *detail);
+
+/**
  * Opens the store `url` names and writes a new handle to `*out`:
  * `memory:` (this process only) or `sqlite:PATH` (processes on one host),
  * with options in the query (`?clock=manual&strict=true&eager_fencing=false`;

@@ -55,6 +55,20 @@ export declare const MAX_TOKEN: bigint
 /** Parses the token text form (canonical decimal): `parseToken('42') === 42n`. */
 export declare function parseToken(text: string): bigint
 
+/**
+ * The error a PostgreSQL error's SQLSTATE (`'FN001'`) and DETAIL (JSON)
+ * describe (StaleTokenError with scope/presented/current, ...), or null for
+ * a SQLSTATE that is not fencing's. Returned, not thrown.
+ */
+export declare function errorFromSqlstate(sqlstate: string, detail?: string | null): FencingError | null
+
+/**
+ * The fencing error a PostgreSQL driver's error carries (node-pg: `code` is
+ * the SQLSTATE, `detail` the DETAIL), or null when it is not fencing's:
+ * for `SELECT fencing.check(scope, token)` in your own transaction.
+ */
+export declare function fromPostgresError(err: unknown): FencingError | null
+
 /** Opens the store a URL names: `sqlite:PATH`, `memory:`, options in the query (`?clock=manual`). */
 export declare function open(url: string): Promise<Store>
 
@@ -85,6 +99,13 @@ export declare class Store {
   withLease<T>(scope: string, options: LeaseOptions, fn: (lease: HeldLease) => T | PromiseLike<T>): Promise<T>
 
   put(scope: string, key: string, value: Value, options: WriteOptions): Promise<Receipt>
+  /**
+   * `put` without a Promise: returns the receipt or throws the same errors.
+   * Runs on the calling thread, so on `sqlite:` it blocks the event loop
+   * for the write (an fsync), like `fs.writeFileSync`; made for `memory:`
+   * and for scripts.
+   */
+  putSync(scope: string, key: string, value: Value, options: WriteOptions): Receipt
   delete(scope: string, key: string, options: WriteOptions): Promise<Receipt>
   /** Several puts and deletes under one check: all or nothing. */
   apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>

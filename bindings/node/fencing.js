@@ -206,6 +206,10 @@ class Store {
     try { return await this.#native.put(scope, key, value, options) } catch (e) { throw fencingError(e) }
   }
 
+  putSync(scope, key, value, options) {
+    try { return this.#native.putSync(scope, key, value, options) } catch (e) { throw fencingError(e) }
+  }
+
   async delete(scope, key, options) {
     try { return await this.#native.delete(scope, key, options) } catch (e) { throw fencingError(e) }
   }
@@ -322,11 +326,40 @@ function parseToken(text) {
   }
 }
 
+/**
+ * The error a PostgreSQL error's SQLSTATE (`'FN001'`) and DETAIL (JSON)
+ * describe, as an instance of its class (StaleTokenError with scope,
+ * presented, current, ...); `null` for a SQLSTATE that is not fencing's.
+ * Returned, not thrown. The mapping is the core's.
+ */
+function errorFromSqlstate(sqlstate, detail) {
+  let e
+  try {
+    e = native.errorFromSqlstate(sqlstate, detail)
+  } catch (err) {
+    throw fencingError(err)
+  }
+  return e === null ? null : fencingError(e)
+}
+
+/**
+ * The fencing error a PostgreSQL driver's error carries (node-pg and
+ * postgres.js: the SQLSTATE in `code`, the DETAIL in `detail`), or `null`
+ * when it is not one of fencing's SQLSTATEs. For `fencing.check(scope,
+ * token)` run in the caller's own transaction.
+ */
+function fromPostgresError(err) {
+  if (err === null || typeof err !== 'object' || typeof err.code !== 'string') return null
+  return errorFromSqlstate(err.code, typeof err.detail === 'string' ? err.detail : null)
+}
+
 module.exports = {
   open,
   Store,
   HeldLease,
   parseToken,
+  errorFromSqlstate,
+  fromPostgresError,
   MAX_TOKEN: native.MAX_TOKEN,
   FencingError,
   StaleTokenError,

@@ -7,6 +7,8 @@ export const {
   Store,
   HeldLease,
   parseToken,
+  errorFromSqlstate,
+  fromPostgresError,
   MAX_TOKEN,
   FencingError,
   StaleTokenError,

@@ -40,6 +40,12 @@ export declare class NativeStore {
    */
   lease(scope: string, options: LeaseOptions, onLost?: (error: Error) => void): Promise<NativeKeepAlive>
   put(scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions): Promise<Receipt>
+  /**
+   * `put` on the calling thread: returns the receipt or throws, with no
+   * Promise. On a durable backend it blocks the event loop for the write
+   * (an fsync on `sqlite:`), like `fs.writeFileSync`.
+   */
+  putSync(scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions): Receipt
   delete(scope: string, key: string, options: WriteOptions): Promise<Receipt>
   apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>
   claim(scope: string, options: FenceOptions): Promise<void>
@@ -98,6 +104,13 @@ export interface Entry {
   /** The token of the write that stored this version. */
   token: bigint
 }
+
+/**
+ * The error a PostgreSQL error's SQLSTATE (`'FN001'`) and DETAIL (JSON;
+ * `null`/`undefined` for none) describe, with its details as properties;
+ * `null` for a SQLSTATE that is not fencing's. Returned, not thrown.
+ */
+export declare function errorFromSqlstate(sqlstate: string, detail?: string | null): Error | null
 
 /** What a write (or a checked read) presents. */
 export interface FenceOptions {

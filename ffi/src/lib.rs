@@ -16,6 +16,7 @@
 mod args;
 mod boundary;
 mod results;
+mod sqlstate;
 mod status;
 mod store;
 mod token;
@@ -25,6 +26,7 @@ pub use boundary::{
     fencing_error, fencing_last_error, fencing_last_error_message, fencing_status_name,
 };
 pub use results::*;
+pub use sqlstate::fencing_error_from_sqlstate;
 pub use status::fencing_status;
 pub use store::*;
 pub use token::{fencing_token_format, fencing_token_parse};

@@ -13,6 +13,7 @@ mod convert;
 mod errors;
 mod keepalive;
 mod run;
+mod sqlstate;
 mod store;
 mod types;
 
@@ -20,6 +21,7 @@ use napi::bindgen_prelude::{Unknown, *};
 use napi_derive::napi;
 
 pub use keepalive::NativeKeepAlive;
+pub use sqlstate::error_from_sqlstate;
 pub use store::NativeStore;
 
 /// The greatest token, 2^63-1.

@@ -335,7 +335,8 @@ describe('outside a store', () => {
       ['memory:?strict=true&strict=true', R],
       ['memory:\ud800', R],
       ['sqlite:', R],
-      ['postgres://localhost/x', R],
+      ['postgres://localhost/x?schema=Not-An-Identifier', R],
+      ['postgres://localhost/x?pool_size=0', R],
       ['redis://localhost:6379', R],
       ['memory:?' + 'x'.repeat(5000), R],
     ]) {

@@ -50,4 +50,39 @@ async function rejectsInvalid(promise, kind, label = '') {
   })
 }
 
-module.exports = { tempDir, sqliteUrl, backends, rejectsInvalid }
+/**
+ * The test PostgreSQL server: `{ url }` from $FENCING_TEST_PG_URL, else
+ * `{ url: null, skip }` with the reason, or `{ url: null, fail }` when
+ * FENCING_REQUIRE_PG=1 (CI runs everything under scripts/pg-cluster).
+ */
+function postgresBase() {
+  const url = process.env.FENCING_TEST_PG_URL ?? ''
+  if (url !== '') return { url }
+  if (process.env.FENCING_REQUIRE_PG === '1') {
+    return { url: null, fail: 'FENCING_REQUIRE_PG=1 but FENCING_TEST_PG_URL is not set: run under scripts/pg-cluster run' }
+  }
+  return { url: null, skip: 'no PostgreSQL: run the tests under `scripts/pg-cluster run -- ...`' }
+}
+
+/**
+ * Registers one test that stands for a missing server: skipped, or failed
+ * under FENCING_REQUIRE_PG=1. Returns the server's URL, or null.
+ */
+function postgresOrSkip(test) {
+  const pg = postgresBase()
+  if (pg.url === null) {
+    test('PostgreSQL server', { skip: pg.skip }, () => {
+      throw new Error(pg.fail)
+    })
+  }
+  return pg.url
+}
+
+let schemas = 0
+/** A schema name no earlier run used (the tests share one server and drop nothing). */
+function freshSchema(tag) {
+  schemas += 1
+  return `t_node_${tag}_${process.pid}_${Date.now()}_${schemas}`
+}
+
+module.exports = { tempDir, sqliteUrl, backends, rejectsInvalid, postgresBase, postgresOrSkip, freshSchema }

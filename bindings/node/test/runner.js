@@ -34,7 +34,8 @@ function load(file) {
 }
 
 function urlFor(scenario, base) {
-  return scenario.query === '' ? base : `${base}?${scenario.query}`
+  if (scenario.query === '') return base
+  return `${base}${base.includes('?') ? '&' : '?'}${scenario.query}`
 }
 
 /** Opens `base` (with the scenario's options) and replays every step; throws at the first mismatch. */

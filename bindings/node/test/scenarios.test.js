@@ -1,11 +1,12 @@
 'use strict'
-// Every shared scenario (tests/scenarios/*.json) on memory: and on sqlite:
-// (a fresh file per scenario), through the package's public API.
+// Every shared scenario (tests/scenarios/*.json) on memory:, on sqlite:
+// (a fresh file per scenario) and on postgres:// ($FENCING_TEST_PG_URL, a
+// fresh schema per scenario), through the package's public API.
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const { loadAll, run } = require('./runner.js')
-const { tempDir, sqliteUrl } = require('./helpers.js')
+const { tempDir, sqliteUrl, postgresOrSkip, freshSchema } = require('./helpers.js')
 
 const scenarios = loadAll()
 
@@ -23,6 +24,15 @@ describe('sqlite:', () => {
   const dir = tempDir()
   for (const s of scenarios) {
     test(s.name, () => run(s, sqliteUrl(dir)))
+  }
+})
+
+describe('postgres://', () => {
+  const base = postgresOrSkip(test)
+  if (base === null) return
+  for (const s of scenarios) {
+    // Scenario options follow the schema with `&`.
+    test(s.name, () => run(s, `${base}?schema=${freshSchema('scn')}`))
   }
 })
 

@@ -17,6 +17,8 @@ mod errors;
 #[cfg(feature = "python")]
 mod keepalive;
 #[cfg(feature = "python")]
+mod sqlstate;
+#[cfg(feature = "python")]
 mod store;
 #[cfg(feature = "python")]
 mod types;
@@ -29,6 +31,8 @@ mod _native {
 
     #[pymodule_export]
     use crate::keepalive::KeepAlive;
+    #[pymodule_export]
+    use crate::sqlstate::error_from_sqlstate;
     #[pymodule_export]
     use crate::store::{open, parse_token, Store};
     #[pymodule_export]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import time
 from typing import Iterator
 
 import pytest
@@ -59,3 +60,41 @@ def store(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> Iterator[fe
         url = f"sqlite:{tmp_path / 'fence.db'}?clock=manual"
     with fencing.open(url) as s:
         yield s
+
+
+def postgres_base_url() -> str:
+    """$FENCING_TEST_PG_URL: skips the test when unset, fails it when
+    FENCING_REQUIRE_PG=1 (CI runs everything under scripts/pg-cluster)."""
+    url = os.environ.get("FENCING_TEST_PG_URL", "")
+    if url:
+        return url
+    if os.environ.get("FENCING_REQUIRE_PG") == "1":
+        pytest.fail(
+            "FENCING_REQUIRE_PG=1 but FENCING_TEST_PG_URL is not set: "
+            "run under scripts/pg-cluster run", pytrace=False
+        )
+    pytest.skip("no PostgreSQL: run the tests under `scripts/pg-cluster run -- ...`")
+
+
+def fresh_schema(tag: str) -> str:
+    """A schema name no earlier run used (the tests share one server and
+    never drop anything)."""
+    return f"t_py_{tag}_{os.getpid()}_{time.time_ns()}"
+
+
+@pytest.fixture
+def pg_base() -> str:
+    """The test server's URL (see postgres_base_url)."""
+    return postgres_base_url()
+
+
+@pytest.fixture
+def pg_schema(request: pytest.FixtureRequest) -> str:
+    """A fresh schema name for this test."""
+    return fresh_schema(request.node.name.split("[")[0][5:15].lower())
+
+
+@pytest.fixture
+def pg_url(pg_base: str, pg_schema: str) -> str:
+    """A store URL on the test server, in this test's fresh schema."""
+    return f"{pg_base}?schema={pg_schema}"

@@ -1,5 +1,6 @@
 """Replays every shared scenario file (tests/scenarios/*.json) through the
-Python API, on ``memory:`` and on ``sqlite:`` (a fresh file each).
+Python API, on ``memory:``, on ``sqlite:`` (a fresh file each) and on
+``postgres://`` ($FENCING_TEST_PG_URL, a fresh schema each).
 
 The runner follows the rules of the Rust reference runner
 (tests/runner/src/lib.rs) and of tests/scenarios/README.md: how arguments are
@@ -348,7 +349,9 @@ def url_for(doc: Dict[str, Json], base: str) -> str:
         elif not isinstance(v, str):
             raise RunnerError(f"option {k}: unsupported value {v!r}")
         parts.append(f"{k}={v}")
-    return f"{base}?{'&'.join(parts)}" if parts else base
+    if not parts:
+        return base
+    return f"{base}{'&' if '?' in base else '?'}{'&'.join(parts)}"
 
 
 def run_scenario(path: pathlib.Path, base: str) -> None:
@@ -378,6 +381,12 @@ def test_scenario_memory(path: pathlib.Path) -> None:
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
 def test_scenario_sqlite(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
     run_scenario(path, f"sqlite:{tmp_path / 'scenario.db'}")
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_scenario_postgres(path: pathlib.Path, pg_url: str) -> None:
+    # A fresh schema per scenario (pg_url); scenario options follow with `&`.
+    run_scenario(path, pg_url)
 
 
 # ----- the runner itself must be able to fail -----

@@ -51,9 +51,11 @@ from ._native import (
     ScopeStatus,
     Store,
     __version__,
+    error_from_sqlstate,
     open,
     parse_token,
 )
+from ._postgres import from_postgres_error
 
 __all__ = [
     "MAX_BATCH_OPS",
@@ -85,6 +87,8 @@ __all__ = [
     "TokenExhaustedError",
     "VersionMismatchError",
     "__version__",
+    "error_from_sqlstate",
+    "from_postgres_error",
     "open",
     "parse_token",
 ]

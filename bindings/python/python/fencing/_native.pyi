@@ -8,8 +8,11 @@ from typing import Any, Dict, Final, Iterable, List, Optional, Type, Union, fina
 
 from typing_extensions import Self
 
+from ._errors import FencingError
+
 __all__ = [
     "KeepAlive",
+    "error_from_sqlstate",
     "open",
     "parse_token",
     "Store",
@@ -48,6 +51,10 @@ def open(url: str) -> Store:
 
 def parse_token(text: str) -> int:
     """Parses a token's canonical decimal text (``"42"`` -> 42)."""
+
+def error_from_sqlstate(sqlstate: str, detail: Optional[str] = None) -> Optional[FencingError]:
+    """The fencing exception a PostgreSQL error's SQLSTATE (``"FN001"``) and
+    DETAIL (JSON) describe, or None for a SQLSTATE that is not fencing's."""
 
 @final
 class Lease:
