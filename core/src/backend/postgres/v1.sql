@@ -170,18 +170,32 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r @schema@.scopes;
 BEGIN
-    -- The common case inline (a scope that exists); lock_scope creates it.
-    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
-    IF NOT FOUND THEN
-        r := @schema@.lock_scope(p_scope);
+    now_ms := @schema@.now_ms();
+    holder := p_holder;
+    ttl_ms := p_ttl_ms;
+    -- The common case in one statement: the scope exists, its lease has
+    -- ended, its counter has room. (SET sees the row as it was.)
+    UPDATE @schema@.scopes s
+       SET counter = greatest(s.counter, s.fence) + 1,
+           lease_holder = p_holder, lease_token = greatest(s.counter, s.fence) + 1,
+           lease_ttl_ms = p_ttl_ms, lease_expires_ms = @schema@.later(now_ms, p_ttl_ms),
+           fence = CASE WHEN p_eager THEN greatest(s.counter, s.fence) + 1 ELSE s.fence END,
+           sealed = CASE WHEN p_eager THEN false ELSE s.sealed END,
+           last_seq = CASE WHEN p_eager THEN NULL ELSE s.last_seq END
+     WHERE s.scope = p_scope
+       AND (s.lease_token IS NULL OR s.lease_expires_ms <= now_ms)
+       AND s.counter < 9223372036854775807 AND s.fence < 9223372036854775807
+    RETURNING s.lease_token, s.lease_expires_ms INTO token, expires_ms;
+    IF FOUND THEN
+        RETURN;
     END IF;
+    -- Otherwise: create the scope, or say why not.
+    r := @schema@.lock_scope(p_scope);
     now_ms := @schema@.now_ms();
     IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
         PERFORM @schema@.reject_held(r, now_ms);
     END IF;
     token := @schema@.following(r);
-    holder := p_holder;
-    ttl_ms := p_ttl_ms;
     expires_ms := @schema@.later(now_ms, p_ttl_ms);
     -- Eager fencing: the new token is above the fence, so it always raises it.
     UPDATE @schema@.scopes
