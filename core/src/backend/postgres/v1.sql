@@ -277,6 +277,7 @@ DECLARE
     versions bigint[];
     actual   bigint;
     bad      record;
+    has_deletes boolean;
 BEGIN
     SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
     IF NOT FOUND THEN
@@ -320,18 +321,24 @@ BEGIN
             END IF;
         END LOOP;
     ELSE
-        -- Distinct keys cannot see each other: check all, then write all, set-wise.
-        SELECT o.i, o.k, o.v IS NOT NULL AS is_put, o.e, coalesce(en.version, 0) AS actual INTO bad
-          FROM unnest(p_keys, p_values, p_expected) WITH ORDINALITY AS o(k, v, e, i)
-          LEFT JOIN @schema@.entries en ON en.scope = p_scope AND en.key = o.k
-         WHERE (o.e IS NOT NULL AND o.e <> coalesce(en.version, 0)) OR (o.v IS NULL AND en.version IS NULL)
-         ORDER BY o.i LIMIT 1;
-        IF FOUND THEN
-            PERFORM @schema@.check_op(p_scope, bad.k, bad.is_put, bad.e, bad.actual);
+        -- Distinct keys cannot see each other: check all, then write all,
+        -- set-wise. Plain puts have nothing to check and nothing to delete.
+        has_deletes := array_position(p_values, NULL) IS NOT NULL;
+        IF has_deletes OR cardinality(array_remove(p_expected, NULL)) > 0 THEN
+            SELECT o.i, o.k, o.v IS NOT NULL AS is_put, o.e, coalesce(en.version, 0) AS actual INTO bad
+              FROM unnest(p_keys, p_values, p_expected) WITH ORDINALITY AS o(k, v, e, i)
+              LEFT JOIN @schema@.entries en ON en.scope = p_scope AND en.key = o.k
+             WHERE (o.e IS NOT NULL AND o.e <> coalesce(en.version, 0)) OR (o.v IS NULL AND en.version IS NULL)
+             ORDER BY o.i LIMIT 1;
+            IF FOUND THEN
+                PERFORM @schema@.check_op(p_scope, bad.k, bad.is_put, bad.e, bad.actual);
+            END IF;
         END IF;
-        DELETE FROM @schema@.entries en
-         USING unnest(p_keys, p_values) AS o(k, v)
-         WHERE o.v IS NULL AND en.scope = p_scope AND en.key = o.k;
+        IF has_deletes THEN
+            DELETE FROM @schema@.entries en
+             USING unnest(p_keys, p_values) AS o(k, v)
+             WHERE o.v IS NULL AND en.scope = p_scope AND en.key = o.k;
+        END IF;
         WITH written AS (
             INSERT INTO @schema@.entries AS e (scope, key, value, version, token)
             SELECT p_scope, o.k, o.v, 1, p_token FROM unnest(p_keys, p_values) AS o(k, v)
