@@ -318,3 +318,23 @@ fn usage_errors_exit_2() {
         assert!(out.stderr.starts_with("error: "), "{out:?}");
     }
 }
+
+#[test]
+fn a_database_from_a_newer_version_is_backend_and_left_alone() {
+    let env = Env::new();
+    let path = env.path("newer.db");
+    let url = format!("sqlite:{}", path.display());
+    let mut c = bare(env.dir.path());
+    c.args(["--url", &url, "next-token", "s"]);
+    assert_eq!(run(c, None).code, 0);
+    // SQLite keeps user_version, the schema version, at bytes 60..64 of the header.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[60..64].copy_from_slice(&99u32.to_be_bytes());
+    std::fs::write(&path, &bytes).unwrap();
+    for args in [vec!["status", "s"], vec!["next-token", "s"]] {
+        let mut c = bare(env.dir.path());
+        c.args(["--url", &url]).args(&args);
+        run(c, None).fails_with("BACKEND", 19);
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Torture rounds (tests/torture): worker processes paused past their TTL,
+# killed and respawned, and (PostgreSQL) the server crashed and restarted,
+# then the history checker. One round per durable backend; fails on any
+# violation. TORTURE_DURATION (default 60s) sets the length of each round.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s ==\n' "$*"; }
+DURATION=${TORTURE_DURATION:-60s}
+
+# scripts/pg-cluster needs the server binaries, and python3 to pick a free port.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+  step "torture: install PostgreSQL"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq postgresql python3 >/dev/null
+fi
+
+step "torture: build (release)"
+cargo build --release --locked -p fencing-torture
+BIN=$PWD/target/release/torture
+
+status=0
+summaries=()
+
+step "torture: sqlite, $DURATION"
+out=$(mktemp)
+"$BIN" --duration "$DURATION" | tee "$out" || status=1
+summaries+=("$(tail -n 1 "$out")")
+
+step "torture: postgres, $DURATION (server crashes and restarts)"
+# shellcheck disable=SC2016
+scripts/pg-cluster run -- bash -c '"$0" --url "$FENCING_TEST_PG_URL" --pg-dir "$FENCING_TEST_PG_DIR" --duration "$1"' \
+  "$BIN" "$DURATION" | tee "$out" || status=1
+summaries+=("$(tail -n 1 "$out")")
+rm -f "$out"
+
+step "torture: summary"
+printf '%s\n' "${summaries[@]}"
+if [ "$status" -ne 0 ]; then
+  echo "torture: FAILED"
+fi
+exit "$status"

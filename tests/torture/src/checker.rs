@@ -1,0 +1,589 @@
+//! Checks a history (see [`crate::history`]) against the promise.
+//!
+//! Terms. An operation is an `invoke` and its outcome. It *completed before*
+//! another *began* when its outcome's `ts` is below the other's invoke `ts`
+//! (real-time order; timestamps come from one host-wide monotonic clock, the
+//! invoke one taken before the call, the outcome one after it). An operation
+//! is *indeterminate* when it has no outcome (its process was killed) or
+//! failed with `BACKEND` (e.g. a connection lost during commit): it may or
+//! may not have taken effect. A write (put or claim) is *accepted* when its
+//! outcome is `ok`.
+//!
+//! An operation *tells* a lower bound of its scope's fence at its completion:
+//! an accepted write with token t (fence >= t); a `STALE_TOKEN` failure
+//! (fence >= current); with eager fencing, a successful acquire with token t
+//! and a `LEASE_HELD` failure naming token t (fence >= t).
+//!
+//! Rules, per scope:
+//! 1. `token-decreased`: an accepted write never has a token below an
+//!    accepted write that completed before it began.
+//! 2. `duplicate-token`: no two successful acquisitions got the same token;
+//!    `token-not-increasing`: an acquisition's token is above every token
+//!    acquired by an acquisition that completed before it began.
+//! 3. `below-told-fence`: no write is accepted with a token below a fence
+//!    bound told by an operation that completed before the write began.
+//! 4. Final reads (process `final`, after every worker stopped), per key
+//!    written: let M be the greatest (token, seq) of the acknowledged puts.
+//!    The value read must come from a put that was acknowledged or
+//!    indeterminate (`phantom-value` otherwise; `rejected-write-visible` if
+//!    that put definitely failed), with (token, seq) >= M (`lost-write`:
+//!    older than an acknowledged write, or no value at all), carrying the
+//!    put's token. Acknowledged puts to a key with no successful final read
+//!    are `unverified-write`.
+//! 5. `paused-write-accepted`: a process paused for longer than the TTL
+//!    (`pause`..`resume` longer than `ttl_ms`) whose next write with the
+//!    token it acquired before the pause (the first put/claim it invoked
+//!    after `resume` with the token of its last successful acquire that
+//!    completed before `pause`) must have that write rejected when a newer
+//!    token was actually in the scope before that write began: an
+//!    acquisition with a greater token (eager fencing) or an accepted write
+//!    with a greater token, completed before the write was invoked. Without
+//!    such a newer token nothing is demanded (the lease expired, but nobody
+//!    took over: the store cannot know, and the write is legitimately
+//!    accepted); such pauses are counted as `pauses_without_takeover`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use crate::history::{Call, OpKind, Record, Returned};
+
+/// One violation, with the operations involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.rule, self.detail)
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Invocations by workers (final reads excluded).
+    pub operations: u64,
+    pub indeterminate: u64,
+    pub accepted_writes: u64,
+    pub stale_rejections: u64,
+    pub pauses: u64,
+    pub kills: u64,
+    pub restarts: u64,
+    /// Pauses longer than the TTL.
+    pub paused_past_ttl: u64,
+    /// Of those, the ones after which rule 5 demanded a rejection.
+    pub pauses_with_takeover: u64,
+    /// ... and the ones where nothing was demanded (no newer token, or the
+    /// process never wrote with its old token again).
+    pub pauses_without_takeover: u64,
+    pub final_reads: u64,
+    pub violations: Vec<Violation>,
+}
+
+#[derive(Clone, Debug)]
+enum Outcome {
+    Ok(Returned),
+    Fail { code: String, current: Option<u64> },
+}
+
+#[derive(Clone, Debug)]
+struct Op {
+    p: String,
+    n: u64,
+    kind: OpKind,
+    call: Call,
+    invoke: u64,
+    /// None: no outcome recorded.
+    done: Option<(u64, Outcome)>,
+}
+
+impl Op {
+    fn ok(&self) -> Option<&Returned> {
+        match &self.done {
+            Some((_, Outcome::Ok(r))) => Some(r),
+            _ => None,
+        }
+    }
+
+    fn fail_code(&self) -> Option<&str> {
+        match &self.done {
+            Some((_, Outcome::Fail { code, .. })) => Some(code),
+            _ => None,
+        }
+    }
+
+    fn indeterminate(&self) -> bool {
+        self.done.is_none() || self.fail_code() == Some("BACKEND")
+    }
+
+    fn definitely_failed(&self) -> bool {
+        matches!(self.fail_code(), Some(c) if c != "BACKEND")
+    }
+
+    fn completed(&self) -> Option<u64> {
+        self.done.as_ref().map(|(ts, _)| *ts)
+    }
+
+    fn name(&self) -> String {
+        format!(
+            "{} #{} {}(scope={}, token={})",
+            self.p,
+            self.n,
+            self.kind.as_str(),
+            self.call.scope,
+            self.call
+                .token
+                .or(self.ok().and_then(|r| r.token))
+                .map_or("-".to_owned(), |t| t.to_string())
+        )
+    }
+}
+
+/// Values known at completion times; answers "the greatest value among
+/// those completed strictly before t".
+struct Timeline {
+    /// (completion ts, running max of value, index of the op giving it).
+    points: Vec<(u64, u64, usize)>,
+}
+
+impl Timeline {
+    fn new(mut items: Vec<(u64, u64, usize)>) -> Timeline {
+        items.sort_unstable();
+        let mut best: Option<(u64, usize)> = None;
+        let points = items
+            .into_iter()
+            .map(|(ts, v, i)| {
+                if best.is_none_or(|(b, _)| v > b) {
+                    best = Some((v, i));
+                }
+                let (b, bi) = best.unwrap();
+                (ts, b, bi)
+            })
+            .collect();
+        Timeline { points }
+    }
+
+    fn max_before(&self, t: u64) -> Option<(u64, usize)> {
+        let k = self.points.partition_point(|(ts, _, _)| *ts < t);
+        k.checked_sub(1)
+            .map(|i| (self.points[i].1, self.points[i].2))
+    }
+}
+
+pub fn check(records: &[Record]) -> Report {
+    let mut report = Report::default();
+    let mut eager = true;
+    let mut ttl_ms = None;
+    let mut ops: Vec<Op> = Vec::new();
+    let mut index: HashMap<(String, u64), usize> = HashMap::new();
+    let mut pauses: Vec<(String, u64)> = Vec::new();
+    let mut resumes: Vec<(String, u64, u64)> = Vec::new();
+    for r in records {
+        match r {
+            Record::Meta {
+                eager: e,
+                ttl_ms: t,
+                ..
+            } => {
+                eager = *e;
+                ttl_ms = Some(*t);
+            }
+            Record::Invoke { p, n, ts, op, call } => {
+                if index.insert((p.clone(), *n), ops.len()).is_some() {
+                    report.violations.push(Violation {
+                        rule: "malformed-history",
+                        detail: format!("{p} #{n} invoked twice"),
+                    });
+                }
+                ops.push(Op {
+                    p: p.clone(),
+                    n: *n,
+                    kind: *op,
+                    call: call.clone(),
+                    invoke: *ts,
+                    done: None,
+                });
+            }
+            Record::Ok { p, n, ts, ret } => complete(
+                &mut ops,
+                &index,
+                &mut report,
+                p,
+                *n,
+                *ts,
+                Outcome::Ok(ret.clone()),
+            ),
+            Record::Fail {
+                p,
+                n,
+                ts,
+                code,
+                current,
+            } => complete(
+                &mut ops,
+                &index,
+                &mut report,
+                p,
+                *n,
+                *ts,
+                Outcome::Fail {
+                    code: code.clone(),
+                    current: *current,
+                },
+            ),
+            Record::Pause { p, ts } => {
+                report.pauses += 1;
+                pauses.push((p.clone(), *ts));
+            }
+            Record::Resume { p, ts } => match pauses.iter().rposition(|(q, _)| q == p) {
+                Some(i) => {
+                    let (_, start) = pauses.remove(i);
+                    resumes.push((p.clone(), start, *ts));
+                }
+                None => report.violations.push(Violation {
+                    rule: "malformed-history",
+                    detail: format!("{p} resumed without a pause"),
+                }),
+            },
+            Record::Kill { .. } => report.kills += 1,
+            Record::Restart { .. } => report.restarts += 1,
+        }
+    }
+
+    for op in &ops {
+        if op.p == "final" {
+            continue;
+        }
+        report.operations += 1;
+        if op.indeterminate() {
+            report.indeterminate += 1;
+        }
+        if op.kind.is_write() && op.ok().is_some() {
+            report.accepted_writes += 1;
+        }
+        if op.fail_code() == Some("STALE_TOKEN") {
+            report.stale_rejections += 1;
+        }
+    }
+
+    let mut by_scope: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        by_scope.entry(&op.call.scope).or_default().push(i);
+    }
+    let mut newer: HashMap<&str, Timeline> = HashMap::new();
+    for (scope, idx) in &by_scope {
+        check_scope(&ops, idx, eager, &mut report);
+        // Tokens in the scope (rule 5): acquisitions (eager) and accepted writes.
+        let items = idx
+            .iter()
+            .filter_map(|&i| {
+                let op = &ops[i];
+                let t = match op.kind {
+                    OpKind::Acquire if eager => op.ok()?.token?,
+                    k if k.is_write() => op.ok().and(op.call.token)?,
+                    _ => return None,
+                };
+                Some((op.completed()?, t, i))
+            })
+            .collect();
+        newer.insert(scope, Timeline::new(items));
+    }
+    check_final_reads(&ops, &mut report);
+    if let Some(ttl_ms) = ttl_ms {
+        check_pauses(&ops, &resumes, ttl_ms, &newer, &mut report);
+    }
+    report
+}
+
+fn complete(
+    ops: &mut [Op],
+    index: &HashMap<(String, u64), usize>,
+    report: &mut Report,
+    p: &str,
+    n: u64,
+    ts: u64,
+    outcome: Outcome,
+) {
+    match index.get(&(p.to_owned(), n)) {
+        Some(&i) if ops[i].done.is_none() => ops[i].done = Some((ts, outcome)),
+        _ => report.violations.push(Violation {
+            rule: "malformed-history",
+            detail: format!("outcome of {p} #{n} without a single invoke"),
+        }),
+    }
+}
+
+fn check_scope(ops: &[Op], idx: &[usize], eager: bool, report: &mut Report) {
+    // Rule 2: acquisitions.
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let mut acquired = Vec::new();
+    for &i in idx {
+        let op = &ops[i];
+        if op.kind != OpKind::Acquire {
+            continue;
+        }
+        if let (Some(t), Some(done)) = (op.ok().and_then(|r| r.token), op.completed()) {
+            if let Some(&j) = seen.get(&t) {
+                report.violations.push(Violation {
+                    rule: "duplicate-token",
+                    detail: format!("token {t} issued to {} and {}", ops[j].name(), op.name()),
+                });
+            } else {
+                seen.insert(t, i);
+            }
+            acquired.push((done, t, i));
+        }
+    }
+    let acquired = Timeline::new(acquired);
+    for &i in idx {
+        let op = &ops[i];
+        if op.kind != OpKind::Acquire {
+            continue;
+        }
+        if let Some(t) = op.ok().and_then(|r| r.token) {
+            if let Some((max, j)) = acquired.max_before(op.invoke) {
+                // Equal is a duplicate, reported above.
+                if t < max {
+                    report.violations.push(Violation {
+                        rule: "token-not-increasing",
+                        detail: format!(
+                            "{} got {t} after {} had got {max}",
+                            op.name(),
+                            ops[j].name()
+                        ),
+                    });
+                }
+            }
+        }
+    }
+
+    // Rules 1 and 3.
+    let mut accepted = Vec::new();
+    let mut told = Vec::new();
+    for &i in idx {
+        let op = &ops[i];
+        let Some((done, outcome)) = &op.done else {
+            continue;
+        };
+        let bound = match outcome {
+            Outcome::Ok(r) if op.kind.is_write() => {
+                if let Some(t) = op.call.token {
+                    accepted.push((*done, t, i));
+                }
+                op.call.token
+            }
+            Outcome::Ok(r) if op.kind == OpKind::Acquire && eager => r.token,
+            Outcome::Fail { code, current } if code == "STALE_TOKEN" => *current,
+            Outcome::Fail { code, current } if code == "LEASE_HELD" && eager => *current,
+            _ => None,
+        };
+        if let Some(b) = bound {
+            told.push((*done, b, i));
+        }
+    }
+    let accepted_tl = Timeline::new(accepted.clone());
+    let told = Timeline::new(told);
+    for &(_, t, i) in &accepted {
+        let op = &ops[i];
+        if let Some((max, j)) = accepted_tl.max_before(op.invoke) {
+            if t < max {
+                report.violations.push(Violation {
+                    rule: "token-decreased",
+                    detail: format!(
+                        "{} accepted after {} had been accepted",
+                        op.name(),
+                        ops[j].name()
+                    ),
+                });
+            }
+        }
+        if let Some((max, j)) = told.max_before(op.invoke) {
+            if t < max {
+                report.violations.push(Violation {
+                    rule: "below-told-fence",
+                    detail: format!(
+                        "{} accepted, but {} had already been told the fence is at least {max}",
+                        op.name(),
+                        ops[j].name()
+                    ),
+                });
+            }
+        }
+    }
+}
+
+fn check_final_reads(ops: &[Op], report: &mut Report) {
+    // (scope, key) -> puts
+    let mut puts: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
+    let mut by_value: HashMap<&str, usize> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        if op.kind == OpKind::Put && op.p != "final" {
+            if let Some(key) = &op.call.key {
+                puts.entry((&op.call.scope, key)).or_default().push(i);
+            }
+            if let Some(v) = &op.call.value {
+                by_value.insert(v, i);
+            }
+        }
+    }
+    let mut finals: HashMap<(&str, &str), &Returned> = HashMap::new();
+    for op in ops
+        .iter()
+        .filter(|o| o.p == "final" && o.kind == OpKind::Get)
+    {
+        if let (Some(key), Some(r)) = (&op.call.key, op.ok()) {
+            report.final_reads += 1;
+            finals.insert((&op.call.scope, key), r);
+        }
+    }
+    let order = |op: &Op| (op.call.token.unwrap_or(0), op.call.seq.unwrap_or(0));
+    for ((scope, key), list) in &puts {
+        let acked = list
+            .iter()
+            .copied()
+            .filter(|&i| ops[i].ok().is_some())
+            .max_by_key(|&i| order(&ops[i]));
+        let Some(read) = finals.get(&(*scope, *key)) else {
+            if let Some(a) = acked {
+                report.violations.push(Violation {
+                    rule: "unverified-write",
+                    detail: format!(
+                        "{} acknowledged, but {scope}/{key} was never read at the end",
+                        ops[a].name()
+                    ),
+                });
+            }
+            continue;
+        };
+        let Some(value) = &read.value else {
+            if let Some(a) = acked {
+                report.violations.push(Violation {
+                    rule: "lost-write",
+                    detail: format!(
+                        "{} acknowledged, but {scope}/{key} is empty at the end",
+                        ops[a].name()
+                    ),
+                });
+            }
+            continue;
+        };
+        let Some(&w) = by_value.get(value.as_str()) else {
+            report.violations.push(Violation {
+                rule: "phantom-value",
+                detail: format!("{scope}/{key} holds {value:?}, which no put wrote"),
+            });
+            continue;
+        };
+        let writer = &ops[w];
+        if writer.call.scope != *scope || writer.call.key.as_deref() != Some(*key) {
+            report.violations.push(Violation {
+                rule: "phantom-value",
+                detail: format!(
+                    "{scope}/{key} holds {value:?}, written by {} to another key",
+                    writer.name()
+                ),
+            });
+            continue;
+        }
+        if writer.definitely_failed() {
+            report.violations.push(Violation {
+                rule: "rejected-write-visible",
+                detail: format!(
+                    "{scope}/{key} holds {value:?} from {}, which failed",
+                    writer.name()
+                ),
+            });
+            continue;
+        }
+        if read.wtoken != writer.call.token {
+            report.violations.push(Violation {
+                rule: "phantom-value",
+                detail: format!(
+                    "{scope}/{key}: entry token {:?}, but {} wrote it",
+                    read.wtoken,
+                    writer.name()
+                ),
+            });
+        }
+        if let Some(a) = acked {
+            let newest = &ops[a];
+            if order(writer) < order(newest) || (order(writer) == order(newest) && a != w) {
+                report.violations.push(Violation {
+                    rule: "lost-write",
+                    detail: format!(
+                        "{} acknowledged, but {scope}/{key} holds the value of {}",
+                        newest.name(),
+                        writer.name()
+                    ),
+                });
+            }
+        }
+    }
+}
+
+fn check_pauses(
+    ops: &[Op],
+    resumes: &[(String, u64, u64)],
+    ttl_ms: u64,
+    newer: &HashMap<&str, Timeline>,
+    report: &mut Report,
+) {
+    let mut by_p: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        by_p.entry(&op.p).or_default().push(i);
+    }
+    for (p, start, end) in resumes {
+        if end.saturating_sub(*start) <= ttl_ms.saturating_mul(1_000_000) {
+            continue;
+        }
+        report.paused_past_ttl += 1;
+        let mine = by_p.get(p.as_str()).map_or(&[][..], Vec::as_slice);
+        // The token held at the pause: the last acquire completed before it.
+        let held = mine
+            .iter()
+            .filter(|&&i| ops[i].kind == OpKind::Acquire)
+            .filter(|&&i| ops[i].completed().is_some_and(|d| d < *start))
+            .filter_map(|&i| Some((i, ops[i].ok()?.token?)))
+            .next_back();
+        let next_write = held.and_then(|(a, t)| {
+            mine.iter().copied().find(|&i| {
+                let op = &ops[i];
+                op.kind.is_write()
+                    && op.invoke > *end
+                    && op.call.token == Some(t)
+                    && op.call.scope == ops[a].call.scope
+            })
+        });
+        let Some(w) = next_write else {
+            report.pauses_without_takeover += 1;
+            continue;
+        };
+        let op = &ops[w];
+        let token = op.call.token.unwrap_or(0);
+        let takeover = newer
+            .get(op.call.scope.as_str())
+            .and_then(|tl| tl.max_before(op.invoke))
+            .filter(|(max, _)| *max > token);
+        let Some((max, j)) = takeover else {
+            report.pauses_without_takeover += 1;
+            continue;
+        };
+        report.pauses_with_takeover += 1;
+        if op.ok().is_some() {
+            report.violations.push(Violation {
+                rule: "paused-write-accepted",
+                detail: format!(
+                    "{} resumed after {} ms stopped (ttl {ttl_ms} ms) and {} was accepted, though {} had token {max}",
+                    p,
+                    (end - start) / 1_000_000,
+                    op.name(),
+                    ops[j].name()
+                ),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,308 @@
+//! Hand-written histories, good and bad, for every rule. Timestamps are
+//! small numbers (ns); `ttl_ms` 1 makes any pause over 1,000,000 ns "past
+//! the TTL".
+
+use super::*;
+use crate::history;
+
+fn run(text: &str) -> Report {
+    check(&history::parse(text).expect("history parses"))
+}
+
+fn rules(report: &Report) -> Vec<&'static str> {
+    let mut r: Vec<_> = report.violations.iter().map(|v| v.rule).collect();
+    r.sort_unstable();
+    r.dedup();
+    r
+}
+
+const META: &str = r#"{"ev":"meta","url":"sqlite:x.db","eager":true,"ttl_ms":1}"#;
+const META_LAZY: &str =
+    r#"{"ev":"meta","url":"sqlite:x.db?eager_fencing=false","eager":false,"ttl_ms":1}"#;
+
+fn lines(parts: &[&str]) -> String {
+    let mut s = parts.join("\n");
+    s.push('\n');
+    s
+}
+
+/// One holder after another, each through the whole cycle, and a final
+/// read of the newest value.
+const GOOD: &[&str] = &[
+    META,
+    r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"acquire","scope":"s"}"#,
+    r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"token":1}"#,
+    r#"{"ev":"invoke","p":"w1.0","n":2,"ts":12,"op":"claim","scope":"s","token":1}"#,
+    r#"{"ev":"ok","p":"w1.0","n":2,"ts":13}"#,
+    r#"{"ev":"invoke","p":"w1.0","n":3,"ts":14,"op":"get","scope":"s","key":"a","token":1}"#,
+    r#"{"ev":"ok","p":"w1.0","n":3,"ts":15}"#,
+    r#"{"ev":"invoke","p":"w1.0","n":4,"ts":16,"op":"put","scope":"s","key":"a","token":1,"seq":1,"value":"w1.0:4"}"#,
+    r#"{"ev":"ok","p":"w1.0","n":4,"ts":17,"version":1}"#,
+    r#"{"ev":"invoke","p":"w1.0","n":5,"ts":18,"op":"renew","scope":"s","token":1}"#,
+    r#"{"ev":"ok","p":"w1.0","n":5,"ts":19}"#,
+    r#"{"ev":"invoke","p":"w1.0","n":6,"ts":20,"op":"release","scope":"s","token":1}"#,
+    r#"{"ev":"ok","p":"w1.0","n":6,"ts":21,"released":true}"#,
+    r#"{"ev":"invoke","p":"w2.0","n":1,"ts":22,"op":"acquire","scope":"s"}"#,
+    r#"{"ev":"ok","p":"w2.0","n":1,"ts":23,"token":2}"#,
+    r#"{"ev":"invoke","p":"w2.0","n":2,"ts":24,"op":"put","scope":"s","key":"a","token":2,"seq":1,"value":"w2.0:2"}"#,
+    r#"{"ev":"ok","p":"w2.0","n":2,"ts":25,"version":2}"#,
+    r#"{"ev":"invoke","p":"final","n":1,"ts":30,"op":"get","scope":"s","key":"a"}"#,
+    r#"{"ev":"ok","p":"final","n":1,"ts":31,"value":"w2.0:2","wtoken":2}"#,
+];
+
+#[test]
+fn a_clean_history_has_no_violation() {
+    let r = run(&lines(GOOD));
+    assert_eq!(r.violations, vec![]);
+    assert_eq!(r.operations, 8);
+    assert_eq!(r.accepted_writes, 3);
+    assert_eq!(r.final_reads, 1);
+    assert_eq!(r.indeterminate, 0);
+}
+
+#[test]
+fn the_same_token_acquired_twice() {
+    let r = run(&lines(&[
+        META,
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":1,"ts":11,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":12,"token":4}"#,
+        r#"{"ev":"ok","p":"w2.0","n":1,"ts":13,"token":4}"#,
+    ]));
+    assert_eq!(rules(&r), ["duplicate-token"]);
+    // The same token in two scopes is fine: tokens are per scope.
+    let r = run(&lines(&[
+        META,
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":1,"ts":11,"op":"acquire","scope":"t"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":12,"token":4}"#,
+        r#"{"ev":"ok","p":"w2.0","n":1,"ts":13,"token":4}"#,
+    ]));
+    assert_eq!(r.violations, vec![]);
+}
+
+#[test]
+fn a_token_below_an_earlier_acquisition() {
+    let bad = [
+        META,
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":12,"token":5}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":1,"ts":20,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"ok","p":"w2.0","n":1,"ts":21,"token":3}"#,
+    ];
+    assert_eq!(rules(&run(&lines(&bad))), ["token-not-increasing"]);
+    // Overlapping acquisitions may complete in either order.
+    let overlapping = [
+        META,
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":1,"ts":11,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":12,"token":5}"#,
+        r#"{"ev":"ok","p":"w2.0","n":1,"ts":13,"token":3}"#,
+    ];
+    assert_eq!(run(&lines(&overlapping)).violations, vec![]);
+}
+
+#[test]
+fn an_accepted_token_below_an_earlier_accepted_one() {
+    let r = run(&lines(&[
+        META_LAZY,
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"put","scope":"s","key":"a","token":5,"value":"v1"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"version":1}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":1,"ts":20,"op":"claim","scope":"s","token":3}"#,
+        r#"{"ev":"ok","p":"w2.0","n":1,"ts":21}"#,
+        r#"{"ev":"invoke","p":"final","n":1,"ts":30,"op":"get","scope":"s","key":"a"}"#,
+        r#"{"ev":"ok","p":"final","n":1,"ts":31,"value":"v1","wtoken":5}"#,
+    ]));
+    // An accepted write also tells its token, so rule 3 fires with rule 1.
+    assert_eq!(rules(&r), ["below-told-fence", "token-decreased"]);
+}
+
+#[test]
+fn a_write_accepted_below_a_fence_someone_was_told() {
+    let stale_then_accepted = |stale_done: u64| {
+        lines(&[
+            META,
+            r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"put","scope":"s","key":"a","token":2,"value":"v1"}"#,
+            &format!(
+                r#"{{"ev":"fail","p":"w1.0","n":1,"ts":{stale_done},"code":"STALE_TOKEN","current":4}}"#
+            ),
+            r#"{"ev":"invoke","p":"w3.0","n":1,"ts":20,"op":"claim","scope":"s","token":3}"#,
+            r#"{"ev":"ok","p":"w3.0","n":1,"ts":40}"#,
+        ])
+    };
+    // w1 learned "fence >= 4" before w3's claim with 3 began.
+    assert_eq!(rules(&run(&stale_then_accepted(15))), ["below-told-fence"]);
+    // Concurrent with it: no real-time order, no violation.
+    assert_eq!(run(&stale_then_accepted(30)).violations, vec![]);
+}
+
+#[test]
+fn eager_fencing_makes_an_acquisition_tell_the_fence() {
+    let history = |meta: &str| {
+        lines(&[
+            meta,
+            r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"acquire","scope":"s"}"#,
+            r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"token":7}"#,
+            r#"{"ev":"invoke","p":"w2.0","n":1,"ts":20,"op":"acquire","scope":"s"}"#,
+            r#"{"ev":"fail","p":"w2.0","n":1,"ts":21,"code":"LEASE_HELD","current":7}"#,
+            r#"{"ev":"invoke","p":"w3.0","n":1,"ts":30,"op":"claim","scope":"s","token":6}"#,
+            r#"{"ev":"ok","p":"w3.0","n":1,"ts":31}"#,
+        ])
+    };
+    assert_eq!(rules(&run(&history(META))), ["below-told-fence"]);
+    // Without eager fencing the old holder may write until the new one does.
+    assert_eq!(run(&history(META_LAZY)).violations, vec![]);
+}
+
+fn final_read(value: Option<(&str, u64)>) -> String {
+    match value {
+        Some((v, t)) => {
+            format!(r#"{{"ev":"ok","p":"final","n":1,"ts":100,"value":"{v}","wtoken":{t}}}"#)
+        }
+        None => r#"{"ev":"ok","p":"final","n":1,"ts":100}"#.to_owned(),
+    }
+}
+
+/// Two acknowledged puts (token 1 then 2) and one indeterminate (token 3,
+/// its process killed), then the final read.
+fn writes_then_read(read: Option<(&str, u64)>) -> Report {
+    run(&lines(&[
+        META_LAZY,
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"put","scope":"s","key":"a","token":1,"seq":1,"value":"one"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"version":1}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":1,"ts":20,"op":"put","scope":"s","key":"a","token":2,"seq":1,"value":"two"}"#,
+        r#"{"ev":"ok","p":"w2.0","n":1,"ts":21,"version":2}"#,
+        r#"{"ev":"invoke","p":"w3.0","n":1,"ts":30,"op":"put","scope":"s","key":"a","token":3,"seq":1,"value":"three"}"#,
+        r#"{"ev":"kill","p":"w3.0","ts":35}"#,
+        r#"{"ev":"invoke","p":"w4.0","n":1,"ts":40,"op":"put","scope":"s","key":"a","token":1,"seq":2,"value":"stale"}"#,
+        r#"{"ev":"fail","p":"w4.0","n":1,"ts":41,"code":"STALE_TOKEN","current":2}"#,
+        r#"{"ev":"invoke","p":"w5.0","n":1,"ts":42,"op":"put","scope":"s","key":"b","token":2,"seq":2,"value":"other-key"}"#,
+        r#"{"ev":"ok","p":"w5.0","n":1,"ts":43,"version":1}"#,
+        r#"{"ev":"invoke","p":"final","n":2,"ts":90,"op":"get","scope":"s","key":"b"}"#,
+        r#"{"ev":"ok","p":"final","n":2,"ts":91,"value":"other-key","wtoken":2}"#,
+        r#"{"ev":"invoke","p":"final","n":1,"ts":99,"op":"get","scope":"s","key":"a"}"#,
+        &final_read(read),
+    ]))
+}
+
+#[test]
+fn acknowledged_writes_survive() {
+    // The newest acknowledged value, or the indeterminate newer one: fine.
+    let r = writes_then_read(Some(("two", 2)));
+    assert_eq!(r.violations, vec![]);
+    assert_eq!((r.indeterminate, r.kills, r.stale_rejections), (1, 1, 1));
+    assert_eq!(writes_then_read(Some(("three", 3))).violations, vec![]);
+    // An older value, or nothing, loses "two".
+    assert_eq!(rules(&writes_then_read(Some(("one", 1)))), ["lost-write"]);
+    assert_eq!(rules(&writes_then_read(None)), ["lost-write"]);
+    // A value nobody wrote, one written to another key, a wrong entry token.
+    assert_eq!(
+        rules(&writes_then_read(Some(("nobody", 2)))),
+        ["phantom-value"]
+    );
+    assert_eq!(
+        rules(&writes_then_read(Some(("other-key", 2)))),
+        ["phantom-value"]
+    );
+    assert_eq!(
+        rules(&writes_then_read(Some(("two", 5)))),
+        ["phantom-value"]
+    );
+    // The rejected write's value.
+    assert_eq!(
+        rules(&writes_then_read(Some(("stale", 1)))),
+        ["rejected-write-visible"]
+    );
+}
+
+#[test]
+fn an_acknowledged_write_never_read_back_is_reported() {
+    let r = run(&lines(&GOOD[..GOOD.len() - 2]));
+    assert_eq!(rules(&r), ["unverified-write"]);
+}
+
+/// w1 holds token 1 and is stopped from 100 to `resume`; w2 acquires token
+/// 2 at 200 (or not at all); w1 then writes with token 1.
+fn paused(resume: u64, takeover: bool, outcome: &str) -> Report {
+    let mut h = vec![
+        META.to_owned(),
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"acquire","scope":"s"}"#.to_owned(),
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"token":1}"#.to_owned(),
+        r#"{"ev":"pause","p":"w1.0","ts":100}"#.to_owned(),
+    ];
+    if takeover {
+        h.push(
+            r#"{"ev":"invoke","p":"w2.0","n":1,"ts":150,"op":"acquire","scope":"s"}"#.to_owned(),
+        );
+        h.push(r#"{"ev":"ok","p":"w2.0","n":1,"ts":200,"token":2}"#.to_owned());
+    }
+    h.push(format!(r#"{{"ev":"resume","p":"w1.0","ts":{resume}}}"#));
+    h.push(format!(
+        r#"{{"ev":"invoke","p":"w1.0","n":2,"ts":{},"op":"claim","scope":"s","token":1}}"#,
+        resume + 10
+    ));
+    h.push(format!(
+        r#"{{"ev":"{outcome}","p":"w1.0","n":2,"ts":{},"code":"STALE_TOKEN","current":2}}"#,
+        resume + 11
+    ));
+    let refs: Vec<&str> = h.iter().map(String::as_str).collect();
+    run(&lines(&refs))
+}
+
+#[test]
+fn a_paused_holder_must_be_rejected_after_a_takeover() {
+    const PAST_TTL: u64 = 100 + 2_000_000;
+    let r = paused(PAST_TTL, true, "ok");
+    assert!(rules(&r).contains(&"paused-write-accepted"), "{r:?}");
+    assert_eq!(
+        (r.pauses, r.paused_past_ttl, r.pauses_with_takeover),
+        (1, 1, 1)
+    );
+    let r = paused(PAST_TTL, true, "fail");
+    assert_eq!(r.violations, vec![]);
+    assert_eq!(r.pauses_with_takeover, 1);
+}
+
+#[test]
+fn a_paused_holder_without_a_takeover_may_write() {
+    const PAST_TTL: u64 = 100 + 2_000_000;
+    let r = paused(PAST_TTL, false, "ok");
+    assert_eq!(r.violations, vec![]);
+    assert_eq!((r.paused_past_ttl, r.pauses_without_takeover), (1, 1));
+}
+
+#[test]
+fn a_short_pause_is_not_past_the_ttl() {
+    // 900,000 ns < ttl 1 ms: rule 5 does not apply (rule 3 still does).
+    let r = paused(100 + 900_000, true, "ok");
+    assert_eq!(r.paused_past_ttl, 0);
+    assert_eq!(rules(&r), ["below-told-fence"]);
+}
+
+#[test]
+fn malformed_histories_are_reported() {
+    let r = run(&lines(&[
+        META,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"token":1}"#,
+    ]));
+    assert_eq!(rules(&r), ["malformed-history"]);
+    let r = run(&lines(&[META, r#"{"ev":"resume","p":"w1.0","ts":11}"#]));
+    assert_eq!(rules(&r), ["malformed-history"]);
+}
+
+#[test]
+fn a_torn_last_line_is_dropped_and_others_are_errors() {
+    let mut text = lines(GOOD);
+    text.push_str(r#"{"ev":"invoke","p":"w9.0","n":1,"ts":4"#);
+    assert_eq!(history::parse(&text).unwrap().len(), GOOD.len());
+    let torn_inside = format!("{}\n{}", r#"{"ev":"invoke","p""#, lines(GOOD));
+    assert!(history::parse(&torn_inside).is_err());
+}
+
+#[test]
+fn records_round_trip_through_json() {
+    for line in GOOD {
+        let r = history::Record::parse(line).unwrap();
+        assert_eq!(history::Record::parse(&r.to_json().to_string()).unwrap(), r);
+    }
+}

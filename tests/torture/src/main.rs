@@ -1,0 +1,731 @@
+//! `torture`: N worker processes on M scopes of one store, a nemesis that
+//! pauses them past their TTL (SIGSTOP/SIGCONT), kills them (SIGKILL, then
+//! respawns) and, with `--pg-dir`, crashes and restarts the PostgreSQL server;
+//! then a final read and the history checker. One summary line; exit 1 on
+//! any violation. See tests/torture/README.md.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use fencing::{Error, Fence, Store};
+use fencing_torture::history::{Call, OpKind, Record, Returned, Writer};
+use fencing_torture::{checker, history, now_ns};
+
+const USAGE: &str = "usage: torture [--url URL] [--workers N] [--scopes M] [--duration 60s] \
+[--max-ops N] [--ttl-ms MS] [--history FILE] [--pg-dir DIR] [--seed N] [--no-nemesis]
+       torture check HISTORY";
+
+/// Keys each scope's holders write.
+const KEYS: [&str; 2] = ["a", "b"];
+
+#[derive(Clone, Debug)]
+struct Options {
+    url: Option<String>,
+    workers: usize,
+    scopes: usize,
+    duration: Duration,
+    max_ops: u64,
+    ttl_ms: u64,
+    history: Option<PathBuf>,
+    pg_dir: Option<PathBuf>,
+    seed: u64,
+    nemesis: bool,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (num, unit) = text.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("bad duration {text:?}"))?;
+    let secs = match unit {
+        "ms" => return Ok(Duration::from_millis(n)),
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("bad duration unit in {text:?} (ms, s, m, h)")),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        url: None,
+        workers: 6,
+        scopes: 3,
+        duration: Duration::from_secs(60),
+        max_ops: 2_000_000,
+        ttl_ms: 250,
+        history: None,
+        pg_dir: None,
+        seed: now_ns(),
+        nemesis: true,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned().ok_or(format!("{a} needs a value"));
+        let num = |v: String| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{a}: bad number {v:?}"))
+        };
+        match a.as_str() {
+            "--url" => o.url = Some(val()?),
+            "--workers" => o.workers = num(val()?)?.clamp(1, 64) as usize,
+            "--scopes" => o.scopes = num(val()?)?.clamp(1, 1000) as usize,
+            "--duration" => o.duration = parse_duration(&val()?)?,
+            "--max-ops" => o.max_ops = num(val()?)?,
+            "--ttl-ms" => o.ttl_ms = num(val()?)?.max(20),
+            "--history" => o.history = Some(PathBuf::from(val()?)),
+            "--pg-dir" => o.pg_dir = Some(PathBuf::from(val()?)),
+            "--seed" => o.seed = num(val()?)?,
+            "--no-nemesis" => o.nemesis = false,
+            "-h" | "--help" => return Err(USAGE.to_owned()),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+    }
+    Ok(o)
+}
+
+/// xorshift64*: deterministic per seed, good enough to pick actions.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("worker") => worker(&args[1..]).map(|()| true),
+        Some("check") => check_file(&args[1..]),
+        _ => parse_options(&args).and_then(|o| run(&o)),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("torture: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn check_file(args: &[String]) -> Result<bool, String> {
+    let path = args.first().ok_or(USAGE)?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let report = checker::check(&history::parse(&text)?);
+    print_violations(&report);
+    println!("{}", summary_line("check", None, &report));
+    Ok(report.violations.is_empty())
+}
+
+fn print_violations(report: &checker::Report) {
+    for v in report.violations.iter().take(50) {
+        eprintln!("VIOLATION {v}");
+    }
+    if report.violations.len() > 50 {
+        eprintln!("... and {} more", report.violations.len() - 50);
+    }
+}
+
+fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -> String {
+    format!(
+        "torture: backend={backend} operations={} pauses={} kills={} restarts={} violations={} \
+         (time={}, accepted_writes={}, stale_rejections={}, indeterminate={}, paused_past_ttl={}, \
+         paused_then_rejected={}, pauses_without_takeover={}, final_reads={})",
+        r.operations,
+        r.pauses,
+        r.kills,
+        r.restarts,
+        r.violations.len(),
+        elapsed.map_or("-".to_owned(), |d| format!("{:.1}s", d.as_secs_f64())),
+        r.accepted_writes,
+        r.stale_rejections,
+        r.indeterminate,
+        r.paused_past_ttl,
+        r.pauses_with_takeover,
+        r.pauses_without_takeover,
+        r.final_reads,
+    )
+}
+
+// ----- the parent: workers, nemesis, final read, check -----
+
+struct Worker {
+    id: usize,
+    incarnation: u32,
+    child: Child,
+    /// Resume at this instant (paused).
+    paused_until: Option<Instant>,
+}
+
+impl Worker {
+    fn name(&self) -> String {
+        format!("w{}.{}", self.id, self.incarnation)
+    }
+}
+
+/// Kills and reaps every worker, whatever happens to the parent.
+struct Crew(Vec<Worker>);
+
+impl Drop for Crew {
+    fn drop(&mut self) {
+        for w in &mut self.0 {
+            let _ = w.child.kill();
+            let _ = w.child.wait();
+        }
+    }
+}
+
+struct Plan {
+    url: String,
+    history: PathBuf,
+    scopes: Vec<String>,
+    ttl_ms: u64,
+    deadline: Instant,
+    ops_per_worker: u64,
+}
+
+fn spawn(plan: &Plan, id: usize, incarnation: u32, seed: u64) -> Result<Worker, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let left = plan.deadline.saturating_duration_since(Instant::now());
+    let child = Command::new(exe)
+        .arg("worker")
+        .arg(&plan.url)
+        .arg(&plan.history)
+        .arg(format!("w{id}.{incarnation}"))
+        .arg(plan.scopes.join(","))
+        .arg(plan.ttl_ms.to_string())
+        .arg(left.as_millis().to_string())
+        .arg(plan.ops_per_worker.to_string())
+        .arg(seed.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("spawning a worker: {e}"))?;
+    Ok(Worker {
+        id,
+        incarnation,
+        child,
+        paused_until: None,
+    })
+}
+
+fn signal(child: &Child, sig: libc::c_int) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// Waits (up to 2 s) until the kernel shows the process stopped.
+fn wait_stopped(child: &Child) -> bool {
+    let stat = format!("/proc/{}/stat", child.id());
+    for _ in 0..200 {
+        match std::fs::read_to_string(&stat) {
+            Ok(s) => {
+                let state = s
+                    .rsplit_once(')')
+                    .and_then(|(_, r)| r.split_whitespace().next());
+                if matches!(state, Some("T") | Some("t")) {
+                    return true;
+                }
+            }
+            Err(_) => return false,
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    false
+}
+
+fn backend_name(url: &str) -> &str {
+    url.split(':').next().unwrap_or("?")
+}
+
+fn run(o: &Options) -> Result<bool, String> {
+    let started = Instant::now();
+    let scratch = std::env::temp_dir().join(format!(
+        "fencing-torture-{}-{}",
+        std::process::id(),
+        now_ns()
+    ));
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let url = o
+        .url
+        .clone()
+        .unwrap_or_else(|| format!("sqlite:{}", scratch.join("torture.db").display()));
+    let history_path = o
+        .history
+        .clone()
+        .unwrap_or_else(|| scratch.join("history.jsonl"));
+    let _ = std::fs::remove_file(&history_path);
+    let mut log =
+        Writer::open(&history_path).map_err(|e| format!("{}: {e}", history_path.display()))?;
+    let eager = !url.contains("eager_fencing=false");
+    append(
+        &mut log,
+        &Record::Meta {
+            url: url.clone(),
+            eager,
+            ttl_ms: o.ttl_ms,
+        },
+    )?;
+
+    // Opening once creates the schema before the workers race for it.
+    let store = open_retrying(&url, Duration::from_secs(30))?;
+    store.close();
+
+    // A run id keeps scopes apart from earlier runs on the same database.
+    let run_id = now_ns() % 1_000_000_007;
+    let scopes: Vec<String> = (0..o.scopes)
+        .map(|j| format!("torture-{run_id}-s{j}"))
+        .collect();
+    let plan = Plan {
+        url: url.clone(),
+        history: history_path.clone(),
+        scopes: scopes.clone(),
+        ttl_ms: o.ttl_ms,
+        deadline: started + o.duration,
+        ops_per_worker: (o.max_ops / o.workers as u64).max(1),
+    };
+    let mut rng = Rng::new(o.seed);
+    let mut crew = Crew(Vec::new());
+    for id in 0..o.workers {
+        crew.0.push(spawn(&plan, id, 0, rng.next())?);
+    }
+    let pg_cluster = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster");
+    let ttl = Duration::from_millis(o.ttl_ms);
+    let mut next_action = Instant::now() + Duration::from_millis(200);
+    let mut next_restart = Instant::now() + Duration::from_secs(5 + rng.below(10));
+
+    // The nemesis.
+    while Instant::now() < plan.deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        let now = Instant::now();
+        // Resume the workers whose pause is over.
+        for w in &mut crew.0 {
+            if w.paused_until.is_some_and(|t| t <= now) {
+                append(
+                    &mut log,
+                    &Record::Resume {
+                        p: w.name(),
+                        ts: now_ns(),
+                    },
+                )?;
+                signal(&w.child, libc::SIGCONT);
+                w.paused_until = None;
+            }
+        }
+        // Respawn the workers that ended early (max ops reached: not respawned).
+        for i in 0..crew.0.len() {
+            if let Ok(Some(status)) = crew.0[i].child.try_wait() {
+                if !status.success() && Instant::now() + Duration::from_millis(500) < plan.deadline
+                {
+                    let (id, inc) = (crew.0[i].id, crew.0[i].incarnation + 1);
+                    crew.0[i] = spawn(&plan, id, inc, rng.next())?;
+                }
+            }
+        }
+        if !o.nemesis || now < next_action {
+            continue;
+        }
+        next_action = now + Duration::from_millis(100 + rng.below(300));
+        let i = rng.below(crew.0.len() as u64) as usize;
+        match rng.below(10) {
+            // Pause past the TTL: 1.5x to 3x.
+            0..=5 => {
+                let w = &mut crew.0[i];
+                if w.paused_until.is_some() || w.child.try_wait().ok().flatten().is_some() {
+                    continue;
+                }
+                signal(&w.child, libc::SIGSTOP);
+                if wait_stopped(&w.child) {
+                    append(
+                        &mut log,
+                        &Record::Pause {
+                            p: w.name(),
+                            ts: now_ns(),
+                        },
+                    )?;
+                    let span = ttl.mul_f64(1.5 + rng.below(1500) as f64 / 1000.0);
+                    w.paused_until = Some(Instant::now() + span);
+                } else {
+                    signal(&w.child, libc::SIGCONT);
+                }
+            }
+            // Kill (paused or not) and respawn.
+            6..=8 => {
+                let w = &mut crew.0[i];
+                let name = w.name();
+                let was_paused = w.paused_until.is_some();
+                let _ = w.child.kill();
+                let _ = w.child.wait();
+                if was_paused {
+                    // It never resumes: close its pause at the kill.
+                    append(
+                        &mut log,
+                        &Record::Resume {
+                            p: name.clone(),
+                            ts: now_ns(),
+                        },
+                    )?;
+                }
+                append(
+                    &mut log,
+                    &Record::Kill {
+                        p: name,
+                        ts: now_ns(),
+                    },
+                )?;
+                let (id, inc) = (w.id, w.incarnation + 1);
+                crew.0[i] = spawn(&plan, id, inc, rng.next())?;
+            }
+            _ => {
+                if let Some(dir) = &o.pg_dir {
+                    if now >= next_restart {
+                        let ts = now_ns();
+                        let status = Command::new(&pg_cluster)
+                            .arg("restart")
+                            .arg(dir)
+                            .stdin(Stdio::null())
+                            .status()
+                            .map_err(|e| format!("{}: {e}", pg_cluster.display()))?;
+                        if !status.success() {
+                            return Err(format!(
+                                "pg-cluster restart {} failed: {status}",
+                                dir.display()
+                            ));
+                        }
+                        append(&mut log, &Record::Restart { ts, end: now_ns() })?;
+                        next_restart = Instant::now() + Duration::from_secs(5 + rng.below(10));
+                    }
+                }
+            }
+        }
+    }
+
+    // Stop: resume the paused, give everyone a moment to finish its call,
+    // then kill what is left (its call in flight stays indeterminate).
+    for w in &mut crew.0 {
+        if w.paused_until.take().is_some() {
+            append(
+                &mut log,
+                &Record::Resume {
+                    p: w.name(),
+                    ts: now_ns(),
+                },
+            )?;
+            signal(&w.child, libc::SIGCONT);
+        }
+    }
+    let grace = Instant::now() + Duration::from_secs(15);
+    for w in &mut crew.0 {
+        while w.child.try_wait().ok().flatten().is_none() && Instant::now() < grace {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    drop(crew);
+
+    // The final read, as process "final".
+    let store = open_retrying(&url, Duration::from_secs(30))?;
+    let mut n = 0;
+    for scope in &scopes {
+        for key in KEYS {
+            n += 1;
+            let call = Call {
+                scope: scope.clone(),
+                key: Some(key.to_owned()),
+                ..Call::default()
+            };
+            append(&mut log, &invoke("final", n, OpKind::Get, call))?;
+            let mut tries = 0;
+            let result = loop {
+                match store.get(scope, key, None) {
+                    Err(Error::Backend(_)) if tries < 50 => {
+                        tries += 1;
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    other => break other,
+                }
+            };
+            let record = match result {
+                Ok(entry) => Record::Ok {
+                    p: "final".into(),
+                    n,
+                    ts: now_ns(),
+                    ret: Returned {
+                        value: entry
+                            .as_ref()
+                            .map(|e| String::from_utf8_lossy(&e.value).into_owned()),
+                        wtoken: entry.map(|e| e.token.get()),
+                        ..Returned::default()
+                    },
+                },
+                Err(e) => failure("final", n, &e),
+            };
+            append(&mut log, &record)?;
+        }
+    }
+    store.close();
+
+    let text = std::fs::read_to_string(&history_path).map_err(|e| e.to_string())?;
+    let report = checker::check(&history::parse(&text)?);
+    print_violations(&report);
+    let ok = report.violations.is_empty();
+    if ok && o.history.is_none() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    } else {
+        eprintln!("torture: history kept in {}", history_path.display());
+    }
+    println!(
+        "{}",
+        summary_line(backend_name(&url), Some(started.elapsed()), &report)
+    );
+    Ok(ok)
+}
+
+fn open_retrying(url: &str, patience: Duration) -> Result<Store, String> {
+    let until = Instant::now() + patience;
+    loop {
+        match Store::open(url) {
+            Ok(s) => return Ok(s),
+            Err(Error::Backend(m)) if Instant::now() < until => {
+                let _ = m;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => return Err(format!("opening {url}: {e}")),
+        }
+    }
+}
+
+fn append(log: &mut Writer, record: &Record) -> Result<(), String> {
+    log.append(record)
+        .map_err(|e| format!("writing the history: {e}"))
+}
+
+fn invoke(p: &str, n: u64, op: OpKind, call: Call) -> Record {
+    Record::Invoke {
+        p: p.to_owned(),
+        n,
+        ts: now_ns(),
+        op,
+        call,
+    }
+}
+
+fn failure(p: &str, n: u64, e: &Error) -> Record {
+    let current = match e {
+        Error::StaleToken { current, .. } => Some(*current),
+        Error::LeaseHeld { token, .. } => Some(token.get()),
+        _ => None,
+    };
+    Record::Fail {
+        p: p.to_owned(),
+        n,
+        ts: now_ns(),
+        code: e.code().as_str().to_owned(),
+        current,
+    }
+}
+
+// ----- a worker -----
+
+struct Session {
+    name: String,
+    url: String,
+    store: Store,
+    log: Writer,
+    n: u64,
+    max_ops: u64,
+}
+
+impl Session {
+    /// Records the invocation, runs `f`, records the outcome.
+    fn call<T>(
+        &mut self,
+        op: OpKind,
+        call: Call,
+        f: impl FnOnce(&Store, &Call) -> Result<T, Error>,
+        ret: impl FnOnce(&T) -> Returned,
+    ) -> Result<T, Error> {
+        self.n += 1;
+        let n = self.n;
+        self.log
+            .append(&invoke(&self.name, n, op, call.clone()))
+            .expect("history write");
+        let result = f(&self.store, &call);
+        let record = match &result {
+            Ok(v) => Record::Ok {
+                p: self.name.clone(),
+                n,
+                ts: now_ns(),
+                ret: ret(v),
+            },
+            Err(e) => failure(&self.name, n, e),
+        };
+        self.log.append(&record).expect("history write");
+        if let Err(Error::Backend(_)) = &result {
+            // A lost connection (a server restart): a fresh handle.
+            std::thread::sleep(Duration::from_millis(50));
+            if let Ok(s) = Store::open(&self.url) {
+                self.store.close();
+                self.store = s;
+            }
+        }
+        result
+    }
+
+    fn done(&self) -> bool {
+        self.n >= self.max_ops
+    }
+}
+
+/// `torture worker URL HISTORY NAME SCOPES TTL_MS RUN_MS MAX_OPS SEED`
+fn worker(args: &[String]) -> Result<(), String> {
+    let [url, history, name, scopes, ttl_ms, run_ms, max_ops, seed] = args else {
+        return Err("worker: bad arguments".into());
+    };
+    // Die with the parent, whatever happens to it.
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let num = |s: &str| {
+        s.parse::<u64>()
+            .map_err(|_| format!("worker: bad number {s:?}"))
+    };
+    let ttl = Duration::from_millis(num(ttl_ms)?);
+    let deadline = Instant::now() + Duration::from_millis(num(run_ms)?);
+    let scopes: Vec<String> = scopes.split(',').map(str::to_owned).collect();
+    let mut rng = Rng::new(num(seed)?);
+    let store = open_retrying(url, Duration::from_secs(30))?;
+    let log = Writer::open(Path::new(history)).map_err(|e| e.to_string())?;
+    let mut s = Session {
+        name: name.clone(),
+        url: url.clone(),
+        store,
+        log,
+        n: 0,
+        max_ops: num(max_ops)?,
+    };
+    let holder = format!("{name}@{}", std::process::id());
+    let nap = |rng: &mut Rng, max_ms: u64| {
+        std::thread::sleep(Duration::from_millis(rng.below(max_ms + 1)))
+    };
+    while Instant::now() < deadline && !s.done() {
+        let scope = scopes[rng.below(scopes.len() as u64) as usize].clone();
+        let at = |scope: &str| Call {
+            scope: scope.to_owned(),
+            ..Call::default()
+        };
+        let lease = match s.call(
+            OpKind::Acquire,
+            at(&scope),
+            |st, c| st.acquire(&c.scope, &holder, ttl),
+            |l| Returned {
+                token: Some(l.token.get()),
+                ..Returned::default()
+            },
+        ) {
+            Ok(l) => l,
+            Err(Error::LeaseHeld { remaining, .. }) => {
+                std::thread::sleep(remaining.min(Duration::from_millis(30)));
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let t = lease.token;
+        let with_token = |key: Option<&str>, seq: Option<u64>, value: Option<String>| Call {
+            scope: scope.clone(),
+            key: key.map(str::to_owned),
+            token: Some(t.get()),
+            seq,
+            value,
+        };
+        if s.call(
+            OpKind::Claim,
+            with_token(None, None, None),
+            |st, c| st.claim(&c.scope, &Fence::new(t)),
+            |_| Returned::default(),
+        )
+        .is_err()
+        {
+            continue;
+        }
+        // Hold the lease a while (up to half the TTL): most pauses then
+        // strike a holder, as a GC pause would.
+        nap(&mut rng, s_ttl_tenth(ttl) * 5);
+        let key = KEYS[rng.below(KEYS.len() as u64) as usize];
+        let _ = s.call(
+            OpKind::Get,
+            with_token(Some(key), None, None),
+            |st, c| st.get(&c.scope, key, Some(&Fence::new(t))),
+            |e| Returned {
+                value: e
+                    .as_ref()
+                    .map(|e| String::from_utf8_lossy(&e.value).into_owned()),
+                wtoken: e.as_ref().map(|e| e.token.get()),
+                ..Returned::default()
+            },
+        );
+        let mut ok = true;
+        for seq in 1..=1 + rng.below(2) {
+            let key = KEYS[rng.below(KEYS.len() as u64) as usize];
+            let value = format!("{name}:{}", s.n + 1);
+            let fence = Fence::new(t).with_seq(seq).with_holder(holder.clone());
+            if s.call(
+                OpKind::Put,
+                with_token(Some(key), Some(seq), Some(value.clone())),
+                |st, c| st.put(&c.scope, key, value.as_bytes(), &fence),
+                |r| Returned {
+                    version: Some(r.version),
+                    ..Returned::default()
+                },
+            )
+            .is_err()
+            {
+                ok = false;
+                break;
+            }
+            nap(&mut rng, s_ttl_tenth(ttl) / 2);
+        }
+        if !ok {
+            continue;
+        }
+        if s.call(
+            OpKind::Renew,
+            with_token(None, None, None),
+            |st, c| st.renew(&c.scope, t, ttl),
+            |_| Returned::default(),
+        )
+        .is_err()
+        {
+            continue;
+        }
+        let _ = s.call(
+            OpKind::Release,
+            with_token(None, None, None),
+            |st, c| st.release(&c.scope, t),
+            |r| Returned {
+                released: Some(*r),
+                ..Returned::default()
+            },
+        );
+    }
+    s.store.close();
+    Ok(())
+}
+
+fn s_ttl_tenth(ttl: Duration) -> u64 {
+    (ttl.as_millis() / 10) as u64
+}
