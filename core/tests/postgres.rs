@@ -652,3 +652,60 @@ fn server_crash_fails_in_flight_operations_then_work_resumes() {
     check.close();
     store.close();
 }
+
+/// Random batches (distinct and repeated keys, puts, deletes, expected
+/// versions, stale and equal tokens) give the same receipts, errors and
+/// final state on postgres:// as on memory:, which runs the Rust rules.
+#[test]
+fn batches_agree_with_memory() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let pg = Store::open(&format!("{base}?schema={}", fresh_schema("batches"))).unwrap();
+    let mem = Store::open("memory:").unwrap();
+    let mut rng = support::Rng(0x5eed_u64 ^ u64::from(std::process::id()));
+    let keys = ["a", "b", "c", "d", "e", "f"];
+    let mut token = 1u64;
+    let mut seen = std::collections::BTreeMap::new();
+    for round in 0..300 {
+        if rng.below(4) == 0 {
+            token += 1;
+        }
+        // Now and then an older token, to see the stale path.
+        let presented = Token::new(token.saturating_sub(rng.below(2)).max(1)).unwrap();
+        let ops: Vec<Op> = (0..1 + rng.below(8))
+            .map(|_| {
+                let key = keys[rng.below(keys.len() as u64) as usize];
+                let op = if rng.below(4) == 0 {
+                    Op::delete(key)
+                } else {
+                    Op::put(key, format!("{round}-{key}"))
+                };
+                match rng.below(5) {
+                    0 => op.if_version(rng.below(4)),
+                    _ => op,
+                }
+            })
+            .collect();
+        let fence = Fence::new(presented);
+        let want = mem.apply("s", &fence, ops.clone());
+        let got = pg.apply("s", &fence, ops.clone());
+        assert_eq!(got, want, "round {round}: {ops:?} with {presented}");
+        *seen
+            .entry(want.map(|_| "ok").unwrap_or_else(|e| e.code().as_str()))
+            .or_insert(0) += 1;
+    }
+    // The rounds reached every outcome, not only the happy path.
+    for outcome in ["ok", "STALE_TOKEN", "VERSION_MISMATCH", "NOT_FOUND"] {
+        assert!(seen.get(outcome).is_some_and(|n| *n >= 5), "{seen:?}");
+    }
+    for key in keys {
+        assert_eq!(
+            pg.get("s", key, None).unwrap(),
+            mem.get("s", key, None).unwrap(),
+            "{key}"
+        );
+    }
+    assert_eq!(pg.fence_of("s").unwrap(), mem.fence_of("s").unwrap());
+    pg.close();
+}

@@ -339,16 +339,22 @@ BEGIN
              USING unnest(p_keys, p_values) AS o(k, v)
              WHERE o.v IS NULL AND en.scope = p_scope AND en.key = o.k;
         END IF;
-        WITH written AS (
-            INSERT INTO @schema@.entries AS e (scope, key, value, version, token)
+        -- Update what exists, insert the rest: cheaper than ON CONFLICT, and
+        -- safe, since every writer of the scope's entries holds its row lock.
+        WITH updated AS (
+            UPDATE @schema@.entries e SET value = o.v, version = e.version + 1, token = p_token
+              FROM unnest(p_keys, p_values) AS o(k, v)
+             WHERE o.v IS NOT NULL AND e.scope = p_scope AND e.key = o.k
+            RETURNING e.key, e.version),
+        inserted AS (
+            INSERT INTO @schema@.entries (scope, key, value, version, token)
             SELECT p_scope, o.k, o.v, 1, p_token FROM unnest(p_keys, p_values) AS o(k, v)
-             WHERE o.v IS NOT NULL
-            ON CONFLICT (scope, key) DO UPDATE
-               SET value = excluded.value, version = e.version + 1, token = excluded.token
-            RETURNING e.key, e.version)
+             WHERE o.v IS NOT NULL AND NOT EXISTS (
+                   SELECT 1 FROM @schema@.entries e WHERE e.scope = p_scope AND e.key = o.k)
+            RETURNING key, version)
         SELECT array_agg(coalesce(w.version, 0) ORDER BY o.i) INTO versions
           FROM unnest(p_keys) WITH ORDINALITY AS o(k, i)
-          LEFT JOIN written w ON w.key = o.k;
+          LEFT JOIN (SELECT * FROM updated UNION ALL SELECT * FROM inserted) w ON w.key = o.k;
     END IF;
     -- The same holder writing again leaves the scope's row as it was.
     IF r.fence <> p_token OR r.last_seq IS DISTINCT FROM p_seq OR r.sealed <> p_strict THEN
