@@ -61,8 +61,9 @@ struct Lib {
     message: Message,
 }
 
-/// target/<profile>/deps/<this test> -> target/<profile>/libfencing.so,
-/// which cargo builds (the package's cdylib) before its tests.
+/// target/<profile>/deps/<this test> -> target/<profile>/libfencing.so. Cargo
+/// does not build a cdylib for a package's tests: `scripts/test` runs
+/// `cargo build -p fencing-ffi` first.
 fn library_path() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent()
@@ -78,7 +79,11 @@ fn load() -> Lib {
     // the signature include/fencing.h declares for it.
     unsafe {
         let h = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
-        assert!(!h.is_null(), "dlopen {:?}", library_path());
+        assert!(
+            !h.is_null(),
+            "dlopen {:?} failed: build it first with `cargo build -p fencing-ffi` (scripts/test does)",
+            library_path()
+        );
         let sym = |name: &CStr| {
             let p = libc::dlsym(h, name.as_ptr());
             assert!(!p.is_null(), "{name:?}");
