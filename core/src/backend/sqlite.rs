@@ -109,13 +109,7 @@ impl Sqlite {
             Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
             other => other,
         })?;
-        let journal: String = conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .map_err(backend)?;
-        if !journal.eq_ignore_ascii_case("wal") {
-            conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
-                .map_err(backend)?;
-        }
+        use_wal(&conn, busy_timeout)?;
         let sync = match synchronous {
             Synchronous::Full => "FULL",
             Synchronous::Normal => "NORMAL",
@@ -192,6 +186,42 @@ fn create_private(path: &Path) -> Result<()> {
             "sqlite: cannot create {}: {e}",
             path.display()
         ))),
+    }
+}
+
+/// Switches the file to WAL. The switch needs the file to itself, and SQLite
+/// answers "database is locked" at once, without its busy handler, while
+/// another connection (another process opening the same fresh file) reads
+/// it: so retry, within the busy timeout.
+fn use_wal(conn: &Connection, busy_timeout: Duration) -> Result<()> {
+    let deadline = std::time::Instant::now() + busy_timeout;
+    loop {
+        let mode = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get::<_, String>(0))
+            .and_then(|mode| {
+                if mode.eq_ignore_ascii_case("wal") {
+                    Ok(mode)
+                } else {
+                    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+                }
+            });
+        // A switch that cannot happen yet may also just answer the old mode.
+        let busy = match mode {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => format!("journal mode is still {mode}"),
+            Err(rusqlite::Error::SqliteFailure(e, m))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy =>
+            {
+                m.unwrap_or_else(|| e.to_string())
+            }
+            Err(e) => return Err(backend(e)),
+        };
+        if std::time::Instant::now() >= deadline {
+            return Err(Error::Backend(format!(
+                "sqlite: cannot switch to WAL: {busy}"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
