@@ -9,7 +9,7 @@ mod pool;
 use std::time::{Duration, UNIX_EPOCH};
 
 use postgres::types::ToSql;
-use postgres::{Client, Config, GenericClient, NoTls, Row};
+use postgres::{Client, Config, GenericClient, NoTls, Row, Statement};
 
 use super::Backend;
 use crate::error::{Error, Result};
@@ -153,25 +153,20 @@ impl Postgres {
         })
     }
 
+    /// Runs `f` with the prepared statement `q` on a pooled connection.
+    fn run<T>(
+        &self,
+        q: Q,
+        f: impl FnOnce(&mut Client, &Statement) -> Result<T, postgres::Error>,
+    ) -> Result<T> {
+        self.pool.with(|c| {
+            let statement = c.statement(q as usize, &self.sql[q as usize])?;
+            f(&mut c.client, &statement)
+        })
+    }
+
     fn one(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
-        self.pool.with(|c| {
-            let statement = c.statement(q as usize, &self.sql[q as usize])?;
-            c.client.query_one(&statement, params)
-        })
-    }
-
-    fn optional(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>> {
-        self.pool.with(|c| {
-            let statement = c.statement(q as usize, &self.sql[q as usize])?;
-            c.client.query_opt(&statement, params)
-        })
-    }
-
-    fn all(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
-        self.pool.with(|c| {
-            let statement = c.statement(q as usize, &self.sql[q as usize])?;
-            c.client.query(&statement, params)
-        })
+        self.run(q, |client, s| client.query_one(s, params))
     }
 }
 
@@ -381,7 +376,7 @@ impl Backend for Postgres {
 
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
         let row = match fence {
-            None => self.optional(Q::Get, &[&scope, &key])?,
+            None => self.run(Q::Get, |client, s| client.query_opt(s, &[&scope, &key]))?,
             Some(f) => Some(self.one(Q::GetChecked, &[&scope, &key, &sql(f.token.get())])?),
         };
         let Some(row) = row else { return Ok(None) };
@@ -397,10 +392,10 @@ impl Backend for Postgres {
     }
 
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
-        let rows = self.all(
-            Q::List,
-            &[&scope, &after.unwrap_or(""), &(limit as i64 + 1)],
-        )?;
+        let after = after.unwrap_or("");
+        let rows = self.run(Q::List, |client, s| {
+            client.query(s, &[&scope, &after, &(limit as i64 + 1)])
+        })?;
         let keys = rows.iter().map(|r| r.get(0)).collect();
         Ok(Page::from_keys(keys, limit))
     }
@@ -425,13 +420,7 @@ impl Backend for Postgres {
 
     fn advance_clock(&self, by: Duration) -> Result<()> {
         let by = sql(u64::try_from(by.as_millis()).unwrap_or(u64::MAX));
-        let moved = self.pool.with(|c| {
-            let statement = c.statement(
-                Q::AdvanceClock as usize,
-                &self.sql[Q::AdvanceClock as usize],
-            )?;
-            c.client.execute(&statement, &[&by])
-        })?;
+        let moved = self.run(Q::AdvanceClock, |client, s| client.execute(s, &[&by]))?;
         if moved == 0 {
             return Err(Error::invalid(
                 "advance_clock needs a manual clock (open the store with ?clock=manual)",

@@ -170,41 +170,38 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r @schema@.scopes;
 BEGIN
-    now_ms := @schema@.now_ms();
     holder := p_holder;
     ttl_ms := p_ttl_ms;
-    -- The common case in one statement: the scope exists, its lease has
-    -- ended, its counter has room. (SET sees the row as it was.)
-    UPDATE @schema@.scopes s
-       SET counter = greatest(s.counter, s.fence) + 1,
-           lease_holder = p_holder, lease_token = greatest(s.counter, s.fence) + 1,
-           lease_ttl_ms = p_ttl_ms, lease_expires_ms = @schema@.later(now_ms, p_ttl_ms),
-           fence = CASE WHEN p_eager THEN greatest(s.counter, s.fence) + 1 ELSE s.fence END,
-           sealed = CASE WHEN p_eager THEN false ELSE s.sealed END,
-           last_seq = CASE WHEN p_eager THEN NULL ELSE s.last_seq END
-     WHERE s.scope = p_scope
-       AND (s.lease_token IS NULL OR s.lease_expires_ms <= now_ms)
-       AND s.counter < 9223372036854775807 AND s.fence < 9223372036854775807
-    RETURNING s.lease_token, s.lease_expires_ms INTO token, expires_ms;
-    IF FOUND THEN
-        RETURN;
-    END IF;
-    -- Otherwise: create the scope, or say why not.
-    r := @schema@.lock_scope(p_scope);
-    now_ms := @schema@.now_ms();
-    IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
-        PERFORM @schema@.reject_held(r, now_ms);
-    END IF;
-    token := @schema@.following(r);
-    expires_ms := @schema@.later(now_ms, p_ttl_ms);
-    -- Eager fencing: the new token is above the fence, so it always raises it.
-    UPDATE @schema@.scopes
-       SET counter = token, lease_holder = p_holder, lease_token = token,
-           lease_ttl_ms = p_ttl_ms, lease_expires_ms = expires_ms,
-           fence = CASE WHEN p_eager THEN token ELSE fence END,
-           sealed = CASE WHEN p_eager THEN false ELSE sealed END,
-           last_seq = CASE WHEN p_eager THEN NULL ELSE last_seq END
-     WHERE scope = p_scope;
+    FOR attempt IN 1..2 LOOP
+        now_ms := @schema@.now_ms();
+        -- One statement when the scope exists, its lease has ended and its
+        -- counter has room. (SET sees the row as it was.) Eager fencing: the
+        -- new token is above the fence, so it always raises it.
+        UPDATE @schema@.scopes s
+           SET counter = greatest(s.counter, s.fence) + 1,
+               lease_holder = p_holder, lease_token = greatest(s.counter, s.fence) + 1,
+               lease_ttl_ms = p_ttl_ms, lease_expires_ms = @schema@.later(now_ms, p_ttl_ms),
+               fence = CASE WHEN p_eager THEN greatest(s.counter, s.fence) + 1 ELSE s.fence END,
+               sealed = CASE WHEN p_eager THEN false ELSE s.sealed END,
+               last_seq = CASE WHEN p_eager THEN NULL ELSE s.last_seq END
+         WHERE s.scope = p_scope
+           AND (s.lease_token IS NULL OR s.lease_expires_ms <= now_ms)
+           AND s.counter < 9223372036854775807 AND s.fence < 9223372036854775807
+        RETURNING s.lease_token, s.lease_expires_ms INTO token, expires_ms;
+        IF FOUND THEN
+            RETURN;
+        END IF;
+        EXIT WHEN attempt = 2;
+        -- Otherwise create the scope and hold its row, or say why not; then
+        -- the same UPDATE takes the lease.
+        r := @schema@.lock_scope(p_scope);
+        now_ms := @schema@.now_ms();
+        IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
+            PERFORM @schema@.reject_held(r, now_ms);
+        END IF;
+        PERFORM @schema@.following(r); -- TOKEN_EXHAUSTED at the maximum
+    END LOOP;
+    RAISE EXCEPTION 'fencing: acquire found the scope free but could not take it';
 END
 $$;
 
@@ -287,37 +284,25 @@ BEGIN
         -- A newer token always passes; an equal or older one needs the checks.
         PERFORM @schema@.check_fence(r, p_token, p_seq, true);
     END IF;
-    IF n = 1 THEN
-        SELECT version INTO actual FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[1];
-        IF p_expected[1] IS NOT NULL OR p_values[1] IS NULL THEN
-            versions := ARRAY[@schema@.check_op(p_scope, p_keys[1], p_values[1] IS NOT NULL,
-                                                p_expected[1], coalesce(actual, 0))];
-        ELSE
-            versions := ARRAY[coalesce(actual, 0) + 1];
-        END IF;
-        IF p_values[1] IS NULL THEN
-            DELETE FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[1];
-        ELSIF actual IS NULL THEN
-            INSERT INTO @schema@.entries (scope, key, value, version, token)
-            VALUES (p_scope, p_keys[1], p_values[1], versions[1], p_token);
-        ELSE
-            UPDATE @schema@.entries SET value = p_values[1], version = versions[1], token = p_token
-             WHERE scope = p_scope AND key = p_keys[1];
-        END IF;
-    ELSIF (SELECT count(DISTINCT k) FROM unnest(p_keys) k) < n THEN
+    IF n = 1 OR (SELECT count(DISTINCT k) FROM unnest(p_keys) k) < n THEN
         -- In order, each operation seeing the ones before it.
         versions := '{}';
         FOR i IN 1..n LOOP
             SELECT version INTO actual FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[i];
-            versions[i] := @schema@.check_op(p_scope, p_keys[i], p_values[i] IS NOT NULL,
-                                             p_expected[i], coalesce(actual, 0));
+            IF p_expected[i] IS NOT NULL OR p_values[i] IS NULL THEN
+                versions[i] := @schema@.check_op(p_scope, p_keys[i], p_values[i] IS NOT NULL,
+                                                 p_expected[i], coalesce(actual, 0));
+            ELSE
+                versions[i] := coalesce(actual, 0) + 1;
+            END IF;
             IF p_values[i] IS NULL THEN
                 DELETE FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[i];
+            ELSIF actual IS NULL THEN
+                INSERT INTO @schema@.entries (scope, key, value, version, token)
+                VALUES (p_scope, p_keys[i], p_values[i], versions[i], p_token);
             ELSE
-                INSERT INTO @schema@.entries AS e (scope, key, value, version, token)
-                VALUES (p_scope, p_keys[i], p_values[i], versions[i], p_token)
-                ON CONFLICT (scope, key) DO UPDATE
-                   SET value = excluded.value, version = excluded.version, token = excluded.token;
+                UPDATE @schema@.entries SET value = p_values[i], version = versions[i], token = p_token
+                 WHERE scope = p_scope AND key = p_keys[i];
             END IF;
         END LOOP;
     ELSE
