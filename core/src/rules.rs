@@ -60,6 +60,9 @@ pub(crate) struct ScopeCore {
     /// The last accepted seq of the fence's token.
     pub last_seq: Option<u64>,
     pub lease: Option<LeaseRecord>,
+    /// The greatest store time used for this scope: the scope's time never
+    /// goes back, so a clock stepped backwards cannot revive an expired lease.
+    pub seen_ms: u64,
 }
 
 impl ScopeCore {
@@ -72,7 +75,20 @@ impl ScopeCore {
             sealed: floor > 0,
             last_seq: None,
             lease: None,
+            seen_ms: 0,
         }
+    }
+
+    /// The scope's time: the store's clock, or the greatest time already
+    /// used for this scope if the clock is behind it.
+    pub fn time(&self, clock_ms: u64) -> u64 {
+        clock_ms.max(self.seen_ms)
+    }
+
+    /// [`ScopeCore::time`], remembered for the scope's later operations.
+    fn observe(&mut self, clock_ms: u64) -> u64 {
+        self.seen_ms = self.time(clock_ms);
+        self.seen_ms
     }
 
     /// Issues a token above every token issued and every token accepted:
@@ -90,11 +106,20 @@ impl ScopeCore {
         self.counter
     }
 
-    pub fn live_lease(&self, now_ms: u64) -> Option<&LeaseRecord> {
+    /// The live lease at the store's `clock_ms` (on the scope's time).
+    pub fn live_lease(&self, clock_ms: u64) -> Option<&LeaseRecord> {
+        let now_ms = self.time(clock_ms);
         self.lease.as_ref().filter(|l| l.is_live(now_ms))
     }
 
-    fn held_error(&self, scope: &str, now_ms: u64) -> Option<Error> {
+    /// The live lease as callers see it, its remaining time on the scope's time.
+    pub fn lease_at(&self, scope: &str, clock_ms: u64) -> Option<Lease> {
+        let now_ms = self.time(clock_ms);
+        self.live_lease(now_ms).map(|l| l.to_lease(scope, now_ms))
+    }
+
+    fn held_error(&self, scope: &str, clock_ms: u64) -> Option<Error> {
+        let now_ms = self.time(clock_ms);
         self.live_lease(now_ms).map(|l| Error::LeaseHeld {
             scope: scope.to_owned(),
             holder: l.holder.clone(),
@@ -108,9 +133,10 @@ impl ScopeCore {
         scope: &str,
         holder: &str,
         ttl: Duration,
-        now_ms: u64,
+        clock_ms: u64,
         mode: Mode,
     ) -> Result<Lease> {
+        let now_ms = self.observe(clock_ms);
         if let Some(held) = self.held_error(scope, now_ms) {
             return Err(held);
         }
@@ -135,8 +161,11 @@ impl ScopeCore {
         scope: &str,
         token: Token,
         ttl: Duration,
-        now_ms: u64,
+        clock_ms: u64,
     ) -> Result<Lease> {
+        // Observed even when the renewal is refused: the store saw the
+        // lease expire, and must not see it live again.
+        let now_ms = self.observe(clock_ms);
         match self.lease.as_mut() {
             Some(l) if l.token == token && l.is_live(now_ms) => {
                 l.ttl_ms = ttl_ms(ttl);
@@ -151,7 +180,8 @@ impl ScopeCore {
     }
 
     /// Ends the lease with `token` if it is still current.
-    pub fn release(&mut self, token: Token, now_ms: u64) -> bool {
+    pub fn release(&mut self, token: Token, clock_ms: u64) -> bool {
+        let now_ms = self.observe(clock_ms);
         let current = self.live_lease(now_ms).is_some_and(|l| l.token == token);
         if current {
             self.lease = None;
@@ -220,6 +250,20 @@ impl ScopeCore {
             None => Ok(self.counter.max(self.fence)),
         }
     }
+}
+
+/// Retirement floors are kept per bucket of scope names
+/// (docs/semantics.md, "Retiring scopes"), so that one retired scope
+/// raises the start of 1/4096 of new names, not of all of them.
+pub(crate) const FLOOR_BUCKETS: usize = 4096;
+
+/// The floor bucket of a scope: the first 12 bits of the SHA-256 of its
+/// UTF-8 bytes. Stable across hosts, builds and backends; PostgreSQL
+/// computes the same in SQL (`floor_bucket` in its migration v2).
+pub(crate) fn floor_bucket(scope: &str) -> usize {
+    use sha2::{Digest, Sha256};
+    let h = Sha256::digest(scope.as_bytes());
+    (usize::from(h[0]) << 4) | (usize::from(h[1]) >> 4)
 }
 
 pub(crate) fn ttl_ms(ttl: Duration) -> u64 {

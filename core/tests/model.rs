@@ -19,7 +19,8 @@
 //! merely equals the fence keeps the seal and clears last_seq); reads that
 //! present a token are checked against the fence only; leases are live while
 //! now < expires_at; retire needs no live lease and no entries, and scopes
-//! first seen later start at counter = fence = floor, sealed when floor > 0.
+//! first seen later start at counter = fence = the floor of their bucket of
+//! names (the first 12 bits of the name's SHA-256), sealed when it is > 0.
 //!
 //! `PROPTEST_CASES` sets the sequences per round (default 256);
 //! `FENCING_MODEL_COVERAGE=1` prints how often each outcome was reached.
@@ -194,6 +195,13 @@ fn valid_fence(f: &Fence) -> Result<(), Error> {
     Ok(())
 }
 
+/// The floor bucket of a name, as docs/semantics.md defines it.
+fn bucket(s: &str) -> usize {
+    use sha2::{Digest, Sha256};
+    let h = Sha256::digest(s.as_bytes());
+    (usize::from(h[0]) << 4) | (usize::from(h[1]) >> 4)
+}
+
 fn valid_ttl(ttl_ms: u64) -> Result<(), Error> {
     if ttl_ms == 0 {
         return Err(invalid());
@@ -203,7 +211,8 @@ fn valid_ttl(ttl_ms: u64) -> Result<(), Error> {
 
 struct Model {
     ctx: Ctx,
-    floor: u64,
+    /// Retirement floors by bucket of names; missing is 0.
+    floors: HashMap<usize, u64>,
     scopes: HashMap<String, MScope>,
 }
 
@@ -216,16 +225,20 @@ impl Model {
                 eager,
                 base,
             },
-            floor: 0,
+            floors: HashMap::new(),
             scopes: HashMap::new(),
         }
+    }
+
+    fn floor(&self, s: &str) -> u64 {
+        self.floors.get(&bucket(s)).copied().unwrap_or(0)
     }
 
     /// The scope as it is, or as a scope first seen now would start.
     fn view(&self, s: &str) -> Cow<'_, MScope> {
         match self.scopes.get(s) {
             Some(sc) => Cow::Borrowed(sc),
-            None => Cow::Owned(MScope::fresh(self.floor)),
+            None => Cow::Owned(MScope::fresh(self.floor(s))),
         }
     }
 
@@ -449,7 +462,8 @@ impl Model {
         if !sc.entries.is_empty() {
             return Err(invalid());
         }
-        self.floor = self.floor.max(sc.counter).max(sc.fence);
+        let floor = self.floors.entry(bucket(s)).or_default();
+        *floor = (*floor).max(sc.counter).max(sc.fence);
         self.scopes.remove(s);
         Ok(true)
     }
@@ -886,7 +900,7 @@ fn run(mode: Mode, steps: &[Step], seen: &mut BTreeMap<String, u64>) -> Result<(
                 let k = KEYS[*key];
                 let f = m.fence(s, *fence);
                 let rel = m.relation(s, f.token);
-                let fresh = !m.scopes.contains_key(s) && m.floor > 0;
+                let fresh = !m.scopes.contains_key(s) && m.floor(s) > 0;
                 let mut op = Op::put(k, vec![*value]);
                 if let Some(v) = m.expected(s, k, *expect) {
                     op = op.if_version(v);
@@ -940,7 +954,7 @@ fn run(mode: Mode, steps: &[Step], seen: &mut BTreeMap<String, u64>) -> Result<(
                 let s = SCOPES[*scope];
                 let f = m.fence(s, *fence);
                 let rel = m.relation(s, f.token);
-                let fresh = !m.scopes.contains_key(s) && m.floor > 0;
+                let fresh = !m.scopes.contains_key(s) && m.floor(s) > 0;
                 let got = store.claim(s, &f);
                 let want = m.claim(s, &f);
                 let got = same!(seen, format!("claim:{rel}"), i, step, got, want);

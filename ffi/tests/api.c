@@ -220,12 +220,13 @@ static void test_leases(void) {
   CHECK(retired);
   CHECK_OK(fencing_retire(s, "never-seen", &retired));
   CHECK(!retired);
-  /* The floor: a new scope starts above every retired token, sealed. */
-  CHECK_OK(fencing_fence_of(s, "fresh", &fence));
+  /* The floor: the scope created again starts above every token of its
+     retired life, sealed. */
+  CHECK_OK(fencing_fence_of(s, "w", &fence));
   CHECK_U64(fence, 1);
   fencing_fence old = {.token = 1};
   fencing_receipt r;
-  CHECK_STATUS(FENCING_STALE_TOKEN, fencing_put(s, "fresh", "k", NULL, 0, &old, &r));
+  CHECK_STATUS(FENCING_STALE_TOKEN, fencing_put(s, "w", "k", NULL, 0, &old, &r));
   fencing_store_free(s);
 }
 

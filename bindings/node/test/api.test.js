@@ -180,7 +180,7 @@ test('the rest of the API: renew, release, list, apply, delete, status, retire, 
     await store.delete('s', 'c', { token: lease.token })
     assert.equal(await store.retire('s'), true)
     assert.equal(await store.retire('s'), false)
-    assert.equal(await store.nextToken('new'), 2n, 'a new scope starts above the retired floor')
+    assert.equal(await store.nextToken('s'), 2n, 'the scope created again starts above its retired life')
     assert.equal(store.closed, false)
   } finally {
     await store.close()

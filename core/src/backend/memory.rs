@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::rules::{check_op, plan_ops, Mode, ScopeCore};
+use crate::rules::{check_op, floor_bucket, plan_ops, Mode, ScopeCore, FLOOR_BUCKETS};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
@@ -113,8 +113,9 @@ struct Shard {
 pub(crate) struct Memory {
     shards: Box<[Shard]>,
     hasher: Hasher,
-    /// Store-wide floor left by retired scopes; scopes created later start here.
-    floor: AtomicU64,
+    /// Floors left by retired scopes, per bucket of names
+    /// (`rules::floor_bucket`); scopes created later start at their bucket's.
+    floors: Box<[AtomicU64]>,
     clock: Clock,
     mode: Mode,
 }
@@ -124,7 +125,7 @@ impl Memory {
         Memory {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             hasher: Hasher::default(),
-            floor: AtomicU64::new(0),
+            floors: (0..FLOOR_BUCKETS).map(|_| AtomicU64::new(0)).collect(),
             clock,
             mode,
         }
@@ -141,13 +142,17 @@ impl Memory {
             .map_err(|_| Error::Backend("memory shard poisoned by a panic".into()))
     }
 
+    fn floor(&self, scope: &str) -> &AtomicU64 {
+        &self.floors[floor_bucket(scope)]
+    }
+
     /// Runs `f` on the scope, creating it (at the floor) if it is new.
     fn with_scope<T>(&self, scope: &str, f: impl FnOnce(&mut Scope) -> Result<T>) -> Result<T> {
         let mut scopes = self.lock(scope)?;
         if let Some(s) = scopes.get_mut(scope) {
             return f(s);
         }
-        let mut fresh = Scope::fresh(self.floor.load(Ordering::SeqCst));
+        let mut fresh = Scope::fresh(self.floor(scope).load(Ordering::SeqCst));
         let out = f(&mut fresh)?;
         // Only an operation that succeeded leaves a new scope behind.
         scopes.insert(scope.to_owned(), fresh);
@@ -159,7 +164,7 @@ impl Memory {
         let scopes = self.lock(scope)?;
         match scopes.get(scope) {
             Some(s) => f(s),
-            None => f(&Scope::fresh(self.floor.load(Ordering::SeqCst))),
+            None => f(&Scope::fresh(self.floor(scope).load(Ordering::SeqCst))),
         }
     }
 }
@@ -271,7 +276,7 @@ impl Backend for Memory {
             Ok(ScopeStatus {
                 counter: s.core.counter,
                 fence: s.core.fence,
-                lease: s.core.live_lease(now).map(|l| l.to_lease(scope, now)),
+                lease: s.core.lease_at(scope, now),
                 entries: s.entries.len() as u64,
             })
         })
@@ -292,7 +297,7 @@ impl Backend for Memory {
         }
         // Raised while the shard is locked, so a concurrent re-creation of
         // this scope (same shard) cannot start below the floor.
-        self.floor.fetch_max(floor, Ordering::SeqCst);
+        self.floor(scope).fetch_max(floor, Ordering::SeqCst);
         scopes.remove(scope);
         Ok(true)
     }

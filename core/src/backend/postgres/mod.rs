@@ -19,7 +19,7 @@ use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use pool::{backend_error, Pool};
 
 /// The schema versions this build knows; a newer database is refused.
-const MIGRATIONS: [&str; 1] = [include_str!("v1.sql")];
+const MIGRATIONS: [&str; 2] = [include_str!("v1.sql"), include_str!("v2.sql")];
 
 /// How often a waiting `acquire_wait` looks again (other hosts cannot wake it).
 const POLL: Duration = Duration::from_millis(10);
@@ -319,6 +319,17 @@ impl Backend for Postgres {
 
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
         let row = self.one(Q::Renew, &[&scope, &sql(token.get()), &ms(ttl)])?;
+        // A refused renewal returns no token (and commits the time it saw).
+        if row.get::<_, Option<i64>>("token").is_none() {
+            let current = match row.get::<_, Option<i64>>("current_token") {
+                Some(t) => Some((stored_token(t)?, row.get("current_holder"))),
+                None => None,
+            };
+            return Err(Error::LeaseLost {
+                scope: scope.to_owned(),
+                current,
+            });
+        }
         lease_from(scope, &row)
     }
 

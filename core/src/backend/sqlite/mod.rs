@@ -16,40 +16,15 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::rules::{plan_ops, LeaseRecord, Mode, ScopeCore};
+use crate::rules::{floor_bucket, plan_ops, LeaseRecord, Mode, ScopeCore};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
 /// The schema this build writes; files from a newer build are refused.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
-const MIGRATIONS: [&str; 1] = [r#"
-CREATE TABLE fencing_meta (
-    name  TEXT PRIMARY KEY,
-    value INTEGER NOT NULL
-) WITHOUT ROWID;
-INSERT INTO fencing_meta (name, value) VALUES ('floor', 0);
-CREATE TABLE fencing_scopes (
-    scope          TEXT PRIMARY KEY,
-    counter        INTEGER NOT NULL,
-    fence          INTEGER NOT NULL,
-    sealed         INTEGER NOT NULL,
-    last_seq       INTEGER,
-    lease_holder   TEXT,
-    lease_token    INTEGER,
-    lease_ttl_ms   INTEGER,
-    lease_expires  INTEGER
-) WITHOUT ROWID;
-CREATE TABLE fencing_entries (
-    scope   TEXT NOT NULL,
-    key     TEXT NOT NULL,
-    value   BLOB NOT NULL,
-    version INTEGER NOT NULL,
-    token   INTEGER NOT NULL,
-    PRIMARY KEY (scope, key)
-) WITHOUT ROWID;
-"#];
+const MIGRATIONS: [&str; 2] = [include_str!("v1.sql"), include_str!("v2.sql")];
 
 /// How often a waiting `acquire_wait` looks again; other processes cannot
 /// wake it, so it sleeps in short steps rather than spinning.
@@ -257,12 +232,16 @@ fn migrate(conn: &mut Connection) -> Result<()> {
     tx.commit().map_err(backend)
 }
 
-fn floor(tx: &Connection) -> Result<u64> {
-    let v: i64 = tx
-        .prepare_cached("SELECT value FROM fencing_meta WHERE name = 'floor'")
-        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+/// The retirement floor of the scope's bucket (0 until a retirement there).
+fn floor(tx: &Connection, scope: &str) -> Result<u64> {
+    let v: Option<i64> = tx
+        .prepare_cached("SELECT floor FROM fencing_floors WHERE bucket = ?1")
+        .and_then(|mut s| {
+            s.query_row([floor_bucket(scope) as i64], |r| r.get(0))
+                .optional()
+        })
         .map_err(backend)?;
-    stored(v)
+    v.map_or(Ok(0), stored)
 }
 
 fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
@@ -275,11 +254,12 @@ fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
         Option<i64>,
         Option<i64>,
         Option<i64>,
+        i64,
     );
     let row: Option<Row> = tx
         .prepare_cached(
             "SELECT counter, fence, sealed, last_seq, lease_holder, lease_token, lease_ttl_ms, \
-             lease_expires FROM fencing_scopes WHERE scope = ?1",
+             lease_expires, seen_ms FROM fencing_scopes WHERE scope = ?1",
         )
         .and_then(|mut s| {
             s.query_row([scope], |r| {
@@ -292,12 +272,14 @@ fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
                     r.get(5)?,
                     r.get(6)?,
                     r.get(7)?,
+                    r.get(8)?,
                 ))
             })
             .optional()
         })
         .map_err(backend)?;
-    let Some((counter, fence, sealed, last_seq, holder, token, ttl_ms, expires)) = row else {
+    let Some((counter, fence, sealed, last_seq, holder, token, ttl_ms, expires, seen_ms)) = row
+    else {
         return Ok(None);
     };
     let lease = match (holder, token, ttl_ms, expires) {
@@ -315,13 +297,14 @@ fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
         sealed,
         last_seq: last_seq.map(stored).transpose()?,
         lease,
+        seen_ms: stored(seen_ms)?,
     }))
 }
 
 fn load_or_fresh(tx: &Connection, scope: &str) -> Result<ScopeCore> {
     match load_scope(tx, scope)? {
         Some(core) => Ok(core),
-        None => Ok(ScopeCore::fresh(floor(tx)?)),
+        None => Ok(ScopeCore::fresh(floor(tx, scope)?)),
     }
 }
 
@@ -329,11 +312,13 @@ fn save_scope(tx: &Connection, scope: &str, core: &ScopeCore) -> Result<()> {
     let lease = core.lease.as_ref();
     tx.prepare_cached(
         "INSERT INTO fencing_scopes (scope, counter, fence, sealed, last_seq, lease_holder, \
-         lease_token, lease_ttl_ms, lease_expires) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         lease_token, lease_ttl_ms, lease_expires, seen_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
          ON CONFLICT (scope) DO UPDATE SET counter = excluded.counter, fence = excluded.fence, \
          sealed = excluded.sealed, last_seq = excluded.last_seq, \
          lease_holder = excluded.lease_holder, lease_token = excluded.lease_token, \
-         lease_ttl_ms = excluded.lease_ttl_ms, lease_expires = excluded.lease_expires",
+         lease_ttl_ms = excluded.lease_ttl_ms, lease_expires = excluded.lease_expires, \
+         seen_ms = excluded.seen_ms",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -346,6 +331,7 @@ fn save_scope(tx: &Connection, scope: &str, core: &ScopeCore) -> Result<()> {
             lease.map(|l| sql(l.token.get())),
             lease.map(|l| sql(l.ttl_ms)),
             lease.map(|l| sql(l.expires_at_ms)),
+            sql(core.seen_ms),
         ])
     })
     .map_err(backend)?;
@@ -377,18 +363,19 @@ impl Backend for Sqlite {
     }
 
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+        // A refused renewal commits too: the scope's time it saw stays.
         self.write_tx(|tx| {
             let now = self.clock.now_ms();
             let Some(mut core) = load_scope(tx, scope)? else {
-                return Err(Error::LeaseLost {
+                return Ok(Err(Error::LeaseLost {
                     scope: scope.to_owned(),
                     current: None,
-                });
+                }));
             };
-            let lease = core.renew(scope, token, ttl, now)?;
+            let renewed = core.renew(scope, token, ttl, now);
             save_scope(tx, scope, &core)?;
-            Ok(lease)
-        })
+            Ok(renewed)
+        })?
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
@@ -397,9 +384,7 @@ impl Backend for Sqlite {
                 return Ok(false);
             };
             let released = core.release(token, self.clock.now_ms());
-            if released {
-                save_scope(tx, scope, &core)?;
-            }
+            save_scope(tx, scope, &core)?;
             Ok(released)
         })
     }
@@ -506,7 +491,7 @@ impl Backend for Sqlite {
             Ok(ScopeStatus {
                 counter: core.counter,
                 fence: core.fence,
-                lease: core.live_lease(now).map(|l| l.to_lease(scope, now)),
+                lease: core.lease_at(scope, now),
                 entries,
             })
         })
@@ -528,9 +513,10 @@ impl Backend for Sqlite {
                 .and_then(|mut s| s.execute([scope]))
                 .map_err(backend)?;
             tx.prepare_cached(
-                "UPDATE fencing_meta SET value = max(value, ?1) WHERE name = 'floor'",
+                "INSERT INTO fencing_floors (bucket, floor) VALUES (?1, ?2) \
+                 ON CONFLICT (bucket) DO UPDATE SET floor = max(floor, excluded.floor)",
             )
-            .and_then(|mut s| s.execute([sql(scope_floor)]))
+            .and_then(|mut s| s.execute([floor_bucket(scope) as i64, sql(scope_floor)]))
             .map_err(backend)?;
             Ok(true)
         })
