@@ -200,3 +200,50 @@ fn floor_buckets_agree_across_backends() {
         );
     }
 }
+
+/// `fencing.check` inside a caller's REPEATABLE READ transaction whose
+/// snapshot predates a whole life of the scope (created, fenced at 100,
+/// retired): the snapshot knows neither, but the check must not accept a
+/// token of that life. It fails (a serialization failure the caller
+/// retries, or STALE_TOKEN); it never commits.
+#[test]
+fn check_in_an_old_snapshot_never_accepts_a_retired_life_token() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("rrcheck");
+    let store = Store::open(&format!("{base}?schema={schema}")).unwrap();
+    let connect = || {
+        base.parse::<postgres::Config>()
+            .unwrap()
+            .connect(postgres::NoTls)
+            .unwrap()
+    };
+    let mut caller = connect();
+    let mut tx = caller
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .start()
+        .unwrap();
+    tx.query_one(&format!("SELECT count(*) FROM {schema}.scopes"), &[])
+        .unwrap(); // the snapshot is taken here
+
+    let hundred = Token::new(100).unwrap();
+    store.put("x", "k", b"v", &Fence::new(hundred)).unwrap();
+    store.delete("x", "k", &Fence::new(hundred)).unwrap();
+    assert!(store.retire("x").unwrap());
+
+    let outcome = tx.execute(&format!("SELECT {schema}.check('x', 50)"), &[]);
+    let err = outcome.expect_err("a token of a retired life passed check");
+    let code = err.code().map(|c| c.code().to_owned());
+    assert!(
+        matches!(code.as_deref(), Some("40001" | "FN001")),
+        "expected a serialization failure or STALE_TOKEN, got {err:?}"
+    );
+    drop(tx);
+    // And in a fresh transaction the floor holds.
+    let err = connect()
+        .execute(&format!("SELECT {schema}.check('x', 100)"), &[])
+        .unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("FN001"));
+}
