@@ -252,6 +252,97 @@ fn a_worker_role_needs_only_usage_and_execute() {
     st.store.close();
 }
 
+/// docs/postgres.md, "Grants": a role that runs the library needs only
+/// USAGE on the schema and EXECUTE on its functions. It can run every
+/// operation, and cannot change fencing's tables with plain SQL.
+#[test]
+fn a_library_role_needs_only_usage_and_execute() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let s = fresh_schema("least");
+    let role = format!("{s}_app");
+    let owner = Store::open(&format!("{base}?schema={s}")).unwrap();
+    let mut admin = client(&base);
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {role} LOGIN;
+             GRANT USAGE ON SCHEMA {s} TO {role};
+             GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {s} TO {role};"
+        ))
+        .unwrap();
+    let as_role = base.replacen("postgres@", &format!("{role}@"), 1);
+    assert_ne!(as_role, base, "the test URL names its user");
+    let store = Store::open(&format!("{as_role}?schema={s}")).unwrap();
+
+    let ttl = Duration::from_secs(30);
+    assert_eq!(store.next_token("job").unwrap().get(), 1);
+    assert_eq!(
+        store
+            .advance_counter("job", Token::new(5).unwrap())
+            .unwrap(),
+        5
+    );
+    let lease = store.acquire("job", "app", ttl).unwrap();
+    assert_eq!(lease.token.get(), 6);
+    store.renew("job", lease.token, ttl).unwrap();
+    let fence = Fence::new(lease.token);
+    store.put("job", "a", b"1", &fence).unwrap();
+    store
+        .apply(
+            "job",
+            &fence,
+            vec![Op::put("b", b"2".to_vec()), Op::delete("a")],
+        )
+        .unwrap();
+    store.claim("job", &fence).unwrap();
+    assert_eq!(
+        store.get("job", "b", Some(&fence)).unwrap().unwrap().value,
+        b"2"
+    );
+    assert!(store.get("job", "a", None).unwrap().is_none());
+    assert_eq!(
+        store.list("job", None, 10).unwrap().keys,
+        vec!["b".to_owned()]
+    );
+    assert_eq!(store.status("job").unwrap().entries, 1);
+    store.delete("job", "b", &fence).unwrap();
+    assert!(store.release("job", lease.token).unwrap());
+    assert!(store.retire("job").unwrap());
+    assert_eq!(store.fence_of("job").unwrap(), 6);
+    let err = store.advance_clock(Duration::from_secs(1)).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArgument);
+
+    let mut direct = client(&as_role);
+    for sql in [
+        format!("UPDATE {s}.scopes SET fence = 0"),
+        format!("UPDATE {s}.floors SET floor = 0"),
+        format!("INSERT INTO {s}.entries VALUES ('job', 'k', '', 1, 1)"),
+        format!("DELETE FROM {s}.entries"),
+        format!("UPDATE {s}.meta SET manual_now_ms = 0"),
+        format!("SELECT {s}.stop_clock()"),
+        format!("SELECT {s}.lock_scope('job')"),
+    ] {
+        let err = direct.batch_execute(&sql).unwrap_err();
+        assert_eq!(
+            err.as_db_error().map(|e| e.code().code()),
+            Some("42501"),
+            "{sql}: {err:?}"
+        );
+    }
+    assert_eq!(owner.fence_of("job").unwrap(), 6);
+    store.close();
+    drop(direct);
+    admin
+        .batch_execute(&format!(
+            "REVOKE ALL ON ALL FUNCTIONS IN SCHEMA {s} FROM {role};
+             REVOKE ALL ON SCHEMA {s} FROM {role};
+             REVOKE ALL ON ALL TABLES IN SCHEMA {s} FROM {role};
+             DROP ROLE {role};"
+        ))
+        .unwrap();
+}
+
 fn pg_binary(name: &str) -> PathBuf {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
         .map(|d| {

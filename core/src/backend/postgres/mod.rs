@@ -19,7 +19,11 @@ use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use pool::{backend_error, Pool};
 
 /// The schema versions this build knows; a newer database is refused.
-const MIGRATIONS: [&str; 2] = [include_str!("v1.sql"), include_str!("v2.sql")];
+const MIGRATIONS: [&str; 3] = [
+    include_str!("v1.sql"),
+    include_str!("v2.sql"),
+    include_str!("v3.sql"),
+];
 
 /// How often a waiting `acquire_wait` looks again (other hosts cannot wake it).
 const POLL: Duration = Duration::from_millis(10);
@@ -56,25 +60,15 @@ const QUERIES: [(Q, &str); 13] = [
         "SELECT @schema@.apply($1, $2, $3, $4, $5, $6, $7)",
     ),
     (Q::Claim, "SELECT @schema@.claim($1, $2, $3)"),
-    (
-        Q::Get,
-        "SELECT value, version, token FROM @schema@.entries WHERE scope = $1 AND key = $2",
-    ),
+    (Q::Get, "SELECT * FROM @schema@.get($1, $2)"),
     (
         Q::GetChecked,
         "SELECT * FROM @schema@.get_checked($1, $2, $3)",
     ),
-    (
-        Q::List,
-        "SELECT key FROM @schema@.entries WHERE scope = $1 AND key > $2 ORDER BY key LIMIT $3",
-    ),
+    (Q::List, "SELECT * FROM @schema@.list($1, $2, $3)"),
     (Q::Status, "SELECT * FROM @schema@.status($1)"),
     (Q::Retire, "SELECT @schema@.retire($1)"),
-    (
-        Q::AdvanceClock,
-        "UPDATE @schema@.meta SET manual_now_ms = @schema@.later(manual_now_ms, $1) \
-         WHERE manual_now_ms IS NOT NULL",
-    ),
+    (Q::AdvanceClock, "SELECT @schema@.advance_clock($1)"),
 ];
 
 pub(crate) struct Postgres {
@@ -254,22 +248,15 @@ fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> {
 /// `advance_clock`, for every handle); a handle on the server's clock refuses
 /// a schema whose clock was stopped, so a test schema never runs production.
 fn set_clock(client: &mut Client, schema: &str, quoted: &str, manual: bool) -> Result<()> {
-    let stopped: bool = if manual {
-        client.query_one(
-            &format!(
-                "UPDATE {quoted}.meta SET manual_now_ms = coalesce(manual_now_ms, \
-                 floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) RETURNING true"
-            ),
-            &[],
-        )
-    } else {
-        client.query_one(
-            &format!("SELECT manual_now_ms IS NOT NULL FROM {quoted}.meta"),
-            &[],
-        )
+    if manual {
+        client
+            .execute(&format!("SELECT {quoted}.stop_clock()"), &[])
+            .map_err(db)?;
     }
-    .map_err(db)?
-    .get(0);
+    let stopped: bool = client
+        .query_one(&format!("SELECT {quoted}.clock_is_manual()"), &[])
+        .map_err(db)?
+        .get(0);
     if stopped && !manual {
         return Err(Error::invalid(format!(
             "schema {schema:?} runs on a manual clock (a test schema): open it with \
@@ -431,8 +418,8 @@ impl Backend for Postgres {
 
     fn advance_clock(&self, by: Duration) -> Result<()> {
         let by = sql(u64::try_from(by.as_millis()).unwrap_or(u64::MAX));
-        let moved = self.run(Q::AdvanceClock, |client, s| client.execute(s, &[&by]))?;
-        if moved == 0 {
+        let moved: bool = self.one(Q::AdvanceClock, &[&by])?.get(0);
+        if !moved {
             return Err(Error::invalid(
                 "advance_clock needs a manual clock (open the store with ?clock=manual)",
             ));
