@@ -7,7 +7,7 @@
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -31,9 +31,72 @@ const MIGRATIONS: [&str; 2] = [include_str!("v1.sql"), include_str!("v2.sql")];
 const POLL: Duration = Duration::from_millis(10);
 
 pub(crate) struct Sqlite {
-    conn: Mutex<Option<Connection>>,
+    /// `None` once closed.
+    conn: Mutex<Option<Owned>>,
+    settings: Settings,
     clock: Clock,
     mode: Mode,
+}
+
+/// A connection and the process that opened it.
+struct Owned {
+    /// Always `Some` until dropped.
+    conn: Option<Connection>,
+    pid: u32,
+}
+
+impl Owned {
+    fn new(conn: Connection) -> Owned {
+        Owned {
+            conn: Some(conn),
+            pid: std::process::id(),
+        }
+    }
+
+    fn inherited(&self) -> bool {
+        self.pid != std::process::id()
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // Inherited across fork(): the parent's, never ours to close.
+        if self.inherited() {
+            std::mem::forget(self.conn.take());
+        }
+    }
+}
+
+/// How to open a connection to the store's file.
+struct Settings {
+    path: PathBuf,
+    synchronous: Synchronous,
+    busy_timeout: Duration,
+}
+
+impl Settings {
+    fn connect(&self) -> Result<Connection> {
+        let path = &self.path;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| Error::Backend(format!("sqlite: cannot open {}: {e}", path.display())))?;
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(backend)? {
+            return Err(Error::Backend(format!(
+                "sqlite: {} is read-only: the store needs to write",
+                path.display()
+            )));
+        }
+        conn.busy_timeout(self.busy_timeout).map_err(backend)?;
+        let sync = match self.synchronous {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+        };
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous={sync}; PRAGMA foreign_keys=OFF;"
+        ))
+        .map_err(backend)?;
+        Ok(conn)
+    }
 }
 
 fn backend(e: rusqlite::Error) -> Error {
@@ -70,40 +133,38 @@ impl Sqlite {
         mode: Mode,
     ) -> Result<Sqlite> {
         create_private(path)?;
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| Error::Backend(format!("sqlite: cannot open {}: {e}", path.display())))?;
-        if conn.is_readonly(rusqlite::MAIN_DB).map_err(backend)? {
-            return Err(Error::Backend(format!(
-                "sqlite: {} is read-only: the store needs to write",
-                path.display()
-            )));
-        }
-        conn.busy_timeout(busy_timeout).map_err(backend)?;
+        let settings = Settings {
+            path: path.to_owned(),
+            synchronous,
+            busy_timeout,
+        };
+        let mut conn = settings.connect()?;
         migrate(&mut conn).map_err(|e| match e {
             Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
             other => other,
         })?;
         use_wal(&conn, busy_timeout)?;
-        let sync = match synchronous {
-            Synchronous::Full => "FULL",
-            Synchronous::Normal => "NORMAL",
-        };
-        conn.execute_batch(&format!(
-            "PRAGMA synchronous={sync}; PRAGMA foreign_keys=OFF;"
-        ))
-        .map_err(backend)?;
         Ok(Sqlite {
-            conn: Mutex::new(Some(conn)),
+            conn: Mutex::new(Some(Owned::new(conn))),
+            settings,
             clock,
             mode,
         })
     }
 
-    fn conn(&self) -> Result<MutexGuard<'_, Option<Connection>>> {
-        self.conn
+    /// The connection, opened afresh in a process forked from the one that
+    /// opened it (docs/semantics.md, "Fork"): the inherited one is left
+    /// untouched, never used or closed, since closing it in the child could
+    /// remove the WAL files the parent still uses.
+    fn conn(&self) -> Result<MutexGuard<'_, Option<Owned>>> {
+        let mut guard = self
+            .conn
             .lock()
-            .map_err(|_| Error::Backend("sqlite: connection poisoned by a panic".into()))
+            .map_err(|_| Error::Backend("sqlite: connection poisoned by a panic".into()))?;
+        if guard.as_ref().is_some_and(Owned::inherited) {
+            *guard = Some(Owned::new(self.settings.connect()?));
+        }
+        Ok(guard)
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits only on `Ok`.
@@ -121,7 +182,10 @@ impl Sqlite {
     /// shows in the cost of a single fenced write.
     fn in_tx<T>(&self, begin: &str, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let guard = self.conn()?;
-        let conn = guard.as_ref().ok_or(Error::Closed)?;
+        let conn = guard
+            .as_ref()
+            .and_then(|o| o.conn.as_ref())
+            .ok_or(Error::Closed)?;
         run(conn, begin)?;
         let out = f(conn).and_then(|out| run(conn, "COMMIT").map(|()| out));
         if out.is_err() && !conn.is_autocommit() {
@@ -528,8 +592,11 @@ impl Backend for Sqlite {
 
     fn close(&self) {
         if let Ok(mut conn) = self.conn.lock() {
-            if let Some(c) = conn.take() {
-                let _ = c.close();
+            // An inherited connection is left to Owned's drop, which forgets it.
+            if let Some(mut o) = conn.take().filter(|o| !o.inherited()) {
+                if let Some(c) = o.conn.take() {
+                    let _ = c.close();
+                }
             }
         }
     }

@@ -1,0 +1,83 @@
+//! A store opened before `fork()` (docs/semantics.md, "Fork"): the parent
+//! keeps working, and each child opens connections of its own the first
+//! time it uses the store, never touching the inherited ones. One test in
+//! this file, so that no other test thread runs while the process forks.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use fencing::{Fence, Store, Token};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::{fork, ForkResult};
+
+mod support;
+use support::sqlite_url;
+
+const CHILDREN: usize = 4;
+const ROUNDS: usize = 100;
+
+/// Each round: a token from the shared counter, logged under its own key
+/// (a token handed out twice would land on one key twice), then a write
+/// and a read-back in a scope of the worker's own.
+fn work(store: &Store, who: &str) {
+    let one = Fence::new(Token::FIRST);
+    for i in 0..ROUNDS {
+        let token = store.next_token("shared").unwrap();
+        store
+            .put("log", &token.to_string(), who.as_bytes(), &one)
+            .unwrap();
+        let mine = format!("own-{who}");
+        let fence = Fence::new(store.next_token(&mine).unwrap());
+        let value = format!("{who}-{i}");
+        store.put(&mine, "k", value.as_bytes(), &fence).unwrap();
+        let read = store.get(&mine, "k", Some(&fence)).unwrap().unwrap();
+        assert_eq!(read.value, value.as_bytes());
+    }
+}
+
+fn forked_workers_share_one_store(url: &str) {
+    let store = Store::open(url).unwrap();
+    // The parent's connections exist before the fork.
+    store.next_token("shared").unwrap();
+    let mut children = Vec::new();
+    for c in 0..CHILDREN {
+        // SAFETY: the test binary runs this one test on one thread; the
+        // child only runs `work` and leaves with _exit.
+        match unsafe { fork() }.unwrap() {
+            ForkResult::Child => {
+                let ok = catch_unwind(AssertUnwindSafe(|| work(&store, &format!("child{c}"))));
+                if let Err(e) = &ok {
+                    eprintln!("child {c}: {e:?}");
+                }
+                // SAFETY: ends the child without running the parent's
+                // destructors or atexit handlers.
+                unsafe { nix::libc::_exit(i32::from(ok.is_err())) };
+            }
+            ForkResult::Parent { child } => children.push(child),
+        }
+    }
+    work(&store, "parent");
+    for child in children {
+        assert_eq!(waitpid(child, None).unwrap(), WaitStatus::Exited(child, 0));
+    }
+    // The parent still works after its children are gone, and every token
+    // was handed out once.
+    work(&store, "parent-after");
+    let mut keys = 0;
+    let mut after = None;
+    loop {
+        let page = store.list("log", after.as_deref(), 1000).unwrap();
+        keys += page.keys.len();
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(keys, (CHILDREN + 2) * ROUNDS);
+    store.close();
+}
+
+#[test]
+fn a_store_opened_before_fork_works_in_the_children_and_the_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    forked_workers_share_one_store(&sqlite_url(&dir.path().join("fork.db")));
+}
