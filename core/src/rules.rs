@@ -257,13 +257,15 @@ impl ScopeCore {
 /// raises the start of 1/4096 of new names, not of all of them.
 pub(crate) const FLOOR_BUCKETS: usize = 4096;
 
-/// The floor bucket of a scope: the first 12 bits of the SHA-256 of its
-/// UTF-8 bytes. Stable across hosts, builds and backends; PostgreSQL
-/// computes the same in SQL (`floor_bucket` in its migration v2).
+/// The floor bucket of a scope: the top 12 bits of the 32-bit FNV-1a hash
+/// of its UTF-8 bytes. Stable across hosts, builds and backends, and simple
+/// enough to compute in plain SQL: PostgreSQL's `floor_bucket` function and
+/// SQLite's `fencing_check` trigger compute the same.
 pub(crate) fn floor_bucket(scope: &str) -> usize {
-    use sha2::{Digest, Sha256};
-    let h = Sha256::digest(scope.as_bytes());
-    (usize::from(h[0]) << 4) | (usize::from(h[1]) >> 4)
+    let hash = scope.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    (hash >> 20) as usize
 }
 
 pub(crate) fn ttl_ms(ttl: Duration) -> u64 {

@@ -20,7 +20,7 @@
 //! present a token are checked against the fence only; leases are live while
 //! now < expires_at; retire needs no live lease and no entries, and scopes
 //! first seen later start at counter = fence = the floor of their bucket of
-//! names (the first 12 bits of the name's SHA-256), sealed when it is > 0.
+//! names (the top 12 bits of the name's 32-bit FNV-1a), sealed when it is > 0.
 //!
 //! `PROPTEST_CASES` sets the sequences per round (default 256);
 //! `FENCING_MODEL_COVERAGE=1` prints how often each outcome was reached.
@@ -197,9 +197,11 @@ fn valid_fence(f: &Fence) -> Result<(), Error> {
 
 /// The floor bucket of a name, as docs/semantics.md defines it.
 fn bucket(s: &str) -> usize {
-    use sha2::{Digest, Sha256};
-    let h = Sha256::digest(s.as_bytes());
-    (usize::from(h[0]) << 4) | (usize::from(h[1]) >> 4)
+    let mut h: u32 = 2_166_136_261;
+    for b in s.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
+    }
+    (h >> 20) as usize
 }
 
 fn valid_ttl(ttl_ms: u64) -> Result<(), Error> {

@@ -23,12 +23,19 @@ ALTER TABLE @schema@.meta DROP COLUMN floor;
 
 ALTER TABLE @schema@.scopes ADD COLUMN seen_ms bigint NOT NULL DEFAULT 0;
 
--- The first 12 bits of the SHA-256 of the name's UTF-8 bytes; the Rust
--- backends compute the same (`rules::floor_bucket`).
+-- The top 12 bits of the 32-bit FNV-1a hash of the name's UTF-8 bytes;
+-- the Rust backends compute the same (`rules::floor_bucket`).
 CREATE FUNCTION @schema@.floor_bucket(p_scope text) RETURNS integer
-LANGUAGE sql IMMUTABLE STRICT AS $$
-    SELECT (get_byte(h, 0) << 4) | (get_byte(h, 1) >> 4)
-      FROM sha256(convert_to(p_scope, 'UTF8')) AS h
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    bytes bytea := convert_to(p_scope, 'UTF8');
+    h     bigint := 2166136261;
+BEGIN
+    FOR i IN 0..length(bytes) - 1 LOOP
+        h := ((h # get_byte(bytes, i)) * 16777619) % 4294967296;
+    END LOOP;
+    RETURN h >> 20;
+END
 $$;
 
 -- A token or a raised fence is handed out only once its commit is durable:
