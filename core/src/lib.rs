@@ -28,6 +28,7 @@ mod keepalive;
 pub mod limits;
 mod metrics;
 mod rules;
+mod sqlite_check;
 mod sqlstate;
 mod store;
 mod token;

@@ -42,6 +42,18 @@ fn sqlite_version_1_file_upgrades_and_keeps_its_floor() {
     .unwrap();
     drop(conn);
     promises_kept(&Store::open(&sqlite_url(&path)).unwrap());
+    // The upgraded file gained the view for fencing the caller's own tables
+    // (docs/sqlite.md), and it keeps the old floor too.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let check = "INSERT INTO fencing_check (scope, token) VALUES (?1, ?2)";
+    let stale = conn.execute(check, rusqlite::params!["yet-another", OLD_FLOOR as i64]);
+    let code = stale.map_err(|e| Error::from_sqlite_message(&e.to_string()).map(|e| e.code()));
+    assert_eq!(code, Err(Some(fencing::ErrorCode::StaleToken)));
+    conn.execute(
+        check,
+        rusqlite::params!["yet-another", OLD_FLOOR as i64 + 1],
+    )
+    .unwrap();
 }
 
 #[test]

@@ -22,9 +22,13 @@ use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
 /// The schema this build writes; files from a newer build are refused.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
-const MIGRATIONS: [&str; 2] = [include_str!("v1.sql"), include_str!("v2.sql")];
+const MIGRATIONS: [&str; 3] = [
+    include_str!("v1.sql"),
+    include_str!("v2.sql"),
+    include_str!("v3.sql"),
+];
 
 /// How often a waiting `acquire_wait` looks again; other processes cannot
 /// wake it, so it sleeps in short steps rather than spinning.

@@ -1,0 +1,61 @@
+-- fencing's SQLite schema, version 3: fence your own tables with plain SQL
+-- (docs/sqlite.md). In your own transaction, with any SQLite driver and
+-- nothing of fencing loaded:
+--
+--   BEGIN IMMEDIATE;
+--   INSERT INTO fencing_check (scope, token) VALUES ('report:7', 42);
+--   UPDATE report_state SET body = ? WHERE report_id = 7;
+--   COMMIT;
+--
+-- The insert applies checks 2 and 3 of docs/semantics.md to the scope and
+-- raises its fence, as `fencing.check` does on PostgreSQL (not sealing; seq
+-- optional; a scope seen for the first time starts at its bucket's floor).
+-- A rejection aborts the statement with a message that starts with the
+-- code; the caller rolls back. RAISE takes a literal message here: an
+-- expression there needs SQLite 3.48, and a trigger using one would make
+-- the file unreadable to every older SQLite library.
+
+CREATE VIEW fencing_check (scope, token, seq) AS SELECT NULL, NULL, NULL WHERE 0;
+
+CREATE TRIGGER fencing_check_insert INSTEAD OF INSERT ON fencing_check
+BEGIN
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: scope must be text of 1 to 256 bytes of UTF-8, without NUL')
+     WHERE typeof(NEW.scope) <> 'text'
+        OR length(CAST(NEW.scope AS BLOB)) NOT BETWEEN 1 AND 256
+        OR instr(NEW.scope, char(0)) > 0;
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: token must be an integer in 1..=9223372036854775807 (bind it as an integer, not text)')
+     WHERE typeof(NEW.token) <> 'integer' OR NEW.token < 1;
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: seq must be NULL or an integer in 0..=9223372036854775807')
+     WHERE NEW.seq IS NOT NULL AND (typeof(NEW.seq) <> 'integer' OR NEW.seq < 0);
+
+    -- A scope seen for the first time starts at its bucket's floor, sealed
+    -- when above 0. The bucket is the top 12 bits of the 32-bit FNV-1a hash
+    -- of the name's UTF-8 bytes, as the library computes it; a XOR b is
+    -- (a | b) - (a & b), since SQLite has no XOR.
+    INSERT INTO fencing_scopes (scope, counter, fence, sealed)
+    SELECT NEW.scope, f.floor, f.floor, f.floor > 0
+      FROM (SELECT coalesce((SELECT floor FROM fencing_floors WHERE bucket = (
+            WITH RECURSIVE
+              n(x) AS (SELECT hex(CAST(NEW.scope AS BLOB))),
+              h(i, v) AS (
+                SELECT 1, 2166136261
+                UNION ALL
+                SELECT h.i + 2, (((h.v | ((instr('0123456789ABCDEF', substr(n.x, h.i, 1)) - 1) * 16
+                    + instr('0123456789ABCDEF', substr(n.x, h.i + 1, 1)) - 1))
+                               - (h.v & ((instr('0123456789ABCDEF', substr(n.x, h.i, 1)) - 1) * 16
+                    + instr('0123456789ABCDEF', substr(n.x, h.i + 1, 1)) - 1))) * 16777619) % 4294967296
+                  FROM h, n WHERE h.i < length(n.x))
+            SELECT v >> 20 FROM h ORDER BY i DESC LIMIT 1)), 0) AS floor) AS f
+     WHERE NOT EXISTS (SELECT 1 FROM fencing_scopes WHERE scope = NEW.scope);
+
+    SELECT RAISE(ABORT, 'STALE_TOKEN: the token is older than the scope''s fence (or equal to a sealed fence): a newer holder has taken over, stop')
+      FROM fencing_scopes
+     WHERE scope = NEW.scope AND (NEW.token < fence OR (NEW.token = fence AND sealed));
+    SELECT RAISE(ABORT, 'SEQUENCE_OUT_OF_ORDER: seq is not after the last seq accepted for this token')
+      FROM fencing_scopes
+     WHERE scope = NEW.scope AND NEW.seq IS NOT NULL AND NEW.token = fence
+       AND last_seq IS NOT NULL AND NEW.seq <= last_seq;
+
+    UPDATE fencing_scopes SET fence = NEW.token, last_seq = NEW.seq, sealed = 0
+     WHERE scope = NEW.scope;
+END;
