@@ -2,7 +2,7 @@
 //! do (docs/postgres.md, "Connections and failures" and "Session settings"):
 //! every call returns within its deadline, and what safety needs is pinned
 //! per session. Real servers only; needs `FENCING_TEST_PG_URL` (see
-//! `scripts/pg-cluster`).
+//! `scripts/pg-cluster`). The reload test starts a server of its own.
 
 use std::process::Command;
 use std::sync::mpsc;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use fencing::{Error, ErrorCode, Store};
 
 mod support;
-use support::{fresh_schema, postgres_test_url};
+use support::{fresh_schema, postgres_test_url, OwnCluster};
 
 /// Far above any deadline these tests configure: reaching it means a hang.
 const HANG: Duration = Duration::from_secs(30);
@@ -141,6 +141,132 @@ fn bad_time_limit_options_are_invalid_and_never_show_the_password() {
         assert_eq!(err.code(), ErrorCode::Backend, "{good}: {err}");
         assert!(!err.to_string().contains("sekrit"), "{good}: {err}");
     }
+}
+
+#[test]
+fn a_reload_to_synchronous_commit_off_never_reissues_tokens_after_a_crash() {
+    let Some((cluster, base)) = OwnCluster::start() else {
+        return;
+    };
+    let url = format!("{base}?schema=reload&pool_size=1");
+    let store = Store::open(&url).unwrap();
+    assert_eq!(store.next_token("r").unwrap().get(), 1);
+
+    // The operator turns durability off for the whole server, and makes
+    // the WAL writer lazy so that unflushed commits are surely lost.
+    let mut admin = client(&base);
+    for sql in [
+        "ALTER SYSTEM SET synchronous_commit = off",
+        "ALTER SYSTEM SET wal_writer_delay = '10s'",
+        "SELECT pg_reload_conf()",
+    ] {
+        admin.batch_execute(sql).unwrap();
+    }
+    drop(admin);
+    // Backends apply a reload between commands: give the signal time to land.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        client(&base)
+            .query_one("SHOW synchronous_commit", &[])
+            .unwrap()
+            .get::<_, String>(0),
+        "off",
+        "the reload did not take"
+    );
+
+    let handed_out: Vec<u64> = (0..5)
+        .map(|_| store.next_token("r").unwrap().get())
+        .collect();
+    assert_eq!(handed_out, vec![2, 3, 4, 5, 6]);
+    cluster.run("crash"); // pg_ctl stop -m immediate
+    cluster.run("start");
+
+    let after = Store::open(&url).unwrap();
+    let next = after.next_token("r").unwrap().get();
+    assert!(
+        next > 6,
+        "token {next} was issued again after the crash (handed out: 1..=6)"
+    );
+    after.close();
+    store.close();
+}
+
+/// A login role of the test's own, dropped with what it owns at the end.
+struct Role {
+    base: String,
+    name: String,
+}
+
+impl Drop for Role {
+    fn drop(&mut self) {
+        let n = &self.name;
+        if let Ok(mut c) = std::panic::catch_unwind(|| client(&self.base)) {
+            let _ = c.batch_execute(&format!(
+                "DROP OWNED BY {n} CASCADE; REVOKE ALL ON DATABASE postgres FROM {n}; DROP ROLE {n}"
+            ));
+        }
+    }
+}
+
+#[test]
+fn a_repeatable_read_default_never_turns_a_held_lease_into_a_backend_error() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    // A role whose default isolation is REPEATABLE READ, so that no other
+    // test on the shared server sees it.
+    let role = Role {
+        base: base.clone(),
+        name: fresh_schema("rr"),
+    };
+    let r = &role.name;
+    client(&base)
+        .batch_execute(&format!(
+            "CREATE ROLE {r} LOGIN;
+             GRANT CREATE ON DATABASE postgres TO {r};
+             ALTER ROLE {r} SET default_transaction_isolation = 'repeatable read';"
+        ))
+        .unwrap();
+    let url = format!("{base}?user={r}&schema={r}&pool_size=4");
+    let store = Store::open(&url).unwrap();
+
+    let workers: Vec<_> = (0..4)
+        .map(|w| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let mut outcomes: Vec<Result<(), Error>> = Vec::new();
+                for i in 0..200 {
+                    let scope = format!("scope-{}", (i + w) % 5);
+                    let got = store.acquire(&scope, &format!("w{w}"), Duration::from_millis(5));
+                    outcomes.push(got.map(drop));
+                }
+                outcomes
+            })
+        })
+        .collect();
+    let (mut acquired, mut held, mut other) = (0, 0, Vec::new());
+    for w in workers {
+        for outcome in w.join().unwrap() {
+            match outcome {
+                Ok(()) => acquired += 1,
+                Err(Error::LeaseHeld { .. }) => held += 1,
+                Err(e) => other.push(e.to_string()),
+            }
+        }
+    }
+    println!(
+        "repeatable read default: {acquired} acquired, {held} LEASE_HELD, {} other",
+        other.len()
+    );
+    assert!(
+        other.is_empty(),
+        "{} failures other than LEASE_HELD, e.g. {:?}",
+        other.len(),
+        other.first()
+    );
+    // The run had conflicts to get wrong, and leases to win.
+    assert!(held > 0 && acquired > 0, "{acquired} acquired, {held} held");
+    store.close();
 }
 
 #[test]

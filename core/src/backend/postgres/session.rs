@@ -24,10 +24,13 @@ pub(crate) async fn pin(
     let ms = server_timeout.as_millis();
     client
         .batch_execute(&format!(
-            // Tokens are handed out only after their commit is durable: a
-            // session with synchronous_commit=off could lose one in a crash.
-            "SELECT set_config('synchronous_commit', 'on', false) \
-                 WHERE current_setting('synchronous_commit') = 'off'; \
+            // A token is handed out only after its commit is durable: `on`,
+            // or `remote_apply` (stronger) when the session starts with it.
+            // Set even when it reads `on` already, so a reload cannot move it.
+            "SELECT set_config('synchronous_commit', \
+                 CASE current_setting('synchronous_commit') \
+                     WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, false); \
+             SET default_transaction_isolation = 'read committed'; \
              SET statement_timeout = {ms}; \
              SET lock_timeout = {ms};"
         ))
