@@ -112,6 +112,30 @@ fn a_stopped_backend_fails_the_call_with_backend_instead_of_hanging() {
 }
 
 #[test]
+fn a_stopped_server_fails_connecting_with_backend_instead_of_hanging() {
+    let Some((cluster, base)) = OwnCluster::start() else {
+        return;
+    };
+    let url = format!("{base}?schema=stopped&call_timeout_ms=300");
+    Store::open(&url).unwrap().close();
+    // The kernel still completes the TCP handshake for a stopped postmaster;
+    // the startup reply never comes (connect_timeout covers only the former).
+    let stopped = Stopped::new(cluster.postmaster_pid());
+    let u = url.clone();
+    let err = bounded(move || Store::open(&u).map(|s| s.close()))
+        .expect("open hung on a stopped server")
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Backend, "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    drop(stopped);
+    let store = bounded(move || Store::open(&url))
+        .expect("open hung after SIGCONT")
+        .unwrap();
+    assert_eq!(store.next_token("s").unwrap().get(), 1);
+    store.close();
+}
+
+#[test]
 fn bad_time_limit_options_are_invalid_and_never_show_the_password() {
     let Some(_) = postgres_test_url() else {
         return;

@@ -85,6 +85,13 @@ impl OwnCluster {
         Some((cluster, url))
     }
 
+    /// The server's main process (first line of `postmaster.pid`).
+    pub fn postmaster_pid(&self) -> i32 {
+        let pid_file = self.dir.path().join("data/postmaster.pid");
+        let text = std::fs::read_to_string(&pid_file).unwrap();
+        text.lines().next().unwrap().trim().parse().unwrap()
+    }
+
     /// `scripts/pg-cluster WHAT DIR` (start, stop, crash, restart); its output.
     pub fn run(&self, what: &str) -> String {
         let out = std::process::Command::new("bash")

@@ -250,3 +250,25 @@ pub(crate) fn backend_error(e: &tokio_postgres::Error) -> Error {
         None => Error::Backend(format!("postgres: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_for_a_free_connection_ends_at_the_deadline() {
+        // Every connection busy (nothing listens: it must not even connect).
+        let pool = Pool::new(Config::new(), 1, Duration::from_millis(50)).unwrap();
+        pool.lock().open = 1;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(pool.with("get", async |_| Ok(())));
+        });
+        let err = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("checkout waited past its deadline")
+            .unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::Backend, "{err}");
+        assert!(err.to_string().contains("no free connection"), "{err}");
+    }
+}
