@@ -136,6 +136,42 @@ fn a_stopped_server_fails_connecting_with_backend_instead_of_hanging() {
 }
 
 #[test]
+fn a_healthy_server_cancels_a_lock_wait_itself_whatever_the_url_says() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("lockwait");
+    // Startup options asking for no limits at all: the session pin wins.
+    let store = Store::open(&format!(
+        "{base}?schema={schema}&call_timeout_ms=3000\
+         &options=-c%20lock_timeout%3D0%20-c%20statement_timeout%3D0"
+    ))
+    .unwrap();
+    let token = store.next_token("held").unwrap();
+    // Another transaction holds the scope's row (as fencing.check does).
+    let mut other = client(&base);
+    let mut tx = other.transaction().unwrap();
+    tx.execute(
+        &format!("SELECT {schema}.check('held', $1)"),
+        &[&(token.get() as i64)],
+    )
+    .unwrap();
+    let s = store.clone();
+    let err = bounded(move || s.acquire("held", "h", Duration::from_secs(10)))
+        .expect("acquire hung behind a lock")
+        .unwrap_err();
+    // The server's own limit (a fifth below the deadline) answered, so the
+    // outcome is known: rolled back. Both limits are equal; either may fire.
+    assert_eq!(err.code(), ErrorCode::Backend, "{err}");
+    let text = err.to_string();
+    assert!(text.contains("57014") || text.contains("55P03"), "{err}");
+    tx.rollback().unwrap();
+    let lease = store.acquire("held", "h", Duration::from_secs(10)).unwrap();
+    assert_eq!(lease.token.get(), token.get() + 1);
+    store.close();
+}
+
+#[test]
 fn bad_time_limit_options_are_invalid_and_never_show_the_password() {
     let Some(_) = postgres_test_url() else {
         return;
