@@ -36,3 +36,74 @@ pub(crate) async fn pin(
         ))
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use tokio_postgres::{Config, NoTls};
+
+    use super::*;
+    use crate::backend::postgres::deadline::wait;
+    use crate::backend::postgres::runtime::Runtime;
+
+    /// The session's settings after `pin`, starting from `startup` options
+    /// (which outrank role, database and file defaults, as those would).
+    fn pinned(url: &str, startup: &str) -> Vec<String> {
+        let rt = Runtime::start().unwrap();
+        let mut config: Config = url.parse().unwrap();
+        config.options(startup);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let connect = rt.spawn(async move {
+            let (client, connection) = config.connect(NoTls).await?;
+            tokio::spawn(connection);
+            Ok::<_, tokio_postgres::Error>(client)
+        });
+        let client = wait(connect, deadline).unwrap().unwrap().unwrap();
+        wait(
+            async {
+                pin(&client, Duration::from_millis(1234)).await?;
+                let mut out = Vec::new();
+                for name in [
+                    "synchronous_commit",
+                    "default_transaction_isolation",
+                    "statement_timeout",
+                    "lock_timeout",
+                ] {
+                    let row = client.query_one(&format!("SHOW {name}"), &[]).await?;
+                    out.push(row.get(0));
+                }
+                Ok::<_, tokio_postgres::Error>(out)
+            },
+            deadline,
+        )
+        .unwrap()
+        .unwrap()
+    }
+
+    #[test]
+    fn pins_durability_isolation_and_limits_over_any_default() {
+        // Unit tests run without a server unless the integration setup gives one.
+        let Ok(url) = std::env::var("FENCING_TEST_PG_URL") else {
+            return;
+        };
+        let pinned = |startup: &str| pinned(&url, startup);
+        let rest = ["read committed", "1234ms", "1234ms"];
+        for (startup, durability) in [
+            ("", "on"),
+            ("-c synchronous_commit=off", "on"),
+            ("-c synchronous_commit=local", "on"),
+            ("-c synchronous_commit=remote_write", "on"),
+            ("-c synchronous_commit=remote_apply", "remote_apply"),
+        ] {
+            let want: Vec<&str> = [durability].into_iter().chain(rest).collect();
+            assert_eq!(pinned(startup), want, "{startup}");
+        }
+        let hostile = "-c default_transaction_isolation=serializable \
+                       -c statement_timeout=0 -c lock_timeout=0";
+        assert_eq!(
+            pinned(hostile),
+            ["on", "read committed", "1234ms", "1234ms"]
+        );
+    }
+}
