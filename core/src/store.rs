@@ -74,10 +74,12 @@ impl Store {
                 url,
                 schema,
                 pool_size,
+                call_timeout,
             } => Box::new(Postgres::open(
                 &url,
                 &schema,
                 pool_size,
+                call_timeout,
                 target.options.clock == ClockKind::Manual,
                 mode,
             )?),

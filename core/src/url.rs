@@ -56,6 +56,8 @@ pub enum Location {
         url: String,
         schema: String,
         pool_size: usize,
+        /// Each call's deadline (`call_timeout_ms`, docs/postgres.md).
+        call_timeout: Duration,
     },
     Sqlite {
         path: PathBuf,
@@ -73,6 +75,10 @@ pub struct Target {
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_SCHEMA: &str = "fencing";
 pub const DEFAULT_POOL_SIZE: usize = 4;
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// `call_timeout_ms` bounds: below 10 ms a healthy round trip would not fit;
+/// above an hour a hang is indistinguishable from a wait.
+const CALL_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 10..=3_600_000;
 
 pub fn parse(url: &str) -> Result<Target> {
     if url.len() > MAX_URL_BYTES {
@@ -132,6 +138,13 @@ pub fn parse(url: &str) -> Result<Target> {
                 _ => return Err(bad_value("pool_size", v, "1..=64")),
             },
         };
+        let call_timeout = match query.take("call_timeout_ms") {
+            None => DEFAULT_CALL_TIMEOUT,
+            Some(v) => match v.parse::<u64>() {
+                Ok(ms) if CALL_TIMEOUT_MS.contains(&ms) => Duration::from_millis(ms),
+                _ => return Err(bad_value("call_timeout_ms", v, "10..=3600000 milliseconds")),
+            },
+        };
         // Every other option is the driver's (connect_timeout, sslmode, ...).
         let rest = query.rest();
         let url = if rest.is_empty() {
@@ -143,6 +156,7 @@ pub fn parse(url: &str) -> Result<Target> {
             url,
             schema: schema.to_owned(),
             pool_size,
+            call_timeout,
         }
     } else {
         return Err(Error::invalid(format!(
@@ -256,6 +270,27 @@ mod tests {
     }
 
     #[test]
+    fn postgres_call_timeout() {
+        let timeout = |url: &str| match parse(url).unwrap().location {
+            Location::Postgres { call_timeout, .. } => call_timeout,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(timeout("postgres://h/db"), DEFAULT_CALL_TIMEOUT);
+        assert_eq!(
+            timeout("postgres://h/db?call_timeout_ms=250"),
+            Duration::from_millis(250)
+        );
+        // Taken out of the driver's URL, which would refuse it.
+        match parse("postgres://h/db?call_timeout_ms=250&application_name=x")
+            .unwrap()
+            .location
+        {
+            Location::Postgres { url, .. } => assert_eq!(url, "postgres://h/db?application_name=x"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn rejects_bad_urls() {
         for bad in [
             "",
@@ -273,6 +308,11 @@ mod tests {
             "sqlite:?clock=manual",
             "sqlite:x.db?synchronous=off",
             "sqlite:x.db?busy_timeout_ms=-1",
+            "sqlite:x.db?call_timeout_ms=500",
+            "memory:?call_timeout_ms=500",
+            "postgres://h/db?call_timeout_ms=9",
+            "postgres://h/db?call_timeout_ms=3600001",
+            "postgres://h/db?call_timeout_ms=5s",
         ] {
             assert_eq!(
                 parse(bad).unwrap_err().code(),

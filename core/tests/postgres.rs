@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use fencing::{Error, ErrorCode, Fence, Op, Store, Token};
 
 mod support;
-use support::{fresh_schema, postgres_test_url};
+use support::{fresh_schema, postgres_test_url, OwnCluster};
 
 fn client(url: &str) -> postgres::Client {
     url.parse::<postgres::Config>()
@@ -573,51 +573,6 @@ fn refuses_foreign_newer_and_manual_schemas_and_bad_urls() {
     let err = Store::open("postgres://u:sekrit@127.0.0.1:1/db?connect_timeout=2").unwrap_err();
     assert_eq!(err.code(), ErrorCode::Backend, "{err}");
     assert!(!err.to_string().contains("sekrit"), "{err}");
-}
-
-/// A server of this test's own, so that crashing it disturbs no other test.
-struct OwnCluster {
-    dir: tempfile::TempDir,
-    script: PathBuf,
-}
-
-impl OwnCluster {
-    fn start() -> Option<(OwnCluster, String)> {
-        postgres_test_url()?;
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/pg-cluster");
-        let dir = tempfile::Builder::new()
-            .prefix("fencing-pg-crash-")
-            .tempdir()
-            .unwrap();
-        let cluster = OwnCluster { dir, script };
-        let url = cluster.run("start");
-        Some((cluster, url))
-    }
-
-    fn run(&self, what: &str) -> String {
-        let out = Command::new("bash")
-            .arg(&self.script)
-            .arg(what)
-            .arg(self.dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "pg-cluster {what}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    }
-}
-
-impl Drop for OwnCluster {
-    fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(&self.script)
-            .arg("stop")
-            .arg(self.dir.path())
-            .output();
-    }
 }
 
 #[derive(Default)]

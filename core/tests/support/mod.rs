@@ -62,3 +62,59 @@ pub fn fresh_schema(tag: &str) -> String {
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
 }
+
+/// A PostgreSQL server of the test's own (`scripts/pg-cluster` in a temp
+/// dir), so that crashing or reconfiguring it disturbs no other test.
+/// Started only when the tests have a server (`postgres_test_url`).
+pub struct OwnCluster {
+    dir: tempfile::TempDir,
+    script: std::path::PathBuf,
+}
+
+impl OwnCluster {
+    pub fn start() -> Option<(OwnCluster, String)> {
+        postgres_test_url()?;
+        let script =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/pg-cluster");
+        let dir = tempfile::Builder::new()
+            .prefix("fencing-pg-own-")
+            .tempdir()
+            .unwrap();
+        let cluster = OwnCluster { dir, script };
+        let url = cluster.run("start");
+        Some((cluster, url))
+    }
+
+    /// The server's main process (first line of `postmaster.pid`).
+    pub fn postmaster_pid(&self) -> i32 {
+        let pid_file = self.dir.path().join("data/postmaster.pid");
+        let text = std::fs::read_to_string(&pid_file).unwrap();
+        text.lines().next().unwrap().trim().parse().unwrap()
+    }
+
+    /// `scripts/pg-cluster WHAT DIR` (start, stop, crash, restart); its output.
+    pub fn run(&self, what: &str) -> String {
+        let out = std::process::Command::new("bash")
+            .arg(&self.script)
+            .arg(what)
+            .arg(self.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pg-cluster {what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("bash")
+            .arg(&self.script)
+            .arg("stop")
+            .arg(self.dir.path())
+            .output();
+    }
+}

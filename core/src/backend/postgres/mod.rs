@@ -4,12 +4,15 @@
 //! statement, one round trip, atomic, with lease time from the server's clock.
 //! Rejections come back as SQLSTATEs of class `FN` (see `crate::sqlstate`).
 
+mod deadline;
 mod pool;
+mod runtime;
+mod session;
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use postgres::types::ToSql;
-use postgres::{Client, Config, GenericClient, NoTls, Row, Statement};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Config, GenericClient, Row, Statement};
 
 use super::Backend;
 use crate::error::{Error, Result};
@@ -31,6 +34,13 @@ const POLL: Duration = Duration::from_millis(10);
 /// Unless the URL says otherwise (`connect_timeout=`, in seconds).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// TCP keepalive probes on idle connections, unless the URL sets
+/// `keepalives_idle`: with `tcp_user_timeout`, a peer that vanished is
+/// noticed in about 35 s rather than the kernel's two hours.
+const KEEPALIVES_IDLE: Duration = Duration::from_secs(30);
+const KEEPALIVES_INTERVAL: Duration = Duration::from_secs(10);
+const KEEPALIVES_RETRIES: u32 = 3;
+
 /// Every statement the backend runs, prepared once per connection.
 #[derive(Clone, Copy)]
 enum Q {
@@ -47,6 +57,27 @@ enum Q {
     Status,
     Retire,
     AdvanceClock,
+}
+
+impl Q {
+    /// The call's name in a timeout message.
+    fn name(self) -> &'static str {
+        match self {
+            Q::NextToken => "next_token",
+            Q::AdvanceCounter => "advance_counter",
+            Q::Acquire => "acquire",
+            Q::Renew => "renew",
+            Q::Release => "release",
+            Q::Apply => "apply",
+            Q::Claim => "claim",
+            Q::Get => "get",
+            Q::GetChecked => "get",
+            Q::List => "list",
+            Q::Status => "status",
+            Q::Retire => "retire",
+            Q::AdvanceClock => "advance_clock",
+        }
+    }
 }
 
 const QUERIES: [(Q, &str); 13] = [
@@ -80,7 +111,7 @@ pub(crate) struct Postgres {
 
 /// Maps a driver error: fencing's own rejections to their typed errors,
 /// anything else to `BACKEND`.
-pub(crate) fn to_error(e: &postgres::Error) -> Error {
+pub(crate) fn to_error(e: &tokio_postgres::Error) -> Error {
     e.as_db_error()
         .and_then(|db| Error::from_sqlstate(db.code().code(), db.detail()))
         .unwrap_or_else(|| backend_error(e))
@@ -112,26 +143,26 @@ pub(crate) fn valid_schema(name: &str) -> bool {
 impl Postgres {
     /// Connects, migrates the schema if needed (under an advisory lock, so
     /// that processes opening a fresh database at once all succeed), and
-    /// checks the clock mode.
+    /// checks the clock mode: one call, within `call_timeout`.
     pub fn open(
         url: &str,
         schema: &str,
         pool_size: usize,
+        call_timeout: Duration,
         manual_clock: bool,
         mode: Mode,
     ) -> Result<Postgres> {
-        let mut config: Config = url
-            .parse()
-            .map_err(|e| Error::invalid(format!("postgres URL: {e}")))?;
-        if config.get_connect_timeout().is_none() {
-            // Without it, connecting to an unreachable host hangs for minutes.
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
+        let config = driver_config(url, call_timeout)?;
         let quoted = format!("\"{schema}\"");
-        let mut client = config.connect(NoTls).map_err(|e| to_error(&e))?;
-        migrate(&mut client, schema, &quoted)?;
-        set_clock(&mut client, schema, &quoted, manual_clock)?;
-        drop(client);
+        let pool = Pool::new(config, pool_size, call_timeout)?;
+        pool.with("open", async |c| {
+            // fencing's own refusals are the call's answer, not a failure of it.
+            Ok(async {
+                migrate(&mut c.client, schema, &quoted).await?;
+                set_clock(&c.client, schema, &quoted, manual_clock).await
+            }
+            .await)
+        })??;
         let sql = QUERIES
             .iter()
             .enumerate()
@@ -140,36 +171,63 @@ impl Postgres {
                 text.replace("@schema@", &quoted)
             })
             .collect();
-        Ok(Postgres {
-            pool: Pool::new(config, pool_size),
-            sql,
-            mode,
-        })
+        Ok(Postgres { pool, sql, mode })
     }
 
     /// Runs `f` with the prepared statement `q` on a pooled connection.
     fn run<T>(
         &self,
         q: Q,
-        f: impl FnOnce(&mut Client, &Statement) -> Result<T, postgres::Error>,
+        f: impl AsyncFnOnce(&Client, &Statement) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T> {
-        self.pool.with(|c| {
-            let statement = c.statement(q as usize, &self.sql[q as usize])?;
-            f(&mut c.client, &statement)
+        let sql = &self.sql[q as usize];
+        self.pool.with(q.name(), async |c| {
+            let statement = c.statement(q as usize, sql).await?;
+            f(&c.client, &statement).await
         })
     }
 
     fn one(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
-        self.run(q, |client, s| client.query_one(s, params))
+        self.run(q, async |client, s| client.query_one(s, params).await)
     }
 }
 
-fn db(e: postgres::Error) -> Error {
+/// The driver's settings from the URL, with the time limits fencing needs
+/// where the URL names none (docs/postgres.md, "Options").
+fn driver_config(url: &str, call_timeout: Duration) -> Result<Config> {
+    let mut config: Config = url
+        .parse()
+        .map_err(|e| Error::invalid(format!("postgres URL: {e}")))?;
+    let given = |name: &str| {
+        url.split_once('?')
+            .is_some_and(|(_, q)| q.split('&').any(|p| p.split('=').next() == Some(name)))
+    };
+    if config.get_connect_timeout().is_none() {
+        // Without it, connecting to an unreachable host hangs for minutes.
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        // Sent data nobody acknowledges for a whole call: the path is gone.
+        config.tcp_user_timeout(call_timeout);
+    }
+    if !given("keepalives_idle") {
+        config.keepalives_idle(KEEPALIVES_IDLE);
+    }
+    if config.get_keepalives_interval().is_none() {
+        config.keepalives_interval(KEEPALIVES_INTERVAL);
+    }
+    if config.get_keepalives_retries().is_none() {
+        config.keepalives_retries(KEEPALIVES_RETRIES);
+    }
+    Ok(config)
+}
+
+fn db(e: tokio_postgres::Error) -> Error {
     to_error(&e)
 }
 
 /// The schema's version: -1 when it has no migrations table.
-fn schema_version(client: &mut impl GenericClient, schema: &str, quoted: &str) -> Result<i32> {
+async fn schema_version(client: &impl GenericClient, schema: &str, quoted: &str) -> Result<i32> {
     // A query on the catalog tables, not to_regclass: after waiting for the
     // migration lock, a cached "no such table" must not hide the table the
     // other session just created.
@@ -179,6 +237,7 @@ fn schema_version(client: &mut impl GenericClient, schema: &str, quoted: &str) -
              WHERE n.nspname = $1 AND c.relname = 'migrations')",
             &[&schema],
         )
+        .await
         .map_err(db)?;
     if !row.get::<_, bool>(0) {
         return Ok(-1);
@@ -188,22 +247,24 @@ fn schema_version(client: &mut impl GenericClient, schema: &str, quoted: &str) -
             &format!("SELECT coalesce(max(version), 0) FROM {quoted}.migrations"),
             &[],
         )
+        .await
         .map_err(db)?;
     Ok(row.get(0))
 }
 
-fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> {
+async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> {
     let known = MIGRATIONS.len() as i32;
-    if schema_version(client, schema, quoted)? == known {
+    if schema_version(client, schema, quoted).await? == known {
         return Ok(());
     }
-    let mut tx = client.transaction().map_err(db)?;
+    let tx = client.transaction().await.map_err(db)?;
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended('fencing.migrate:' || $1::text, 0))",
         &[&schema],
     )
+    .await
     .map_err(db)?;
-    let mut current = schema_version(&mut tx, schema, quoted)?;
+    let mut current = schema_version(&tx, schema, quoted).await?;
     if current > known {
         return Err(Error::Backend(format!(
             "postgres: schema {schema:?} has version {current}, written by a newer fencing; \
@@ -220,6 +281,7 @@ fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> {
                            JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1)",
                 &[&schema],
             )
+            .await
             .map_err(db)?
             .get(0);
         if foreign > 0 {
@@ -229,32 +291,37 @@ fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> {
             )));
         }
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
+            .await
             .map_err(db)?;
         current = 0;
     }
     for (i, migration) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         tx.batch_execute(&migration.replace("@schema@", quoted))
+            .await
             .map_err(db)?;
         tx.execute(
             &format!("INSERT INTO {quoted}.migrations (version) VALUES ($1)"),
             &[&(i as i32 + 1)],
         )
+        .await
         .map_err(db)?;
     }
-    tx.commit().map_err(db)
+    tx.commit().await.map_err(db)
 }
 
 /// `?clock=manual` stops the schema's clock (it then moves only with
 /// `advance_clock`, for every handle); a handle on the server's clock refuses
 /// a schema whose clock was stopped, so a test schema never runs production.
-fn set_clock(client: &mut Client, schema: &str, quoted: &str, manual: bool) -> Result<()> {
+async fn set_clock(client: &Client, schema: &str, quoted: &str, manual: bool) -> Result<()> {
     if manual {
         client
             .execute(&format!("SELECT {quoted}.stop_clock()"), &[])
+            .await
             .map_err(db)?;
     }
     let stopped: bool = client
         .query_one(&format!("SELECT {quoted}.clock_is_manual()"), &[])
+        .await
         .map_err(db)?
         .get(0);
     if stopped && !manual {
@@ -374,7 +441,9 @@ impl Backend for Postgres {
 
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
         let row = match fence {
-            None => self.run(Q::Get, |client, s| client.query_opt(s, &[&scope, &key]))?,
+            None => self.run(Q::Get, async |client, s| {
+                client.query_opt(s, &[&scope, &key]).await
+            })?,
             Some(f) => Some(self.one(Q::GetChecked, &[&scope, &key, &sql(f.token.get())])?),
         };
         let Some(row) = row else { return Ok(None) };
@@ -391,8 +460,10 @@ impl Backend for Postgres {
 
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
         let after = after.unwrap_or("");
-        let rows = self.run(Q::List, |client, s| {
-            client.query(s, &[&scope, &after, &(limit as i64 + 1)])
+        let rows = self.run(Q::List, async |client, s| {
+            client
+                .query(s, &[&scope, &after, &(limit as i64 + 1)])
+                .await
         })?;
         let keys = rows.iter().map(|r| r.get(0)).collect();
         Ok(Page::from_keys(keys, limit))

@@ -1,32 +1,53 @@
-//! A small blocking connection pool: at most `size` connections, each with
-//! its prepared statements. A connection that failed below SQL (I/O, the
-//! server went away) is dropped together with every idle one, since a server
-//! restart kills them all; the next operation connects afresh.
+//! A small connection pool: at most `size` connections, each with its
+//! prepared statements and its session settings pinned (`session.rs`).
+//! Every call has a deadline (`call_timeout_ms`, docs/postgres.md) that
+//! covers waiting for a free connection, connecting and the statement.
+//! A connection that failed below SQL (I/O, the server went away) is dropped
+//! together with every idle one, since a server restart kills them all; one
+//! that ran out of time is dropped alone, since its protocol state is
+//! unknown. The next operation connects afresh.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use postgres::{Client, Config, NoTls, Statement};
+use tokio::task::AbortHandle;
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
-use super::to_error;
+use super::deadline::wait;
+use super::runtime::Runtime;
+use super::{session, to_error};
 use crate::error::{Error, Result};
 
 pub(crate) struct Conn {
     pub client: Client,
     statements: Vec<Option<Statement>>,
+    /// The task that drives the socket, on the backend's runtime.
+    socket: AbortHandle,
 }
 
 impl Conn {
     /// The statement `sql` (query number `id`), prepared once per connection.
-    pub fn statement(&mut self, id: usize, sql: &str) -> Result<Statement, postgres::Error> {
+    pub async fn statement(
+        &mut self,
+        id: usize,
+        sql: &str,
+    ) -> Result<Statement, tokio_postgres::Error> {
         if let Some(Some(s)) = self.statements.get(id) {
             return Ok(s.clone());
         }
-        let prepared = self.client.prepare(sql)?;
+        let prepared = self.client.prepare(sql).await?;
         if self.statements.len() <= id {
             self.statements.resize(id + 1, None);
         }
         self.statements[id] = Some(prepared.clone());
         Ok(prepared)
+    }
+}
+
+impl Conn {
+    /// Closes the socket now, without a goodbye the server may never read.
+    fn kill(self) {
+        self.socket.abort();
     }
 }
 
@@ -40,22 +61,28 @@ struct State {
 pub(crate) struct Pool {
     config: Config,
     size: usize,
+    /// Each call's deadline (`call_timeout_ms`).
+    call_timeout: Duration,
     state: Mutex<State>,
     freed: Condvar,
+    /// Declared last: dropped after every connection it drives.
+    runtime: Runtime,
 }
 
 impl Pool {
-    pub fn new(config: Config, size: usize) -> Pool {
-        Pool {
+    pub fn new(config: Config, size: usize, call_timeout: Duration) -> Result<Pool> {
+        Ok(Pool {
             config,
             size,
+            call_timeout,
             state: Mutex::new(State {
                 idle: Vec::new(),
                 open: 0,
                 closed: false,
             }),
             freed: Condvar::new(),
-        }
+            runtime: Runtime::start()?,
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -63,18 +90,35 @@ impl Pool {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` on a pooled connection; maps its failure to the store's errors.
-    pub fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T, postgres::Error>) -> Result<T> {
-        let mut conn = self.checkout()?;
-        let out = f(&mut conn);
-        match &out {
-            Err(e) if is_connection_failure(e) || conn.client.is_closed() => self.discard(conn),
-            _ => self.checkin(conn),
+    /// Runs `f` on a pooled connection within the call's deadline; maps its
+    /// failure to the store's errors. `what` names the call in a timeout.
+    pub fn with<T>(
+        &self,
+        what: &str,
+        f: impl AsyncFnOnce(&mut Conn) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T> {
+        let deadline = Instant::now() + self.call_timeout;
+        let mut conn = self.checkout(deadline)?;
+        let Some(out) = wait(f(&mut conn), deadline) else {
+            self.discard_one(conn);
+            return Err(self.timed_out(what));
+        };
+        if conn.client.is_closed() || matches!(&out, Err(e) if is_connection_failure(e)) {
+            self.discard(conn);
+        } else {
+            self.checkin(conn);
         }
         out.map_err(|e| to_error(&e))
     }
 
-    fn checkout(&self) -> Result<Conn> {
+    fn timed_out(&self, what: &str) -> Error {
+        Error::Backend(format!(
+            "postgres: {what} timed out after {} ms; the outcome is unknown",
+            self.call_timeout.as_millis()
+        ))
+    }
+
+    fn checkout(&self, deadline: Instant) -> Result<Conn> {
         let mut state = self.lock();
         loop {
             if state.closed {
@@ -86,28 +130,63 @@ impl Pool {
             if state.open < self.size {
                 state.open += 1;
                 drop(state);
-                return self.connect().map_err(|e| {
+                return self.connect(deadline).inspect_err(|_| {
                     self.lock().open -= 1;
                     self.freed.notify_one();
-                    to_error(&e)
                 });
             }
-            state = self.freed.wait(state).unwrap_or_else(|p| p.into_inner());
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return Err(Error::Backend(format!(
+                    "postgres: no free connection within {} ms (pool_size={}); nothing was sent",
+                    self.call_timeout.as_millis(),
+                    self.size
+                )));
+            };
+            state = self
+                .freed
+                .wait_timeout(state, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
     }
 
-    fn connect(&self) -> Result<Conn, postgres::Error> {
-        let mut client = self.config.connect(NoTls)?;
-        // Tokens are handed out only after their commit is durable: a session
-        // with synchronous_commit=off could lose an issued token in a crash.
-        client.batch_execute(
-            "SELECT set_config('synchronous_commit', 'on', false) \
-             WHERE current_setting('synchronous_commit') = 'off'",
-        )?;
-        Ok(Conn {
+    /// Connects on the runtime (the driver needs it for sockets and its
+    /// `connect_timeout`) and pins the session's settings.
+    fn connect(&self, deadline: Instant) -> Result<Conn> {
+        let config = self.config.clone();
+        let task = self.runtime.spawn(async move {
+            let (client, connection) = config.connect(NoTls).await?;
+            // The socket task ends when the client is dropped, or is aborted.
+            let socket = tokio::spawn(connection).abort_handle();
+            Ok::<_, tokio_postgres::Error>((client, socket))
+        });
+        let abort = task.abort_handle();
+        let connected = match wait(task, deadline) {
+            None => {
+                abort.abort();
+                return Err(Error::Backend(format!(
+                    "postgres: connecting timed out after {} ms",
+                    self.call_timeout.as_millis()
+                )));
+            }
+            Some(Err(e)) => return Err(Error::Backend(format!("postgres: connect task: {e}"))),
+            Some(Ok(connected)) => connected,
+        };
+        let (client, socket) = connected.map_err(|e| to_error(&e))?;
+        let conn = Conn {
             client,
             statements: Vec::new(),
-        })
+            socket,
+        };
+        let server_timeout = session::server_timeout(self.call_timeout);
+        match wait(session::pin(&conn.client, server_timeout), deadline) {
+            None => {
+                conn.kill();
+                Err(self.timed_out("connecting"))
+            }
+            Some(Err(e)) => Err(to_error(&e)),
+            Some(Ok(())) => Ok(conn),
+        }
     }
 
     fn checkin(&self, conn: Conn) {
@@ -118,6 +197,13 @@ impl Pool {
             state.idle.push(conn);
         }
         drop(state);
+        self.freed.notify_one();
+    }
+
+    /// A connection whose call ran out of time: never reused.
+    fn discard_one(&self, conn: Conn) {
+        conn.kill();
+        self.lock().open -= 1;
         self.freed.notify_one();
     }
 
@@ -144,7 +230,7 @@ impl Pool {
 
 /// A failure of the connection rather than of the statement: I/O, a closed
 /// socket, or the server shutting the session down (SQLSTATE class 57P, 08).
-fn is_connection_failure(e: &postgres::Error) -> bool {
+fn is_connection_failure(e: &tokio_postgres::Error) -> bool {
     match e.as_db_error() {
         None => true,
         Some(db) => {
@@ -154,7 +240,7 @@ fn is_connection_failure(e: &postgres::Error) -> bool {
     }
 }
 
-pub(crate) fn backend_error(e: &postgres::Error) -> Error {
+pub(crate) fn backend_error(e: &tokio_postgres::Error) -> Error {
     match e.as_db_error() {
         Some(db) => Error::Backend(format!(
             "postgres: {} (SQLSTATE {})",
@@ -162,5 +248,27 @@ pub(crate) fn backend_error(e: &postgres::Error) -> Error {
             db.code().code()
         )),
         None => Error::Backend(format!("postgres: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_for_a_free_connection_ends_at_the_deadline() {
+        // Every connection busy (nothing listens: it must not even connect).
+        let pool = Pool::new(Config::new(), 1, Duration::from_millis(50)).unwrap();
+        pool.lock().open = 1;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(pool.with("get", async |_| Ok(())));
+        });
+        let err = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("checkout waited past its deadline")
+            .unwrap_err();
+        assert_eq!(err.code(), crate::ErrorCode::Backend, "{err}");
+        assert!(err.to_string().contains("no free connection"), "{err}");
     }
 }

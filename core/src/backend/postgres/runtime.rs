@@ -1,0 +1,61 @@
+//! The backend's own tokio runtime: one thread per store handle that drives
+//! the sockets of its connections (and connects them). Callers never enter
+//! it: they hand it work with `spawn` and wait from their own thread
+//! (`deadline::wait`), so a caller inside another tokio runtime never meets
+//! "Cannot start a runtime from within a runtime", and the runtime is
+//! created and dropped on its own thread, never in a caller's `Drop`.
+
+use std::future::Future;
+
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, Result};
+
+pub(crate) struct Runtime {
+    handle: Handle,
+    /// Dropping it ends the runtime thread, and with it every connection.
+    _stop: oneshot::Sender<()>,
+}
+
+impl Runtime {
+    pub fn start() -> Result<Runtime> {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (ready, handle) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("fencing-postgres".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                let _ = ready.send(Ok(rt.handle().clone()));
+                // Runs the spawned tasks until the handle is dropped.
+                let _ = rt.block_on(stopped);
+            })
+            .map_err(|e| Error::Backend(format!("postgres: cannot start its thread: {e}")))?;
+        let handle = handle
+            .recv()
+            .map_err(|_| Error::Backend("postgres: its runtime thread died".into()))?
+            .map_err(|e| Error::Backend(format!("postgres: cannot start its runtime: {e}")))?;
+        Ok(Runtime {
+            handle,
+            _stop: stop,
+        })
+    }
+
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.handle.spawn(future)
+    }
+}

@@ -1,0 +1,351 @@
+//! What the PostgreSQL backend promises whatever the server or its settings
+//! do (docs/postgres.md, "Connections and failures" and "Session settings"):
+//! every call returns within its deadline, and what safety needs is pinned
+//! per session. Real servers only; needs `FENCING_TEST_PG_URL` (see
+//! `scripts/pg-cluster`). The reload test starts a server of its own.
+
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use fencing::{Error, ErrorCode, Store};
+
+mod support;
+use support::{fresh_schema, postgres_test_url, OwnCluster};
+
+/// Far above any deadline these tests configure: reaching it means a hang.
+const HANG: Duration = Duration::from_secs(30);
+
+fn client(url: &str) -> postgres::Client {
+    url.parse::<postgres::Config>()
+        .unwrap()
+        .connect(postgres::NoTls)
+        .unwrap()
+}
+
+/// Runs `f` on a thread and waits at most `HANG` for it: `None` if it hung.
+fn bounded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(HANG).ok()
+}
+
+fn signal(sig: &str, pid: i32) {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "kill {sig} {pid}");
+}
+
+/// A PostgreSQL backend process stopped with SIGSTOP (a one-sided
+/// partition: its kernel still ACKs TCP); continued when dropped, so a
+/// failing test never leaves it stopped.
+struct Stopped(i32);
+
+impl Stopped {
+    fn new(pid: i32) -> Stopped {
+        signal("-STOP", pid);
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.0.to_string()])
+            .status();
+    }
+}
+
+#[test]
+fn a_stopped_backend_fails_the_call_with_backend_instead_of_hanging() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("sigstop");
+    let store = Store::open(&format!(
+        "{base}?schema={schema}&pool_size=1&call_timeout_ms=300&application_name={schema}"
+    ))
+    .unwrap();
+    let lease = store
+        .acquire("s", "holder", Duration::from_secs(60))
+        .unwrap();
+    // The one pooled connection is the only session with this name.
+    let pids: Vec<i32> = client(&base)
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
+            &[&schema],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let stopped = Stopped::new(pids[0]);
+
+    let s = store.clone();
+    let renewed = bounded(move || s.renew("s", lease.token, Duration::from_secs(60)))
+        .expect("renew hung on a stopped backend");
+    let err = renewed.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Backend, "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    assert!(err.to_string().contains("outcome is unknown"), "{err}");
+
+    // The timed-out connection is gone: the next call connects afresh and
+    // works even while the old backend is still stopped.
+    let s = store.clone();
+    let token = bounded(move || s.next_token("other"))
+        .expect("next_token hung")
+        .unwrap();
+    assert_eq!(token.get(), 1);
+
+    drop(stopped);
+    let s = store.clone();
+    let renewed = bounded(move || s.renew("s", lease.token, Duration::from_secs(60)))
+        .expect("renew hung after SIGCONT")
+        .unwrap();
+    assert_eq!(renewed.token, lease.token);
+    store.close();
+}
+
+#[test]
+fn a_stopped_server_fails_connecting_with_backend_instead_of_hanging() {
+    let Some((cluster, base)) = OwnCluster::start() else {
+        return;
+    };
+    let url = format!("{base}?schema=stopped&call_timeout_ms=300");
+    Store::open(&url).unwrap().close();
+    // The kernel still completes the TCP handshake for a stopped postmaster;
+    // the startup reply never comes (connect_timeout covers only the former).
+    let stopped = Stopped::new(cluster.postmaster_pid());
+    let u = url.clone();
+    let err = bounded(move || Store::open(&u).map(|s| s.close()))
+        .expect("open hung on a stopped server")
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Backend, "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    drop(stopped);
+    let store = bounded(move || Store::open(&url))
+        .expect("open hung after SIGCONT")
+        .unwrap();
+    assert_eq!(store.next_token("s").unwrap().get(), 1);
+    store.close();
+}
+
+#[test]
+fn a_healthy_server_cancels_a_lock_wait_itself_whatever_the_url_says() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("lockwait");
+    // Startup options asking for no limits at all: the session pin wins.
+    let store = Store::open(&format!(
+        "{base}?schema={schema}&call_timeout_ms=3000\
+         &options=-c%20lock_timeout%3D0%20-c%20statement_timeout%3D0"
+    ))
+    .unwrap();
+    let token = store.next_token("held").unwrap();
+    // Another transaction holds the scope's row (as fencing.check does).
+    let mut other = client(&base);
+    let mut tx = other.transaction().unwrap();
+    tx.execute(
+        &format!("SELECT {schema}.check('held', $1)"),
+        &[&(token.get() as i64)],
+    )
+    .unwrap();
+    let s = store.clone();
+    let err = bounded(move || s.acquire("held", "h", Duration::from_secs(10)))
+        .expect("acquire hung behind a lock")
+        .unwrap_err();
+    // The server's own limit (a fifth below the deadline) answered, so the
+    // outcome is known: rolled back. Both limits are equal; either may fire.
+    assert_eq!(err.code(), ErrorCode::Backend, "{err}");
+    let text = err.to_string();
+    assert!(text.contains("57014") || text.contains("55P03"), "{err}");
+    tx.rollback().unwrap();
+    let lease = store.acquire("held", "h", Duration::from_secs(10)).unwrap();
+    assert_eq!(lease.token.get(), token.get() + 1);
+    store.close();
+}
+
+#[test]
+fn bad_time_limit_options_are_invalid_and_never_show_the_password() {
+    let Some(_) = postgres_test_url() else {
+        return;
+    };
+    let base = "postgres://u:sekrit@127.0.0.1:1/db";
+    for bad in [
+        "call_timeout_ms=0",
+        "call_timeout_ms=9",
+        "call_timeout_ms=-5",
+        "call_timeout_ms=x",
+        "call_timeout_ms=",
+        "call_timeout_ms=1.5",
+        "call_timeout_ms=3600001",
+        "call_timeout_ms=99999999999999999999",
+        "call_timeout_ms=500&call_timeout_ms=500",
+        "tcp_user_timeout=x",
+        "keepalives=maybe",
+    ] {
+        let err = Store::open(&format!("{base}?{bad}")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{bad}: {err}");
+        assert!(!err.to_string().contains("sekrit"), "{bad}: {err}");
+    }
+    // A good value is taken: the open gets as far as connecting (nothing
+    // listens on port 1).
+    for good in ["call_timeout_ms=10", "call_timeout_ms=3600000"] {
+        let err = Store::open(&format!("{base}?{good}&connect_timeout=2")).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Backend, "{good}: {err}");
+        assert!(!err.to_string().contains("sekrit"), "{good}: {err}");
+    }
+}
+
+#[test]
+fn a_reload_to_synchronous_commit_off_never_reissues_tokens_after_a_crash() {
+    let Some((cluster, base)) = OwnCluster::start() else {
+        return;
+    };
+    let url = format!("{base}?schema=reload&pool_size=1");
+    let store = Store::open(&url).unwrap();
+    assert_eq!(store.next_token("r").unwrap().get(), 1);
+
+    // The operator turns durability off for the whole server, and makes
+    // the WAL writer lazy so that unflushed commits are surely lost.
+    let mut admin = client(&base);
+    for sql in [
+        "ALTER SYSTEM SET synchronous_commit = off",
+        "ALTER SYSTEM SET wal_writer_delay = '10s'",
+        "SELECT pg_reload_conf()",
+    ] {
+        admin.batch_execute(sql).unwrap();
+    }
+    drop(admin);
+    // Backends apply a reload between commands: give the signal time to land.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        client(&base)
+            .query_one("SHOW synchronous_commit", &[])
+            .unwrap()
+            .get::<_, String>(0),
+        "off",
+        "the reload did not take"
+    );
+
+    let handed_out: Vec<u64> = (0..5)
+        .map(|_| store.next_token("r").unwrap().get())
+        .collect();
+    assert_eq!(handed_out, vec![2, 3, 4, 5, 6]);
+    cluster.run("crash"); // pg_ctl stop -m immediate
+    cluster.run("start");
+
+    let after = Store::open(&url).unwrap();
+    let next = after.next_token("r").unwrap().get();
+    assert!(
+        next > 6,
+        "token {next} was issued again after the crash (handed out: 1..=6)"
+    );
+    after.close();
+    store.close();
+}
+
+/// A login role of the test's own, dropped with what it owns at the end.
+struct Role {
+    base: String,
+    name: String,
+}
+
+impl Drop for Role {
+    fn drop(&mut self) {
+        let n = &self.name;
+        if let Ok(mut c) = std::panic::catch_unwind(|| client(&self.base)) {
+            let _ = c.batch_execute(&format!(
+                "DROP OWNED BY {n} CASCADE; REVOKE ALL ON DATABASE postgres FROM {n}; DROP ROLE {n}"
+            ));
+        }
+    }
+}
+
+#[test]
+fn a_repeatable_read_default_never_turns_a_held_lease_into_a_backend_error() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    // A role whose default isolation is REPEATABLE READ, so that no other
+    // test on the shared server sees it.
+    let role = Role {
+        base: base.clone(),
+        name: fresh_schema("rr"),
+    };
+    let r = &role.name;
+    client(&base)
+        .batch_execute(&format!(
+            "CREATE ROLE {r} LOGIN;
+             GRANT CREATE ON DATABASE postgres TO {r};
+             ALTER ROLE {r} SET default_transaction_isolation = 'repeatable read';"
+        ))
+        .unwrap();
+    let url = format!("{base}?user={r}&schema={r}&pool_size=4");
+    let store = Store::open(&url).unwrap();
+
+    let workers: Vec<_> = (0..4)
+        .map(|w| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                let mut outcomes: Vec<Result<(), Error>> = Vec::new();
+                for i in 0..200 {
+                    let scope = format!("scope-{}", (i + w) % 5);
+                    let got = store.acquire(&scope, &format!("w{w}"), Duration::from_millis(5));
+                    outcomes.push(got.map(drop));
+                }
+                outcomes
+            })
+        })
+        .collect();
+    let (mut acquired, mut held, mut other) = (0, 0, Vec::new());
+    for w in workers {
+        for outcome in w.join().unwrap() {
+            match outcome {
+                Ok(()) => acquired += 1,
+                Err(Error::LeaseHeld { .. }) => held += 1,
+                Err(e) => other.push(e.to_string()),
+            }
+        }
+    }
+    println!(
+        "repeatable read default: {acquired} acquired, {held} LEASE_HELD, {} other",
+        other.len()
+    );
+    assert!(
+        other.is_empty(),
+        "{} failures other than LEASE_HELD, e.g. {:?}",
+        other.len(),
+        other.first()
+    );
+    // The run had conflicts to get wrong, and leases to win.
+    assert!(held > 0 && acquired > 0, "{acquired} acquired, {held} held");
+    store.close();
+}
+
+#[test]
+fn works_from_inside_another_tokio_runtime_and_drops_there() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let url = format!("{base}?schema={}", fresh_schema("in_tokio"));
+    // A caller's own runtime on this thread: the store never enters it,
+    // so neither its calls nor its drop meet "runtime within a runtime".
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let token = rt.block_on(async move {
+        let store = Store::open(&url)?;
+        let token = store.next_token("s")?;
+        drop(store);
+        Ok::<_, Error>(token)
+    });
+    assert_eq!(token.unwrap().get(), 1);
+}
