@@ -70,16 +70,8 @@ impl Store {
                 };
                 Box::new(Sqlite::open(&path, synchronous, busy_timeout, clock, mode)?)
             }
-            Location::Postgres {
-                url,
-                schema,
-                pool_size,
-                call_timeout,
-            } => Box::new(Postgres::open(
-                &url,
-                &schema,
-                pool_size,
-                call_timeout,
+            Location::Postgres(pg) => Box::new(Postgres::open(
+                &pg,
                 target.options.clock == ClockKind::Manual,
                 mode,
             )?),

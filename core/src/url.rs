@@ -48,17 +48,62 @@ pub enum Synchronous {
     Normal,
 }
 
+/// libpq's `sslmode` (docs/postgres.md, "TLS").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SslMode {
+    Disable,
+    /// TLS when the server offers it, else plaintext (libpq's default).
+    Prefer,
+    Require,
+    /// The chain must lead to `sslrootcert`; the host name is not checked.
+    VerifyCa,
+    /// The chain and the host name.
+    VerifyFull,
+}
+
+/// `sslrootcert`: the CAs a server certificate must chain to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RootCert {
+    File(PathBuf),
+    /// The operating system's trust store.
+    System,
+}
+
+/// libpq's TLS options, taken out of the URL before the driver sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tls {
+    pub mode: SslMode,
+    pub root_cert: Option<RootCert>,
+    /// `sslcert` and `sslkey`: both or neither.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+}
+
+/// What sits between the library and PostgreSQL (`pooler=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pooler {
+    /// Each connection is a server session of its own.
+    None,
+    /// A transaction pooler (PgBouncer `pool_mode = transaction`): no
+    /// session state survives a transaction, so none is set.
+    Transaction,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostgresTarget {
+    /// The URL for the driver: fencing's own options and the TLS ones taken out.
+    pub url: String,
+    pub schema: String,
+    pub pool_size: usize,
+    /// Each call's deadline (`call_timeout_ms`, docs/postgres.md).
+    pub call_timeout: Duration,
+    pub tls: Tls,
+    pub pooler: Pooler,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {
     Memory,
-    Postgres {
-        /// The URL for the driver: fencing's own options taken out.
-        url: String,
-        schema: String,
-        pool_size: usize,
-        /// Each call's deadline (`call_timeout_ms`, docs/postgres.md).
-        call_timeout: Duration,
-    },
+    Postgres(PostgresTarget),
     Sqlite {
         path: PathBuf,
         synchronous: Synchronous,
@@ -145,19 +190,27 @@ pub fn parse(url: &str) -> Result<Target> {
                 _ => return Err(bad_value("call_timeout_ms", v, "10..=3600000 milliseconds")),
             },
         };
-        // Every other option is the driver's (connect_timeout, sslmode, ...).
+        let pooler = match query.take("pooler") {
+            None | Some("none") => Pooler::None,
+            Some("transaction") => Pooler::Transaction,
+            Some(v) => return Err(bad_value("pooler", v, "none or transaction")),
+        };
+        let tls = tls_options(&mut query)?;
+        // Every other option is the driver's (connect_timeout, hostaddr, ...).
         let rest = query.rest();
         let url = if rest.is_empty() {
             base.to_owned()
         } else {
             format!("{base}?{rest}")
         };
-        Location::Postgres {
+        Location::Postgres(PostgresTarget {
             url,
             schema: schema.to_owned(),
             pool_size,
             call_timeout,
-        }
+            tls,
+            pooler,
+        })
     } else {
         return Err(Error::invalid(format!(
             "unsupported store URL {:?}: expected memory:, sqlite:PATH or postgres://...",
@@ -166,6 +219,83 @@ pub fn parse(url: &str) -> Result<Target> {
     };
     query.finish()?;
     Ok(Target { location, options })
+}
+
+/// `sslmode`, `sslrootcert`, `sslcert`, `sslkey` with libpq's meanings. The
+/// driver knows only three modes and no files, so they never reach it.
+fn tls_options(query: &mut Query<'_>) -> Result<Tls> {
+    let root_cert = match query.take("sslrootcert") {
+        None => None,
+        Some("system") => Some(RootCert::System),
+        Some(v) => Some(RootCert::File(path_value("sslrootcert", v)?)),
+    };
+    let mode = match query.take("sslmode") {
+        // As libpq 16: the system's CAs vouch for any name, so only a
+        // checked name means anything; that is the default with them.
+        None if root_cert == Some(RootCert::System) => SslMode::VerifyFull,
+        None | Some("prefer") => SslMode::Prefer,
+        Some("disable") => SslMode::Disable,
+        Some("require") => SslMode::Require,
+        Some("verify-ca") => SslMode::VerifyCa,
+        Some("verify-full") => SslMode::VerifyFull,
+        Some(v) => {
+            return Err(bad_value(
+                "sslmode",
+                v,
+                "disable, prefer, require, verify-ca or verify-full",
+            ))
+        }
+    };
+    if root_cert == Some(RootCert::System) && mode != SslMode::VerifyFull {
+        return Err(Error::invalid(
+            "sslrootcert=system needs sslmode=verify-full (any CA of the system vouches for \
+             any name, so the name must be checked)",
+        ));
+    }
+    if matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull) && root_cert.is_none() {
+        return Err(Error::invalid(
+            "sslmode=verify-ca and verify-full need sslrootcert=FILE (or sslrootcert=system); \
+             fencing does not look for ~/.postgresql/root.crt",
+        ));
+    }
+    let client_cert = match (query.take("sslcert"), query.take("sslkey")) {
+        (None, None) => None,
+        (Some(cert), Some(key)) => Some((path_value("sslcert", cert)?, path_value("sslkey", key)?)),
+        _ => {
+            return Err(Error::invalid(
+                "sslcert and sslkey go together: give both files or neither",
+            ))
+        }
+    };
+    Ok(Tls {
+        mode,
+        root_cert,
+        client_cert,
+    })
+}
+
+/// A file path from the query, percent-decoded as libpq does.
+fn path_value(name: &str, value: &str) -> Result<PathBuf> {
+    let bad = || bad_value(name, value, "a file path (percent-encoded where needed)");
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).ok_or_else(bad)?;
+            let hex = std::str::from_utf8(hex).map_err(|_| bad())?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    let path = String::from_utf8(out).map_err(|_| bad())?;
+    if path.is_empty() || path.contains('\0') {
+        return Err(bad());
+    }
+    Ok(PathBuf::from(path))
 }
 
 /// The `name=value` pairs of a URL query, consumed one by one so that an
@@ -272,7 +402,7 @@ mod tests {
     #[test]
     fn postgres_call_timeout() {
         let timeout = |url: &str| match parse(url).unwrap().location {
-            Location::Postgres { call_timeout, .. } => call_timeout,
+            Location::Postgres(t) => t.call_timeout,
             other => panic!("{other:?}"),
         };
         assert_eq!(timeout("postgres://h/db"), DEFAULT_CALL_TIMEOUT);
@@ -285,9 +415,45 @@ mod tests {
             .unwrap()
             .location
         {
-            Location::Postgres { url, .. } => assert_eq!(url, "postgres://h/db?application_name=x"),
+            Location::Postgres(t) => assert_eq!(t.url, "postgres://h/db?application_name=x"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn postgres_tls_and_pooler_options() {
+        let target = |url: &str| match parse(url).unwrap().location {
+            Location::Postgres(t) => t,
+            other => panic!("{other:?}"),
+        };
+        let t = target("postgres://h/db");
+        assert_eq!(t.tls.mode, SslMode::Prefer);
+        assert_eq!(t.pooler, Pooler::None);
+        let t = target(
+            "postgres://h/db?sslmode=verify-full&sslrootcert=/etc/ca%20s.crt\
+             &sslcert=c.crt&sslkey=c.key&pooler=transaction&application_name=x",
+        );
+        assert_eq!(
+            t.tls,
+            Tls {
+                mode: SslMode::VerifyFull,
+                root_cert: Some(RootCert::File("/etc/ca s.crt".into())),
+                client_cert: Some(("c.crt".into(), "c.key".into())),
+            }
+        );
+        assert_eq!(t.pooler, Pooler::Transaction);
+        // The driver never sees them.
+        assert_eq!(t.url, "postgres://h/db?application_name=x");
+        let t = target("postgres://h/db?sslrootcert=system");
+        assert_eq!(t.tls.mode, SslMode::VerifyFull);
+        assert_eq!(
+            target("postgres://h/db?sslmode=disable").tls.mode,
+            SslMode::Disable
+        );
+        assert_eq!(
+            target("postgres://h/db?sslmode=require").tls.root_cert,
+            None
+        );
     }
 
     #[test]
@@ -313,6 +479,15 @@ mod tests {
             "postgres://h/db?call_timeout_ms=9",
             "postgres://h/db?call_timeout_ms=3600001",
             "postgres://h/db?call_timeout_ms=5s",
+            "postgres://h/db?sslmode=allow",
+            "postgres://h/db?sslmode=verify-ca",
+            "postgres://h/db?sslmode=verify-full",
+            "postgres://h/db?sslmode=require&sslrootcert=system",
+            "postgres://h/db?sslcert=c.crt",
+            "postgres://h/db?sslkey=c.key",
+            "postgres://h/db?sslrootcert=%zz",
+            "postgres://h/db?pooler=session",
+            "memory:?sslmode=require",
         ] {
             assert_eq!(
                 parse(bad).unwrap_err().code(),

@@ -118,3 +118,33 @@ impl Drop for OwnCluster {
             .output();
     }
 }
+
+/// The URL a test bed exported in `var`, or `None` to skip; with
+/// `FENCING_REQUIRE_PG=1` (CI) a missing bed fails the test instead.
+pub fn bed_url(var: &str, bed: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ if std::env::var("FENCING_REQUIRE_PG").as_deref() == Ok("1") => {
+            panic!("FENCING_REQUIRE_PG=1 but {var} is not set: run under `{bed} run -- ...`")
+        }
+        _ => {
+            eprintln!("skipped: {var} is not set (run under `{bed} run -- ...`)");
+            None
+        }
+    }
+}
+
+/// The TLS-only server of `scripts/pg-tls`: its URL (host `localhost`, no
+/// TLS options) and the directory with `ca.crt`, `other-ca.crt`,
+/// `certuser.crt` and `certuser.key` (and its Unix socket).
+pub fn postgres_tls_test() -> Option<(String, std::path::PathBuf)> {
+    let url = bed_url("FENCING_TEST_PG_TLS_URL", "scripts/pg-tls")?;
+    let dir = bed_url("FENCING_TEST_PG_TLS_DIR", "scripts/pg-tls")?;
+    Some((url, dir.into()))
+}
+
+/// PgBouncer in transaction mode (`scripts/pgbouncer`), in front of the
+/// server of `FENCING_TEST_PG_URL`.
+pub fn pgbouncer_test_url() -> Option<String> {
+    bed_url("FENCING_TEST_PGBOUNCER_URL", "scripts/pgbouncer")
+}

@@ -8,17 +8,19 @@ mod deadline;
 mod pool;
 mod runtime;
 mod session;
+mod tls;
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Config, GenericClient, Row, Statement};
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{Client, Config, GenericClient, Row};
 
 use super::Backend;
 use crate::error::{Error, Result};
 use crate::rules::{ttl_ms, Mode};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
+use crate::url::{Pooler, PostgresTarget};
 use pool::{backend_error, Pool};
 
 /// The schema versions this build knows; a newer database is refused.
@@ -41,7 +43,11 @@ const KEEPALIVES_IDLE: Duration = Duration::from_secs(30);
 const KEEPALIVES_INTERVAL: Duration = Duration::from_secs(10);
 const KEEPALIVES_RETRIES: u32 = 3;
 
-/// Every statement the backend runs, prepared once per connection.
+/// Every statement the backend runs. Each is sent as an unnamed statement
+/// with its parameters' types, parsed, bound and run in one round trip
+/// (`query_typed`): nothing is prepared by name, so nothing is left on a
+/// server connection that a transaction pooler hands to someone else
+/// (docs/postgres.md, "Poolers").
 #[derive(Clone, Copy)]
 enum Q {
     NextToken,
@@ -80,26 +86,65 @@ impl Q {
     }
 }
 
-const QUERIES: [(Q, &str); 13] = [
-    (Q::NextToken, "SELECT @schema@.next_token($1)"),
-    (Q::AdvanceCounter, "SELECT @schema@.advance_counter($1, $2)"),
-    (Q::Acquire, "SELECT * FROM @schema@.acquire($1, $2, $3, $4)"),
-    (Q::Renew, "SELECT * FROM @schema@.renew($1, $2, $3)"),
-    (Q::Release, "SELECT @schema@.release($1, $2)"),
+const TEXT: Type = Type::TEXT;
+const INT8: Type = Type::INT8;
+const BOOL: Type = Type::BOOL;
+
+/// Each statement with its parameters' types (the functions' signatures).
+const QUERIES: [(Q, &str, &[Type]); 13] = [
+    (Q::NextToken, "SELECT @schema@.next_token($1)", &[TEXT]),
+    (
+        Q::AdvanceCounter,
+        "SELECT @schema@.advance_counter($1, $2)",
+        &[TEXT, INT8],
+    ),
+    (
+        Q::Acquire,
+        "SELECT * FROM @schema@.acquire($1, $2, $3, $4)",
+        &[TEXT, TEXT, INT8, BOOL],
+    ),
+    (
+        Q::Renew,
+        "SELECT * FROM @schema@.renew($1, $2, $3)",
+        &[TEXT, INT8, INT8],
+    ),
+    (Q::Release, "SELECT @schema@.release($1, $2)", &[TEXT, INT8]),
     (
         Q::Apply,
         "SELECT @schema@.apply($1, $2, $3, $4, $5, $6, $7)",
+        &[
+            TEXT,
+            INT8,
+            INT8,
+            BOOL,
+            Type::TEXT_ARRAY,
+            Type::BYTEA_ARRAY,
+            Type::INT8_ARRAY,
+        ],
     ),
-    (Q::Claim, "SELECT @schema@.claim($1, $2, $3)"),
-    (Q::Get, "SELECT * FROM @schema@.get($1, $2)"),
+    (
+        Q::Claim,
+        "SELECT @schema@.claim($1, $2, $3)",
+        &[TEXT, INT8, INT8],
+    ),
+    (Q::Get, "SELECT * FROM @schema@.get($1, $2)", &[TEXT, TEXT]),
     (
         Q::GetChecked,
         "SELECT * FROM @schema@.get_checked($1, $2, $3)",
+        &[TEXT, TEXT, INT8],
     ),
-    (Q::List, "SELECT * FROM @schema@.list($1, $2, $3)"),
-    (Q::Status, "SELECT * FROM @schema@.status($1)"),
-    (Q::Retire, "SELECT @schema@.retire($1)"),
-    (Q::AdvanceClock, "SELECT @schema@.advance_clock($1)"),
+    (
+        Q::List,
+        "SELECT * FROM @schema@.list($1, $2, $3)",
+        &[TEXT, TEXT, INT8],
+    ),
+    (Q::Status, "SELECT * FROM @schema@.status($1)", &[TEXT]),
+    (Q::Retire, "SELECT @schema@.retire($1)", &[TEXT]),
+    (
+        Q::AdvanceClock,
+        "SELECT @schema@.advance_clock($1)",
+        &[INT8],
+    ),
 ];
 
 pub(crate) struct Postgres {
@@ -108,6 +153,9 @@ pub(crate) struct Postgres {
     sql: Vec<String>,
     mode: Mode,
 }
+
+/// A statement's parameters paired with their declared types.
+type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 /// Maps a driver error: fencing's own rejections to their typed errors,
 /// anything else to `BACKEND`.
@@ -144,17 +192,18 @@ impl Postgres {
     /// Connects, migrates the schema if needed (under an advisory lock, so
     /// that processes opening a fresh database at once all succeed), and
     /// checks the clock mode: one call, within `call_timeout`.
-    pub fn open(
-        url: &str,
-        schema: &str,
-        pool_size: usize,
-        call_timeout: Duration,
-        manual_clock: bool,
-        mode: Mode,
-    ) -> Result<Postgres> {
-        let config = driver_config(url, call_timeout)?;
+    pub fn open(target: &PostgresTarget, manual_clock: bool, mode: Mode) -> Result<Postgres> {
+        let schema = target.schema.as_str();
+        let mut config = driver_config(&target.url, target.call_timeout)?;
+        config.ssl_mode(tls::driver_mode(target.tls.mode));
         let quoted = format!("\"{schema}\"");
-        let pool = Pool::new(config, pool_size, call_timeout)?;
+        let pool = Pool::new(
+            config,
+            tls::connector(&target.tls)?,
+            target.pooler == Pooler::None,
+            target.pool_size,
+            target.call_timeout,
+        )?;
         pool.with("open", async |c| {
             // fencing's own refusals are the call's answer, not a failure of it.
             Ok(async {
@@ -166,7 +215,7 @@ impl Postgres {
         let sql = QUERIES
             .iter()
             .enumerate()
-            .map(|(i, (q, text))| {
+            .map(|(i, (q, text, _))| {
                 debug_assert_eq!(*q as usize, i);
                 text.replace("@schema@", &quoted)
             })
@@ -174,21 +223,27 @@ impl Postgres {
         Ok(Postgres { pool, sql, mode })
     }
 
-    /// Runs `f` with the prepared statement `q` on a pooled connection.
-    fn run<T>(
-        &self,
-        q: Q,
-        f: impl AsyncFnOnce(&Client, &Statement) -> Result<T, tokio_postgres::Error>,
-    ) -> Result<T> {
+    /// Every row of statement `q`, on a pooled connection.
+    fn rows(&self, q: Q, params: &Params<'_>) -> Result<Vec<Row>> {
         let sql = &self.sql[q as usize];
-        self.pool.with(q.name(), async |c| {
-            let statement = c.statement(q as usize, sql).await?;
-            f(&c.client, &statement).await
-        })
+        let types = QUERIES[q as usize].2;
+        debug_assert_eq!(params.len(), types.len());
+        let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
+            .iter()
+            .zip(types)
+            .map(|(p, t)| (*p, t.clone()))
+            .collect();
+        self.pool
+            .with(q.name(), async |c| c.client.query_typed(sql, &typed).await)
     }
 
-    fn one(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> Result<Row> {
-        self.run(q, async |client, s| client.query_one(s, params).await)
+    /// The one row statement `q` returns.
+    fn one(&self, q: Q, params: &Params<'_>) -> Result<Row> {
+        let n = q.name();
+        self.rows(q, params)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Backend(format!("postgres: {n} returned no row")))
     }
 }
 
@@ -232,10 +287,10 @@ async fn schema_version(client: &impl GenericClient, schema: &str, quoted: &str)
     // migration lock, a cached "no such table" must not hide the table the
     // other session just created.
     let row = client
-        .query_one(
+        .query_typed_one(
             "SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
              WHERE n.nspname = $1 AND c.relname = 'migrations')",
-            &[&schema],
+            &[(&schema, Type::TEXT)],
         )
         .await
         .map_err(db)?;
@@ -243,7 +298,7 @@ async fn schema_version(client: &impl GenericClient, schema: &str, quoted: &str)
         return Ok(-1);
     }
     let row = client
-        .query_one(
+        .query_typed_one(
             &format!("SELECT coalesce(max(version), 0) FROM {quoted}.migrations"),
             &[],
         )
@@ -258,9 +313,10 @@ async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> 
         return Ok(());
     }
     let tx = client.transaction().await.map_err(db)?;
-    tx.execute(
+    // A transaction-level lock: it holds behind a transaction pooler too.
+    tx.query_typed(
         "SELECT pg_advisory_xact_lock(hashtextextended('fencing.migrate:' || $1::text, 0))",
-        &[&schema],
+        &[(&schema, Type::TEXT)],
     )
     .await
     .map_err(db)?;
@@ -274,12 +330,12 @@ async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> 
     if current < 0 {
         // A schema someone else made is not ours to take over.
         let foreign: i64 = tx
-            .query_one(
+            .query_typed_one(
                 "SELECT (SELECT count(*) FROM pg_class c \
                            JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1) \
                       + (SELECT count(*) FROM pg_proc p \
                            JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1)",
-                &[&schema],
+                &[(&schema, Type::TEXT)],
             )
             .await
             .map_err(db)?
@@ -299,9 +355,9 @@ async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> 
         tx.batch_execute(&migration.replace("@schema@", quoted))
             .await
             .map_err(db)?;
-        tx.execute(
+        tx.query_typed(
             &format!("INSERT INTO {quoted}.migrations (version) VALUES ($1)"),
-            &[&(i as i32 + 1)],
+            &[(&(i as i32 + 1), Type::INT4)],
         )
         .await
         .map_err(db)?;
@@ -315,12 +371,12 @@ async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> 
 async fn set_clock(client: &Client, schema: &str, quoted: &str, manual: bool) -> Result<()> {
     if manual {
         client
-            .execute(&format!("SELECT {quoted}.stop_clock()"), &[])
+            .query_typed(&format!("SELECT {quoted}.stop_clock()"), &[])
             .await
             .map_err(db)?;
     }
     let stopped: bool = client
-        .query_one(&format!("SELECT {quoted}.clock_is_manual()"), &[])
+        .query_typed_one(&format!("SELECT {quoted}.clock_is_manual()"), &[])
         .await
         .map_err(db)?
         .get(0);
@@ -441,9 +497,7 @@ impl Backend for Postgres {
 
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
         let row = match fence {
-            None => self.run(Q::Get, async |client, s| {
-                client.query_opt(s, &[&scope, &key]).await
-            })?,
+            None => self.rows(Q::Get, &[&scope, &key])?.into_iter().next(),
             Some(f) => Some(self.one(Q::GetChecked, &[&scope, &key, &sql(f.token.get())])?),
         };
         let Some(row) = row else { return Ok(None) };
@@ -460,11 +514,7 @@ impl Backend for Postgres {
 
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
         let after = after.unwrap_or("");
-        let rows = self.run(Q::List, async |client, s| {
-            client
-                .query(s, &[&scope, &after, &(limit as i64 + 1)])
-                .await
-        })?;
+        let rows = self.rows(Q::List, &[&scope, &after, &(limit as i64 + 1)])?;
         let keys = rows.iter().map(|r| r.get(0)).collect();
         Ok(Page::from_keys(keys, limit))
     }

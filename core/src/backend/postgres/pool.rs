@@ -1,5 +1,6 @@
 //! A small connection pool: at most `size` connections, each with its
-//! prepared statements and its session settings pinned (`session.rs`).
+//! session settings pinned (`session.rs`) unless a transaction pooler sits
+//! in between, over TLS as the URL says (`tls.rs`).
 //! Every call has a deadline (`call_timeout_ms`, docs/postgres.md) that
 //! covers waiting for a free connection, connecting and the statement.
 //! A connection that failed below SQL (I/O, the server went away) is dropped
@@ -11,37 +12,18 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::task::AbortHandle;
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres::{Client, Config};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::deadline::wait;
 use super::runtime::Runtime;
-use super::{session, to_error};
+use super::{session, tls, to_error};
 use crate::error::{Error, Result};
 
 pub(crate) struct Conn {
     pub client: Client,
-    statements: Vec<Option<Statement>>,
     /// The task that drives the socket, on the backend's runtime.
     socket: AbortHandle,
-}
-
-impl Conn {
-    /// The statement `sql` (query number `id`), prepared once per connection.
-    pub async fn statement(
-        &mut self,
-        id: usize,
-        sql: &str,
-    ) -> Result<Statement, tokio_postgres::Error> {
-        if let Some(Some(s)) = self.statements.get(id) {
-            return Ok(s.clone());
-        }
-        let prepared = self.client.prepare(sql).await?;
-        if self.statements.len() <= id {
-            self.statements.resize(id + 1, None);
-        }
-        self.statements[id] = Some(prepared.clone());
-        Ok(prepared)
-    }
 }
 
 impl Conn {
@@ -60,6 +42,10 @@ struct State {
 
 pub(crate) struct Pool {
     config: Config,
+    tls: MakeRustlsConnect,
+    /// Pin the session's settings on connect (not behind a transaction
+    /// pooler, where they would stay on a server connection others share).
+    pin_session: bool,
     size: usize,
     /// Each call's deadline (`call_timeout_ms`).
     call_timeout: Duration,
@@ -70,9 +56,17 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    pub fn new(config: Config, size: usize, call_timeout: Duration) -> Result<Pool> {
+    pub fn new(
+        config: Config,
+        tls: MakeRustlsConnect,
+        pin_session: bool,
+        size: usize,
+        call_timeout: Duration,
+    ) -> Result<Pool> {
         Ok(Pool {
             config,
+            tls,
+            pin_session,
             size,
             call_timeout,
             state: Mutex::new(State {
@@ -154,8 +148,9 @@ impl Pool {
     /// `connect_timeout`) and pins the session's settings.
     fn connect(&self, deadline: Instant) -> Result<Conn> {
         let config = self.config.clone();
+        let tls = self.tls.clone();
         let task = self.runtime.spawn(async move {
-            let (client, connection) = config.connect(NoTls).await?;
+            let (client, connection) = config.connect(tls).await?;
             // The socket task ends when the client is dropped, or is aborted.
             let socket = tokio::spawn(connection).abort_handle();
             Ok::<_, tokio_postgres::Error>((client, socket))
@@ -172,12 +167,12 @@ impl Pool {
             Some(Err(e)) => return Err(Error::Backend(format!("postgres: connect task: {e}"))),
             Some(Ok(connected)) => connected,
         };
-        let (client, socket) = connected.map_err(|e| to_error(&e))?;
-        let conn = Conn {
-            client,
-            statements: Vec::new(),
-            socket,
-        };
+        let (client, socket) =
+            connected.map_err(|e| tls::explain(&e).map_or_else(|| to_error(&e), Error::Backend))?;
+        let conn = Conn { client, socket };
+        if !self.pin_session {
+            return Ok(conn);
+        }
         let server_timeout = session::server_timeout(self.call_timeout);
         match wait(session::pin(&conn.client, server_timeout), deadline) {
             None => {
@@ -247,7 +242,12 @@ pub(crate) fn backend_error(e: &tokio_postgres::Error) -> Error {
             db.message(),
             db.code().code()
         )),
-        None => Error::Backend(format!("postgres: {e}")),
+        // The driver's Display names only the kind ("error connecting to
+        // server"); its source says what happened. Neither holds the URL.
+        None => match std::error::Error::source(e) {
+            Some(cause) => Error::Backend(format!("postgres: {e}: {cause}")),
+            None => Error::Backend(format!("postgres: {e}")),
+        },
     }
 }
 
@@ -258,7 +258,13 @@ mod tests {
     #[test]
     fn waiting_for_a_free_connection_ends_at_the_deadline() {
         // Every connection busy (nothing listens: it must not even connect).
-        let pool = Pool::new(Config::new(), 1, Duration::from_millis(50)).unwrap();
+        let tls = tls::connector(&crate::url::Tls {
+            mode: crate::url::SslMode::Disable,
+            root_cert: None,
+            client_cert: None,
+        })
+        .unwrap();
+        let pool = Pool::new(Config::new(), tls, true, 1, Duration::from_millis(50)).unwrap();
         pool.lock().open = 1;
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
