@@ -43,11 +43,11 @@ const KEEPALIVES_IDLE: Duration = Duration::from_secs(30);
 const KEEPALIVES_INTERVAL: Duration = Duration::from_secs(10);
 const KEEPALIVES_RETRIES: u32 = 3;
 
-/// Every statement the backend runs. Each is sent as an unnamed statement
-/// with its parameters' types, parsed, bound and run in one round trip
-/// (`query_typed`): nothing is prepared by name, so nothing is left on a
-/// server connection that a transaction pooler hands to someone else
-/// (docs/postgres.md, "Poolers").
+/// Every statement the backend runs: prepared once per connection, or,
+/// behind a transaction pooler, sent unnamed with its parameters' types and
+/// parsed, bound and run in one round trip (`query_typed`), since a named
+/// statement does not follow the client from one server connection to the
+/// next (docs/postgres.md, "Poolers").
 #[derive(Clone, Copy)]
 enum Q {
     NextToken,
@@ -151,6 +151,8 @@ pub(crate) struct Postgres {
     pool: Pool,
     /// The statements of `QUERIES`, with the schema filled in.
     sql: Vec<String>,
+    /// Unnamed statements only (`pooler=transaction`).
+    unnamed: bool,
     mode: Mode,
 }
 
@@ -220,7 +222,12 @@ impl Postgres {
                 text.replace("@schema@", &quoted)
             })
             .collect();
-        Ok(Postgres { pool, sql, mode })
+        Ok(Postgres {
+            pool,
+            sql,
+            unnamed: target.pooler == Pooler::Transaction,
+            mode,
+        })
     }
 
     /// Every row of statement `q`, on a pooled connection.
@@ -228,13 +235,20 @@ impl Postgres {
         let sql = &self.sql[q as usize];
         let types = QUERIES[q as usize].2;
         debug_assert_eq!(params.len(), types.len());
-        let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
-            .iter()
-            .zip(types)
-            .map(|(p, t)| (*p, t.clone()))
-            .collect();
-        self.pool
-            .with(q.name(), async |c| c.client.query_typed(sql, &typed).await)
+        if self.unnamed {
+            let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
+                .iter()
+                .zip(types)
+                .map(|(p, t)| (*p, t.clone()))
+                .collect();
+            return self
+                .pool
+                .with(q.name(), async |c| c.client.query_typed(sql, &typed).await);
+        }
+        self.pool.with(q.name(), async |c| {
+            let statement = c.statement(q as usize, sql, types).await?;
+            c.client.query(&statement, params).await
+        })
     }
 
     /// The one row statement `q` returns.

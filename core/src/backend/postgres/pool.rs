@@ -12,7 +12,8 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::task::AbortHandle;
-use tokio_postgres::{Client, Config};
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Config, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::deadline::wait;
@@ -22,8 +23,31 @@ use crate::error::{Error, Result};
 
 pub(crate) struct Conn {
     pub client: Client,
+    /// Named statements, prepared once per connection (not behind a
+    /// transaction pooler, which would not keep them).
+    statements: Vec<Option<Statement>>,
     /// The task that drives the socket, on the backend's runtime.
     socket: AbortHandle,
+}
+
+impl Conn {
+    /// The statement `sql` (query number `id`), prepared once per connection.
+    pub async fn statement(
+        &mut self,
+        id: usize,
+        sql: &str,
+        types: &[Type],
+    ) -> Result<Statement, tokio_postgres::Error> {
+        if let Some(Some(s)) = self.statements.get(id) {
+            return Ok(s.clone());
+        }
+        let prepared = self.client.prepare_typed(sql, types).await?;
+        if self.statements.len() <= id {
+            self.statements.resize(id + 1, None);
+        }
+        self.statements[id] = Some(prepared.clone());
+        Ok(prepared)
+    }
 }
 
 impl Conn {
@@ -169,7 +193,11 @@ impl Pool {
         };
         let (client, socket) =
             connected.map_err(|e| tls::explain(&e).map_or_else(|| to_error(&e), Error::Backend))?;
-        let conn = Conn { client, socket };
+        let conn = Conn {
+            client,
+            statements: Vec::new(),
+            socket,
+        };
         if !self.pin_session {
             return Ok(conn);
         }
@@ -237,11 +265,21 @@ fn is_connection_failure(e: &tokio_postgres::Error) -> bool {
 
 pub(crate) fn backend_error(e: &tokio_postgres::Error) -> Error {
     match e.as_db_error() {
-        Some(db) => Error::Backend(format!(
-            "postgres: {} (SQLSTATE {})",
-            db.message(),
-            db.code().code()
-        )),
+        Some(db) => {
+            let code = db.code().code();
+            // A named statement that vanished or collided: the sign of a
+            // transaction pooler the URL did not mention.
+            let hint = if code == "26000" || code == "42P05" {
+                "; behind a transaction pooler (PgBouncer pool_mode=transaction) \
+                 open the store with ?pooler=transaction"
+            } else {
+                ""
+            };
+            Error::Backend(format!(
+                "postgres: {} (SQLSTATE {code}){hint}",
+                db.message()
+            ))
+        }
         // The driver's Display names only the kind ("error connecting to
         // server"); its source says what happened. Neither holds the URL.
         None => match std::error::Error::source(e) {
