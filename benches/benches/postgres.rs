@@ -1,7 +1,10 @@
 //! `postgres://` beside the classic hand-written SQL (SPEC section 8) run
 //! through the same client (the `postgres` crate) on the same server, at 1
 //! and 4 clients, measured in the same run; plus `apply` batches of 1, 10
-//! and 100 puts against single fenced puts.
+//! and 100 puts against single fenced puts; the library's unnamed statements
+//! (`query_typed`, what it sends) against the same calls prepared once by
+//! name; and, when `FENCING_TEST_PG_TLS_URL` names a TLS server
+//! (`scripts/pg-tls run`), a put over TLS against one in plaintext.
 //!
 //! ```text
 //! scripts/pg-cluster run -- cargo bench -p fencing-benches --bench postgres            # full run
@@ -19,7 +22,8 @@ use std::time::{Duration, Instant};
 
 use fencing::{Fence, Op, Store, Token};
 use fencing_benches::report::{self, Goal, Line};
-use postgres::{Client, NoTls};
+use postgres::types::Type;
+use postgres::{Client, NoTls, Statement};
 
 /// Scopes each client cycles through for acquisitions: leases last 1 ms, so
 /// a scope is free again by the time its turn comes back.
@@ -69,11 +73,16 @@ struct ClientState {
     fence: Fence,
     token: Token,
     batches: [Vec<Op>; 3],
+    /// `next_token` and `get` of the store's schema: the text, and the
+    /// statement prepared once by name.
+    calls: [(String, Statement); 2],
 }
 
 struct Bench {
     plan: Plan,
     store: Store,
+    /// The store's schema.
+    schema: String,
     raw_schema: String,
     url: String,
     next: usize,
@@ -212,6 +221,14 @@ impl Bench {
                     )
                     .unwrap();
                 }
+                let calls = [
+                    format!("SELECT {}.next_token($1)", self.schema),
+                    format!("SELECT * FROM {}.get($1, $2)", self.schema),
+                ]
+                .map(|sql| {
+                    let prepared = raw.prepare(&sql).unwrap();
+                    (sql, prepared)
+                });
                 let batch = |n: usize| {
                     (0..n)
                         .map(|k| Op::put(format!("key-{k}"), value(k)))
@@ -223,6 +240,7 @@ impl Bench {
                     fence: Fence::new(token),
                     token,
                     batches: [batch(1), batch(10), batch(100)],
+                    calls,
                 }
             })
             .collect()
@@ -277,9 +295,11 @@ fn main() {
         }
     );
     for clients in [1usize, 4] {
-        let url = format!("{base}?schema=bench_{tag}_{clients}&pool_size={clients}");
+        let schema = format!("bench_{tag}_{clients}");
+        let url = format!("{base}?schema={schema}&pool_size={clients}");
         let mut bench = Bench {
             store: Store::open(&url).unwrap(),
+            schema,
             plan: plan(),
             raw_schema: raw_schema.clone(),
             url: base.clone(),
@@ -353,9 +373,116 @@ fn main() {
                 },
             );
         }
+        unnamed_vs_prepared(&mut bench, &mut cs);
         bench.store.close();
     }
+    tls_put(&base, &raw_schema, tag);
     admin
         .batch_execute(&format!("DROP SCHEMA {raw_schema} CASCADE"))
         .unwrap();
+}
+
+/// The cost of sending each statement unnamed with its types (Parse, Bind,
+/// Execute in one round trip: what the library does, so that it works behind
+/// a transaction pooler) against a statement prepared once by name, on the
+/// same direct connection: a write (one fsync) and a read (none).
+fn unnamed_vs_prepared(bench: &mut Bench, cs: &mut [ClientState]) {
+    bench.line(
+        cs,
+        "next_token: unnamed vs prepared",
+        "tok/s",
+        1,
+        "the same SQL, prepared once by name",
+        None,
+        &|_, c, _| {
+            let (sql, _) = &c.calls[0];
+            let scope = format!("u-{}", c.id);
+            c.raw.query_typed(sql, &[(&scope, Type::TEXT)]).unwrap();
+        },
+        &|_, c, _| {
+            let (_, prepared) = &c.calls[0];
+            let scope = format!("u-{}", c.id);
+            c.raw.query(prepared, &[&scope]).unwrap();
+        },
+    );
+    bench.line(
+        cs,
+        "get: unnamed vs prepared",
+        "get/s",
+        1,
+        "the same SQL, prepared once by name",
+        None,
+        &|_, c, _| {
+            let (sql, _) = &c.calls[1];
+            let scope = format!("report-{}", c.id);
+            let rows = c
+                .raw
+                .query_typed(sql, &[(&scope, Type::TEXT), (&"body", Type::TEXT)])
+                .unwrap();
+            assert!(rows.len() <= 1);
+        },
+        &|_, c, _| {
+            let (_, prepared) = &c.calls[1];
+            let scope = format!("report-{}", c.id);
+            let rows = c.raw.query(prepared, &[&scope, &"body"]).unwrap();
+            assert!(rows.len() <= 1);
+        },
+    );
+}
+
+/// A single fenced put over TLS (`verify-full`, the test CA) against the same
+/// put in plaintext, one client, alternating in the same run. The two are
+/// different servers on this machine (the TLS bed refuses plaintext), so the
+/// ratio holds the handshake-free cost of encryption plus any difference
+/// between two like servers.
+fn tls_put(plain_base: &str, raw_schema: &str, tag: u32) {
+    let (Ok(tls_base), Ok(dir)) = (
+        std::env::var("FENCING_TEST_PG_TLS_URL"),
+        std::env::var("FENCING_TEST_PG_TLS_DIR"),
+    ) else {
+        println!(
+            "put over TLS: skipped: FENCING_TEST_PG_TLS_URL/FENCING_TEST_PG_TLS_DIR are not set \
+             (run under scripts/pg-tls run -- ...)"
+        );
+        return;
+    };
+    let ca = std::path::Path::new(&dir).join("ca.crt");
+    let tls_url = format!(
+        "{tls_base}?schema=bench_tls_{tag}&pool_size=1&sslmode=verify-full&sslrootcert={}",
+        ca.display()
+    );
+    let plain = Store::open(&format!(
+        "{plain_base}?schema=bench_plain_{tag}&pool_size=1"
+    ))
+    .unwrap();
+    let mut bench = Bench {
+        store: Store::open(&tls_url).unwrap(),
+        schema: format!("bench_plain_{tag}"),
+        plan: plan(),
+        raw_schema: raw_schema.to_owned(),
+        url: plain_base.to_owned(),
+        next: 0,
+    };
+    let mut cs = bench.clients(1);
+    let plain_fence = Fence::new(plain.next_token("tls-report").unwrap());
+    bench.line(
+        &mut cs,
+        "put over TLS vs plaintext",
+        "w/s",
+        1,
+        "the same put, plaintext to a like server",
+        None,
+        &|store, c, i| {
+            store
+                .put(&format!("report-{}", c.id), "body", &value(i), &c.fence)
+                .unwrap();
+        },
+        &|_, _, i| {
+            plain
+                .put("tls-report", "body", &value(i), &plain_fence)
+                .unwrap();
+        },
+    );
+    bench.store.close();
+    plain.close();
 }
