@@ -323,3 +323,47 @@ def test_hostile_names_round_trip_and_harm_nothing(
         assert rows.fetchall() == [(1,), (2,)]
         count = conn.execute(sql.SQL("SELECT count(*) FROM {}.entries").format(ident))
         assert count.fetchone() == (len(names) * len(names),)
+
+
+# ----- TLS (scripts/pg-tls: a TLS-only server with a test CA) -----
+
+
+def tls_bed() -> Tuple[str, str]:
+    """The TLS-only server's URL and certificate directory; skipped without
+    them, failed when FENCING_REQUIRE_PG=1."""
+    url = os.environ.get("FENCING_TEST_PG_TLS_URL", "")
+    cert_dir = os.environ.get("FENCING_TEST_PG_TLS_DIR", "")
+    if url and cert_dir:
+        return url, cert_dir
+    if os.environ.get("FENCING_REQUIRE_PG") == "1":
+        pytest.fail(
+            "FENCING_REQUIRE_PG=1 but FENCING_TEST_PG_TLS_URL/_DIR are not set: "
+            "run under scripts/pg-tls run",
+            pytrace=False,
+        )
+    pytest.skip("no TLS server: run the tests under `scripts/pg-tls run -- ...`")
+
+
+def test_store_over_tls_verify_full(pg_schema: str) -> None:
+    url, cert_dir = tls_bed()
+    ca = os.path.join(cert_dir, "ca.crt")
+    with fencing.open(f"{url}?sslmode=verify-full&sslrootcert={ca}&schema={pg_schema}") as store:
+        lease = store.acquire("job", holder="py", ttl=30)
+        assert store.put("job", "k", b"v", token=lease.token).version == 1
+        entry = store.get("job", "k")
+        assert entry is not None and entry.value == b"v"
+
+
+def test_tls_refusals_say_why_and_hide_the_password(pg_schema: str) -> None:
+    url, cert_dir = tls_bed()
+    password = "py-pw-never-printed"
+    with_password = url.replace("://postgres@", f"://postgres:{password}@", 1)
+    other_ca = os.path.join(cert_dir, "other-ca.crt")
+    for query, says in [
+        (f"sslmode=verify-full&sslrootcert={other_ca}", "unknown CA"),
+        ("sslmode=disable", "no encryption"),
+    ]:
+        with pytest.raises(fencing.BackendError) as info:
+            fencing.open(f"{with_password}?{query}&schema={pg_schema}")
+        assert says in str(info.value)
+        assert password not in str(info.value)
