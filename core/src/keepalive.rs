@@ -163,23 +163,26 @@ impl LeaseGuard {
 
     /// Stops renewing (without waiting for a renewal in flight) and releases
     /// the lease with one backend call; returns whether it was still
-    /// current. A lost lease is not released: `Ok(false)` at once.
+    /// current. A lease known lost (`LEASE_LOST`) is not released:
+    /// `Ok(false)` at once.
     pub fn release(mut self) -> Result<bool> {
         match self.end() {
-            Some((lease, false)) => self.store.release(&lease.scope, lease.token),
-            _ => Ok(false),
+            Some(lease) => self.store.release(&lease.scope, lease.token),
+            None => Ok(false),
         }
     }
 
-    /// Ends the guard once: the lease as last renewed, and whether it was
-    /// lost. Never waits for a renewal; waits only for an `on_lost` call
-    /// already running, so that none runs after drop or release return.
-    fn end(&mut self) -> Option<(Lease, bool)> {
+    /// Ends the guard once: the lease to release, unless it is known lost
+    /// (or the guard already ended). Never waits for a renewal; waits only
+    /// for an `on_lost` call already running, so that none runs after drop
+    /// or release return.
+    fn end(&mut self) -> Option<Lease> {
         if std::mem::replace(&mut self.ended, true) {
             return None;
         }
         let mut s = self.shared.lock();
-        let lost = s.loss().is_some();
+        // Other losses (CLOSED, a thread that did not start) still try.
+        let lost = matches!(s.loss(), Some(Error::LeaseLost { .. }));
         s.ended = true;
         let on_lost = s.on_lost.take();
         self.shared.wake.notify_all();
@@ -188,16 +191,16 @@ impl LeaseGuard {
                 s = self.shared.wait(s, Duration::from_secs(1));
             }
         }
-        let lease = s.lease.clone();
+        let lease = (!lost).then(|| s.lease.clone());
         drop(s);
         drop(on_lost);
-        Some((lease, lost))
+        lease
     }
 }
 
 impl Drop for LeaseGuard {
     fn drop(&mut self) {
-        if let Some((lease, false)) = self.end() {
+        if let Some(lease) = self.end() {
             let _ = self.store.release(&lease.scope, lease.token);
         }
     }
