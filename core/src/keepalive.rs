@@ -34,13 +34,22 @@ struct State {
     calling: bool,
     /// How late the last renewal ran against its schedule.
     last_lateness: Duration,
+    /// The process whose threads keep the lease alive.
+    pid: u32,
 }
 
 impl State {
+    /// In a child forked from the guard's process: no thread of the guard
+    /// runs here (docs/semantics.md, "Fork").
+    fn forked(&self) -> bool {
+        self.pid != std::process::id()
+    }
+
     /// The loss, judging the deadline on the spot: whoever looks first
     /// records it, so it never depends on a thread having woken up.
     fn loss(&mut self) -> Option<Error> {
-        if self.lost.is_none() && !self.ended && Instant::now() >= self.deadline {
+        let expired = Instant::now() >= self.deadline || self.forked();
+        if self.lost.is_none() && !self.ended && expired {
             // The holder cannot know who holds the lease now.
             self.lost = Some(Error::LeaseLost {
                 scope: self.lease.scope.clone(),
@@ -106,6 +115,7 @@ impl LeaseGuard {
                 on_lost,
                 calling: false,
                 last_lateness: Duration::ZERO,
+                pid: std::process::id(),
             }),
             wake: Condvar::new(),
         });
@@ -140,7 +150,8 @@ impl LeaseGuard {
 
     /// Why the lease was lost, if it was: `LEASE_LOST` (with `current: None`
     /// once the deadline passed without a successful renewal, even while one
-    /// is still running), `CLOSED`, or the error that ended renewing.
+    /// is still running, and in a process forked from the guard's, where
+    /// nothing renews it), `CLOSED`, or the error that ended renewing.
     pub fn lost(&self) -> Option<Error> {
         let mut s = self.shared.lock();
         let known = s.lost.is_some();
@@ -186,7 +197,7 @@ impl LeaseGuard {
         s.ended = true;
         let on_lost = s.on_lost.take();
         self.shared.wake.notify_all();
-        if self.watchdog != Some(std::thread::current().id()) {
+        if self.watchdog != Some(std::thread::current().id()) && !s.forked() {
             while s.calling {
                 s = self.shared.wait(s, Duration::from_secs(1));
             }

@@ -7,7 +7,7 @@
 //! that ran out of time is dropped alone, since its protocol state is
 //! unknown. The next operation connects afresh.
 
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::task::AbortHandle;
@@ -56,6 +56,8 @@ struct State {
     /// Connections handed out or idle.
     open: usize,
     closed: bool,
+    /// The process the connections belong to.
+    pid: u32,
 }
 
 pub(crate) struct Pool {
@@ -65,8 +67,9 @@ pub(crate) struct Pool {
     call_timeout: Duration,
     state: Mutex<State>,
     freed: Condvar,
-    /// Declared last: dropped after every connection it drives.
-    runtime: Runtime,
+    /// Declared last: dropped after every connection it drives. Replaced
+    /// in a forked child, where its thread does not exist.
+    runtime: Mutex<Arc<Runtime>>,
 }
 
 impl Pool {
@@ -79,9 +82,10 @@ impl Pool {
                 idle: Vec::new(),
                 open: 0,
                 closed: false,
+                pid: std::process::id(),
             }),
             freed: Condvar::new(),
-            runtime: Runtime::start()?,
+            runtime: Mutex::new(Arc::new(Runtime::start()?)),
         })
     }
 
@@ -118,8 +122,27 @@ impl Pool {
         ))
     }
 
+    /// In a process forked from the one that made the pool (docs/semantics.md,
+    /// "Fork"): the parent's connections are forgotten, never used, closed
+    /// or written to (their sockets are the parent's sessions), and a new
+    /// runtime drives the child's own.
+    fn leave_the_parent(&self, state: &mut State) -> Result<()> {
+        let pid = std::process::id();
+        if state.pid == pid {
+            return Ok(());
+        }
+        std::mem::forget(std::mem::take(&mut state.idle));
+        state.open = 0;
+        let fresh = Arc::new(Runtime::start()?);
+        let mut runtime = self.runtime.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::forget(std::mem::replace(&mut *runtime, fresh));
+        state.pid = pid;
+        Ok(())
+    }
+
     fn checkout(&self, deadline: Instant) -> Result<Conn> {
         let mut state = self.lock();
+        self.leave_the_parent(&mut state)?;
         loop {
             if state.closed {
                 return Err(Error::Closed);
@@ -154,7 +177,8 @@ impl Pool {
     /// `connect_timeout`) and pins the session's settings.
     fn connect(&self, deadline: Instant) -> Result<Conn> {
         let config = self.config.clone();
-        let task = self.runtime.spawn(async move {
+        let runtime = Arc::clone(&self.runtime.lock().unwrap_or_else(|p| p.into_inner()));
+        let task = runtime.spawn(async move {
             let (client, connection) = config.connect(NoTls).await?;
             // The socket task ends when the client is dropped, or is aborted.
             let socket = tokio::spawn(connection).abort_handle();
@@ -219,6 +243,11 @@ impl Pool {
 
     pub fn close(&self) {
         let mut state = self.lock();
+        if state.pid != std::process::id() {
+            // A forked child's close: the parent's connections stay its own.
+            std::mem::forget(std::mem::take(&mut state.idle));
+            state.open = 0;
+        }
         state.closed = true;
         let idle = std::mem::take(&mut state.idle);
         state.open -= idle.len();
