@@ -21,6 +21,7 @@
 //! # Ok::<(), fencing::Error>(())
 //! ```
 
+pub mod aio;
 mod backend;
 mod clock;
 mod error;

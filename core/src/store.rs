@@ -190,9 +190,31 @@ impl Store {
     /// guard counts the lease's `remaining` from the moment the acquire was
     /// sent.
     pub fn lease(&self, scope: &str, holder: &str, ttl: Duration) -> Result<crate::LeaseGuard> {
+        self.lease_guard(scope, holder, ttl, None)
+    }
+
+    /// Like [`Store::lease`], calling `on_lost` once if the lease is lost
+    /// (see [`Store::keep_alive_with`]).
+    pub fn lease_with(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        on_lost: impl Fn(&Error) + Send + Sync + 'static,
+    ) -> Result<crate::LeaseGuard> {
+        self.lease_guard(scope, holder, ttl, Some(Box::new(on_lost)))
+    }
+
+    fn lease_guard(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        on_lost: Option<crate::keepalive::OnLost>,
+    ) -> Result<crate::LeaseGuard> {
         let sent = Instant::now();
         let lease = self.acquire(scope, holder, ttl)?;
-        Ok(crate::LeaseGuard::start(self.clone(), lease, sent, None))
+        Ok(crate::LeaseGuard::start(self.clone(), lease, sent, on_lost))
     }
 
     /// Keeps an acquired lease alive in the background (about every ttl/3)
