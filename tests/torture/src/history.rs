@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `meta` | parent, first line | `url`, `eager` (eager fencing on), `ttl_ms` |
 //! | `invoke` | a process, before a call | `p` (process), `n` (its op number), `ts`, `op`, `scope`, `key`?, `token`?, `seq`?, `value`? |
-//! | `ok` | the same process, after the call returned | `p`, `n`, `ts`, `token`? (acquire), `version`? (put), `found`/`value`/`wtoken` (get), `released` (release) |
+//! | `ok` | the same process, after the call returned | `p`, `n`, `ts`, `token`? (acquire, next_token), `version`? (put), `found`/`value`/`wtoken` (get), `released` (release), `retired` (retire: whether the scope had state to drop) |
 //! | `fail` | the same, after the call failed | `p`, `n`, `ts`, `code`, `current`? (STALE_TOKEN), `token`? (LEASE_HELD) |
 //! | `pause` / `resume` | nemesis | `p`, `ts`: `pause` is written once the process is stopped, `resume` just before `SIGCONT`, so the process was stopped for all of `[pause.ts, resume.ts]` |
 //! | `kill` | nemesis | `p`, `ts` (after `SIGKILL`, once reaped) |
@@ -31,6 +31,10 @@ pub enum OpKind {
     Put,
     Renew,
     Release,
+    NextToken,
+    /// Ends the scope's life when it returns true (docs/semantics.md,
+    /// "Retiring scopes").
+    Retire,
 }
 
 impl OpKind {
@@ -42,6 +46,8 @@ impl OpKind {
             OpKind::Put => "put",
             OpKind::Renew => "renew",
             OpKind::Release => "release",
+            OpKind::NextToken => "next_token",
+            OpKind::Retire => "retire",
         }
     }
 
@@ -53,6 +59,8 @@ impl OpKind {
             "put" => OpKind::Put,
             "renew" => OpKind::Renew,
             "release" => OpKind::Release,
+            "next_token" => OpKind::NextToken,
+            "retire" => OpKind::Retire,
             _ => return None,
         })
     }
@@ -60,6 +68,11 @@ impl OpKind {
     /// Raises the fence when accepted.
     pub fn is_write(self) -> bool {
         matches!(self, OpKind::Claim | OpKind::Put)
+    }
+
+    /// Issues a token when it succeeds.
+    pub fn issues(self) -> bool {
+        matches!(self, OpKind::Acquire | OpKind::NextToken)
     }
 }
 
@@ -76,7 +89,7 @@ pub struct Call {
 /// What a call returned.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Returned {
-    /// acquire: the new token.
+    /// acquire, next_token: the new token.
     pub token: Option<u64>,
     /// put: the entry's new version.
     pub version: Option<u64>,
@@ -85,6 +98,8 @@ pub struct Returned {
     pub wtoken: Option<u64>,
     /// release: whether it ended the lease.
     pub released: Option<bool>,
+    /// retire: whether the scope had state to drop (false: no life ended).
+    pub retired: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,6 +185,7 @@ impl Record {
                 put_opt(&mut m, "value", ret.value.clone());
                 put_opt(&mut m, "wtoken", ret.wtoken);
                 put_opt(&mut m, "released", ret.released);
+                put_opt(&mut m, "retired", ret.retired);
                 Value::Object(m)
             }
             Record::Fail {
@@ -237,6 +253,7 @@ impl Record {
                     value: os("value"),
                     wtoken: ou("wtoken"),
                     released: v["released"].as_bool(),
+                    retired: v["retired"].as_bool(),
                 },
             },
             "fail" => Record::Fail {
