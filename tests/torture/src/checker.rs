@@ -24,13 +24,14 @@
 //! 3. `below-told-fence`: no write is accepted with a token below a fence
 //!    bound told by an operation that completed before the write began.
 //! 4. Final reads (process `final`, after every worker stopped), per key
-//!    written: let M be the greatest (token, seq) of the acknowledged puts.
-//!    The value read must come from a put that was acknowledged or
-//!    indeterminate (`phantom-value` otherwise; `rejected-write-visible` if
-//!    that put definitely failed), with (token, seq) >= M (`lost-write`:
-//!    older than an acknowledged write, or no value at all), carrying the
-//!    put's token. Acknowledged puts to a key with no successful final read
-//!    are `unverified-write`.
+//!    written: let M be the greatest (token, seq) of the acknowledged puts
+//!    and deletes. The value read must come from a put that was
+//!    acknowledged or indeterminate (`phantom-value` otherwise;
+//!    `rejected-write-visible` if that put definitely failed), with
+//!    (token, seq) >= M (`lost-write`: older than an acknowledged write),
+//!    carrying the put's token. No value at all is a `lost-write` when M is
+//!    a put and no delete above M may have happened. Acknowledged writes to a
+//!    key with no successful final read are `unverified-write`.
 //! 5. `paused-write-accepted`: a process paused for longer than the TTL
 //!    (`pause`..`resume` longer than `ttl_ms`) whose next write with the
 //!    token it acquired before the pause (the first put/claim it invoked
@@ -542,11 +543,11 @@ fn check_lives(ops: &[Op], idx: &[usize], report: &mut Report) {
 }
 
 fn check_final_reads(ops: &[Op], report: &mut Report) {
-    // (scope, key) -> puts
+    // (scope, key) -> puts and deletes
     let mut puts: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
     let mut by_value: HashMap<&str, usize> = HashMap::new();
     for (i, op) in ops.iter().enumerate() {
-        if op.kind == OpKind::Put && op.p != "final" {
+        if matches!(op.kind, OpKind::Put | OpKind::Delete) && op.p != "final" {
             if let Some(key) = &op.call.key {
                 puts.entry((&op.call.scope, key)).or_default().push(i);
             }
@@ -585,7 +586,15 @@ fn check_final_reads(ops: &[Op], report: &mut Report) {
             continue;
         };
         let Some(value) = &read.value else {
-            if let Some(a) = acked {
+            // Empty is right after a delete at or above M (one acknowledged,
+            // or one that may have taken effect).
+            let deleted = |a: usize| {
+                list.iter().any(|&i| {
+                    let d = &ops[i];
+                    d.kind == OpKind::Delete && !d.definitely_failed() && order(d) >= order(&ops[a])
+                })
+            };
+            if let Some(a) = acked.filter(|&a| !deleted(a)) {
                 report.violations.push(Violation {
                     rule: "lost-write",
                     detail: format!(

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `meta` | parent, first line | `url`, `eager` (eager fencing on), `ttl_ms` |
 //! | `invoke` | a process, before a call | `p` (process), `n` (its op number), `ts`, `op`, `scope`, `key`?, `token`?, `seq`?, `value`? |
-//! | `ok` | the same process, after the call returned | `p`, `n`, `ts`, `token`? (acquire, next_token), `version`? (put), `found`/`value`/`wtoken` (get), `released` (release), `retired` (retire: whether the scope had state to drop) |
+//! | `ok` | the same process, after the call returned | `p`, `n`, `ts`, `token`? (acquire, next_token), `version`? (put, delete), `found`/`value`/`wtoken` (get), `released` (release), `retired` (retire: whether the scope had state to drop) |
 //! | `fail` | the same, after the call failed | `p`, `n`, `ts`, `code`, `current`? (STALE_TOKEN), `token`? (LEASE_HELD) |
 //! | `pause` / `resume` | nemesis | `p`, `ts`: `pause` is written once the process is stopped, `resume` just before `SIGCONT`, so the process was stopped for all of `[pause.ts, resume.ts]` |
 //! | `kill` | nemesis | `p`, `ts` (after `SIGKILL`, once reaped) |
@@ -29,6 +29,8 @@ pub enum OpKind {
     Claim,
     Get,
     Put,
+    /// Removes a key (the last step before a holder retires its scope).
+    Delete,
     Renew,
     Release,
     NextToken,
@@ -44,6 +46,7 @@ impl OpKind {
             OpKind::Claim => "claim",
             OpKind::Get => "get",
             OpKind::Put => "put",
+            OpKind::Delete => "delete",
             OpKind::Renew => "renew",
             OpKind::Release => "release",
             OpKind::NextToken => "next_token",
@@ -57,6 +60,7 @@ impl OpKind {
             "claim" => OpKind::Claim,
             "get" => OpKind::Get,
             "put" => OpKind::Put,
+            "delete" => OpKind::Delete,
             "renew" => OpKind::Renew,
             "release" => OpKind::Release,
             "next_token" => OpKind::NextToken,
@@ -67,7 +71,7 @@ impl OpKind {
 
     /// Raises the fence when accepted.
     pub fn is_write(self) -> bool {
-        matches!(self, OpKind::Claim | OpKind::Put)
+        matches!(self, OpKind::Claim | OpKind::Put | OpKind::Delete)
     }
 
     /// Issues a token when it succeeds.
@@ -91,7 +95,7 @@ pub struct Call {
 pub struct Returned {
     /// acquire, next_token: the new token.
     pub token: Option<u64>,
-    /// put: the entry's new version.
+    /// put: the entry's new version (delete: 0).
     pub version: Option<u64>,
     /// get: the value read (None: no entry) and the token that wrote it.
     pub value: Option<String>,

@@ -689,7 +689,9 @@ fn worker(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The lease cycle: acquire, claim, get, put (once or twice), renew, release.
+/// The lease cycle: acquire, claim, get, put (once or twice), renew, release;
+/// one time in four the holder deletes its keys before renewing and retires
+/// the scope after releasing.
 fn lease_loop(
     s: &mut Session,
     scopes: &[String],
@@ -759,7 +761,8 @@ fn lease_loop(
             },
         );
         let mut ok = true;
-        for seq in 1..=1 + rng.below(2) {
+        let puts = 1 + rng.below(2);
+        for seq in 1..=puts {
             let key = KEYS[rng.below(KEYS.len() as u64) as usize];
             let value = format!("{name}:{}", s.n + 1);
             let fence = Fence::new(t).with_seq(seq).with_holder(holder);
@@ -782,6 +785,23 @@ fn lease_loop(
         if !ok {
             continue;
         }
+        // Now and then the holder tidies up: it deletes the keys, so that
+        // the scope can be retired once the lease is released.
+        let tidy = rng.below(4) == 0;
+        if tidy {
+            for (seq, key) in (puts + 1..).zip(KEYS) {
+                let fence = Fence::new(t).with_seq(seq).with_holder(holder);
+                let _ = s.call(
+                    OpKind::Delete,
+                    with_token(Some(key), Some(seq), None),
+                    |st, c| st.delete(&c.scope, key, &fence),
+                    |r| Returned {
+                        version: Some(r.version),
+                        ..Returned::default()
+                    },
+                );
+            }
+        }
         if s.call(
             OpKind::Renew,
             with_token(None, None, None),
@@ -801,6 +821,19 @@ fn lease_loop(
                 ..Returned::default()
             },
         );
+        if tidy {
+            // Refused if someone took the lease or wrote meanwhile; else
+            // the next acquire creates the scope again, above the floor.
+            let _ = s.call(
+                OpKind::Retire,
+                with_token(None, None, None),
+                |st, c| st.retire(&c.scope),
+                |r| Returned {
+                    retired: Some(*r),
+                    ..Returned::default()
+                },
+            );
+        }
     }
 }
 

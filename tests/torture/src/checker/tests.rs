@@ -489,3 +489,48 @@ fn retire_and_next_token_records_round_trip() {
         assert_eq!(history::Record::parse(&r.to_json().to_string()).unwrap(), r);
     }
 }
+
+/// A put of "one" (token 1, seq 1) acknowledged, then a delete of the same
+/// key (seq 2) with `outcome` (`ok`, a failure code, or `""`: killed), then
+/// the final read.
+fn put_delete_read(outcome: &str, read: Option<(&str, u64)>) -> Report {
+    let mut h = vec![
+        META.to_owned(),
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"put","scope":"s","key":"a","token":1,"seq":1,"value":"one"}"#.to_owned(),
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"version":1}"#.to_owned(),
+        r#"{"ev":"invoke","p":"w1.0","n":2,"ts":20,"op":"delete","scope":"s","key":"a","token":1,"seq":2}"#.to_owned(),
+    ];
+    match outcome {
+        "" => h.push(r#"{"ev":"kill","p":"w1.0","ts":25}"#.to_owned()),
+        "ok" => h.push(r#"{"ev":"ok","p":"w1.0","n":2,"ts":21,"version":0}"#.to_owned()),
+        code => h.push(format!(
+            r#"{{"ev":"fail","p":"w1.0","n":2,"ts":21,"code":"{code}"}}"#
+        )),
+    }
+    h.push(
+        r#"{"ev":"invoke","p":"final","n":1,"ts":99,"op":"get","scope":"s","key":"a"}"#.to_owned(),
+    );
+    h.push(final_read(read));
+    let refs: Vec<&str> = h.iter().map(String::as_str).collect();
+    run(&lines(&refs))
+}
+
+#[test]
+fn a_deleted_key_reads_back_empty() {
+    assert_eq!(put_delete_read("ok", None).violations, vec![]);
+    assert_eq!(
+        rules(&put_delete_read("ok", Some(("one", 1)))),
+        ["lost-write"]
+    );
+    // A delete that may have happened allows either.
+    for killed in ["", "BACKEND"] {
+        assert_eq!(put_delete_read(killed, None).violations, vec![]);
+        assert_eq!(put_delete_read(killed, Some(("one", 1))).violations, vec![]);
+    }
+    // One that was rejected does not.
+    assert_eq!(rules(&put_delete_read("STALE_TOKEN", None)), ["lost-write"]);
+    assert_eq!(
+        put_delete_read("STALE_TOKEN", Some(("one", 1))).violations,
+        vec![]
+    );
+}
