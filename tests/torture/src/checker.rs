@@ -34,7 +34,7 @@
 //!    key with no successful final read are `unverified-write`.
 //! 5. `paused-write-accepted`: a process paused for longer than the TTL
 //!    (`pause`..`resume` longer than `ttl_ms`) whose next write with the
-//!    token it acquired before the pause (the first put/claim it invoked
+//!    token it acquired before the pause (the first put/claim/delete it invoked
 //!    after `resume` with the token of its last successful acquire that
 //!    completed before `pause`) must have that write rejected when a newer
 //!    token was actually in the scope before that write began: an
