@@ -548,6 +548,8 @@ fn run(o: &Options) -> Result<bool, String> {
     if ok && o.history.is_none() {
         let _ = std::fs::remove_dir_all(&scratch);
     } else {
+        // Nothing of ours in it when --url and --history name other places.
+        let _ = std::fs::remove_dir(&scratch);
         eprintln!("torture: history kept in {}", history_path.display());
     }
     println!(
