@@ -357,6 +357,19 @@ impl Store {
     }
 
     /// Moves a manual clock forward (`?clock=manual` only).
+    /// The failover step (docs/postgres.md, "Replication and failover"):
+    /// run once on a new primary promoted from an asynchronous standby, or
+    /// on a store restored from a backup, before anything else uses it.
+    /// Every counter, fence and floor moves [`FAILOVER_STEP`] tokens up, every
+    /// fence is sealed and every lease ends, so that no token handed out
+    /// before (by a history this copy may have lost) is accepted or issued
+    /// again. Returns the number of scopes moved.
+    ///
+    /// [`FAILOVER_STEP`]: crate::FAILOVER_STEP
+    pub fn failover(&self) -> Result<u64> {
+        self.backend()?.failover()
+    }
+
     pub fn advance_clock(&self, by: Duration) -> Result<()> {
         self.backend()?.advance_clock(by)
     }

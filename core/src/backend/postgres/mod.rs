@@ -16,16 +16,17 @@ use tokio_postgres::{Client, Config, GenericClient, Row, Statement};
 
 use super::Backend;
 use crate::error::{Error, Result};
-use crate::rules::{ttl_ms, Mode};
+use crate::rules::{ttl_ms, Mode, FAILOVER_STEP};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use pool::{backend_error, Pool};
 
 /// The schema versions this build knows; a newer database is refused.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     include_str!("v1.sql"),
     include_str!("v2.sql"),
     include_str!("v3.sql"),
+    include_str!("v4.sql"),
 ];
 
 /// How often a waiting `acquire_wait` looks again (other hosts cannot wake it).
@@ -57,6 +58,7 @@ enum Q {
     Status,
     Retire,
     AdvanceClock,
+    Failover,
 }
 
 impl Q {
@@ -76,11 +78,12 @@ impl Q {
             Q::Status => "status",
             Q::Retire => "retire",
             Q::AdvanceClock => "advance_clock",
+            Q::Failover => "failover",
         }
     }
 }
 
-const QUERIES: [(Q, &str); 13] = [
+const QUERIES: [(Q, &str); 14] = [
     (Q::NextToken, "SELECT @schema@.next_token($1)"),
     (Q::AdvanceCounter, "SELECT @schema@.advance_counter($1, $2)"),
     (Q::Acquire, "SELECT * FROM @schema@.acquire($1, $2, $3, $4)"),
@@ -100,6 +103,7 @@ const QUERIES: [(Q, &str); 13] = [
     (Q::Status, "SELECT * FROM @schema@.status($1)"),
     (Q::Retire, "SELECT @schema@.retire($1)"),
     (Q::AdvanceClock, "SELECT @schema@.advance_clock($1)"),
+    (Q::Failover, "SELECT @schema@.failover($1)"),
 ];
 
 pub(crate) struct Postgres {
@@ -485,6 +489,11 @@ impl Backend for Postgres {
 
     fn retire(&self, scope: &str) -> Result<bool> {
         Ok(self.one(Q::Retire, &[&scope])?.get(0))
+    }
+
+    fn failover(&self) -> Result<u64> {
+        let step = sql(FAILOVER_STEP);
+        stored(self.one(Q::Failover, &[&step])?.get(0))
     }
 
     fn advance_clock(&self, by: Duration) -> Result<()> {

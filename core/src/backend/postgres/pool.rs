@@ -258,19 +258,30 @@ impl Pool {
 }
 
 /// A failure of the connection rather than of the statement: I/O, a closed
-/// socket, or the server shutting the session down (SQLSTATE class 57P, 08).
+/// socket, the server shutting the session down (SQLSTATE class 57P, 08),
+/// or a server that is a read-only standby now (25006: after a failover the
+/// old primary may come back as one), so that the next call connects afresh
+/// and, with several hosts in the URL, finds the primary.
 fn is_connection_failure(e: &tokio_postgres::Error) -> bool {
     match e.as_db_error() {
         None => true,
         Some(db) => {
             let code = db.code().code();
-            code.starts_with("57P") || code.starts_with("08")
+            code.starts_with("57P") || code.starts_with("08") || code == READ_ONLY
         }
     }
 }
 
+/// SQLSTATE read_only_sql_transaction: a write sent to a standby.
+const READ_ONLY: &str = "25006";
+
 pub(crate) fn backend_error(e: &tokio_postgres::Error) -> Error {
     match e.as_db_error() {
+        Some(db) if db.code().code() == READ_ONLY => Error::Backend(format!(
+            "postgres: the server is a read-only standby ({}, SQLSTATE 25006): point the URL at \
+             the primary, or list every host with target_session_attrs=read-write",
+            db.message()
+        )),
         Some(db) => Error::Backend(format!(
             "postgres: {} (SQLSTATE {})",
             db.message(),
