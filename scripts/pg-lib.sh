@@ -30,12 +30,12 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# Polls CMD... once a second until it succeeds or SECONDS_LEFT runs out.
+# Runs CMD... until it succeeds, five times a second, for at most SECONDS.
 wait_for() { # seconds, cmd...
-  local left=$1; shift
+  local end=$((SECONDS + $1))
+  shift
   until "$@" >/dev/null 2>&1; do
-    left=$((left - 1))
-    [ "$left" -gt 0 ] || return 1
-    sleep 1
+    [ "$SECONDS" -lt "$end" ] || return 1
+    sleep 0.2
   done
 }

@@ -75,6 +75,10 @@ pub enum Command {
     List(ListArgs),
     /// Drop the state of a scope with no live lease and no entries
     Retire(ScopeArg),
+    /// The failover step: run once on a new primary promoted from an asynchronous standby (or on
+    /// a restored backup) before anything else uses it; every counter, fence and floor moves
+    /// 2^40 up and every lease ends, so no earlier token is accepted or issued again
+    Failover,
     /// Print this process's store metrics as Prometheus text
     Metrics,
     /// Internal: one worker of `fencing demo`

@@ -319,6 +319,17 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             };
             Out::new(json!({ "retired": retired }), line(plain))
         }
+        Command::Failover => {
+            let moved = open(url)?.failover()?;
+            let plain = format!(
+                "failed over: {moved} scopes and every floor moved {} tokens up",
+                fencing::FAILOVER_STEP
+            );
+            Out::new(
+                json!({ "scopes": moved.to_string(), "step": fencing::FAILOVER_STEP.to_string() }),
+                line(&plain),
+            )
+        }
         Command::Metrics => {
             let store = open(url)?;
             let m = store.metrics();

@@ -371,3 +371,17 @@ fn a_long_wait_shows_progress_on_a_terminal_only() {
     out.fails_with("TIMEOUT", 18);
     assert!(!out.stderr.contains("waiting for the lease on"), "{out:?}");
 }
+
+#[test]
+fn failover_moves_every_token_past_the_lost_history() {
+    let env = Env::new();
+    assert_eq!(env.run(["next-token", "s"]).text(), "1\n");
+    assert_eq!(env.run(["next-token", "s"]).text(), "2\n");
+    let out = env.run(["--json", "failover"]).json();
+    assert_eq!(out, json!({ "scopes": "1", "step": "1099511627776" }));
+    // Token 2 and everything below the step are stale now; the next is above.
+    env.run(["put", "s", "k", "--token", "2", "--value", "late"])
+        .fails_with("STALE_TOKEN", 10);
+    assert_eq!(env.run(["next-token", "s"]).text(), "1099511627779\n");
+    assert_eq!(env.run(["fence", "never-seen"]).text(), "1099511627776\n");
+}

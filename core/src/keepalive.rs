@@ -1,12 +1,21 @@
 //! Holding a lease while work runs: renew in the background about every
-//! ttl/3, tell the holder when renewal fails, release at the end.
+//! ttl/3, tell the holder as soon as the lease is or may be gone, release at
+//! the end (docs/semantics.md, Leases: Keep-alive).
+//!
+//! Loss is judged on this process's monotonic clock only: the lease is
+//! surely live until `sent + remaining`, where `sent` is when the last
+//! successful renewal (or the acquire) was sent and `remaining` is what the
+//! store answered on its own clock. A renewal can block inside the backend
+//! for as long as the backend lets it, so the renewer and the watchdog that
+//! judges that deadline are two threads (`threads.rs`).
 
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+mod threads;
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::rules::ttl_ms;
 use crate::store::Store;
 use crate::token::Token;
 use crate::types::Lease;
@@ -15,15 +24,64 @@ pub(crate) type OnLost = Box<dyn Fn(&Error) + Send + Sync>;
 
 struct State {
     lease: Lease,
+    /// Until this instant the lease is live on the store's clock.
+    deadline: Instant,
     lost: Option<Error>,
-    stopping: bool,
+    /// Dropped or released: nothing more is renewed or reported.
+    ended: bool,
+    on_lost: Option<OnLost>,
+    /// The watchdog is inside `on_lost`.
+    calling: bool,
     /// How late the last renewal ran against its schedule.
     last_lateness: Duration,
+    /// The process whose threads keep the lease alive.
+    pid: u32,
+}
+
+impl State {
+    /// In a child forked from the guard's process: no thread of the guard
+    /// runs here (docs/semantics.md, "Fork").
+    fn forked(&self) -> bool {
+        self.pid != std::process::id()
+    }
+
+    /// The loss, judging the deadline on the spot: whoever looks first
+    /// records it, so it never depends on a thread having woken up.
+    fn loss(&mut self) -> Option<Error> {
+        let expired = Instant::now() >= self.deadline || self.forked();
+        if self.lost.is_none() && !self.ended && expired {
+            // The holder cannot know who holds the lease now.
+            self.lost = Some(Error::LeaseLost {
+                scope: self.lease.scope.clone(),
+                current: None,
+            });
+        }
+        self.lost.clone()
+    }
 }
 
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
+}
+
+impl Shared {
+    /// The state, even after a panic elsewhere: it stays consistent, since
+    /// no code panics while holding it (the callback runs without it).
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait<'a>(
+        &'a self,
+        state: MutexGuard<'a, State>,
+        at_most: Duration,
+    ) -> MutexGuard<'a, State> {
+        match self.wake.wait_timeout(state, at_most) {
+            Ok((s, _)) => s,
+            Err(p) => p.into_inner().0,
+        }
+    }
 }
 
 /// Keeps a lease alive until dropped (or [`LeaseGuard::release`]d). Check
@@ -33,53 +91,53 @@ struct Shared {
 pub struct LeaseGuard {
     store: Store,
     shared: Arc<Shared>,
-    worker: Option<JoinHandle<()>>,
+    /// The thread that runs `on_lost`: ending the guard from inside the
+    /// callback must not wait for the callback.
+    watchdog: Option<ThreadId>,
+    ended: bool,
 }
 
 impl LeaseGuard {
-    pub(crate) fn start(store: Store, lease: Lease, on_lost: Option<OnLost>) -> LeaseGuard {
+    /// Starts keeping `lease` alive; `sent` is when the call that produced
+    /// it was sent (or, when unknown, now: see [`Store::keep_alive`]).
+    pub(crate) fn start(
+        store: Store,
+        lease: Lease,
+        sent: Instant,
+        on_lost: Option<OnLost>,
+    ) -> LeaseGuard {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
+                deadline: threads::deadline(sent, &lease),
                 lease,
                 lost: None,
-                stopping: false,
+                ended: false,
+                on_lost,
+                calling: false,
                 last_lateness: Duration::ZERO,
+                pid: std::process::id(),
             }),
             wake: Condvar::new(),
         });
-        let worker = {
-            let (store, shared) = (store.clone(), Arc::clone(&shared));
-            std::thread::Builder::new()
-                .name("fencing-keepalive".into())
-                .spawn(move || renew_loop(&store, &shared, on_lost))
-                .ok()
-        };
-        let guard = LeaseGuard {
+        let (renewer, watchdog) = threads::spawn(&store, &shared, sent);
+        if !(renewer && watchdog.is_some()) {
+            let mut s = shared.lock();
+            s.lost.get_or_insert(Error::Backend(
+                "could not start the keep-alive threads".into(),
+            ));
+            shared.wake.notify_all();
+        }
+        LeaseGuard {
             store,
             shared,
-            worker,
-        };
-        if guard.worker.is_none() {
-            guard.mark_lost(Error::Backend(
-                "could not start the keep-alive thread".into(),
-            ));
-        }
-        guard
-    }
-
-    fn mark_lost(&self, error: Error) {
-        if let Ok(mut s) = self.shared.state.lock() {
-            s.lost.get_or_insert(error);
+            watchdog,
+            ended: false,
         }
     }
 
     /// The lease as last renewed.
     pub fn lease(&self) -> Lease {
-        self.shared
-            .state
-            .lock()
-            .map(|s| s.lease.clone())
-            .unwrap_or_else(|p| p.into_inner().lease.clone())
+        self.shared.lock().lease.clone()
     }
 
     pub fn token(&self) -> Token {
@@ -90,9 +148,18 @@ impl LeaseGuard {
         self.lost().is_some()
     }
 
-    /// Why the lease was lost, if it was.
+    /// Why the lease was lost, if it was: `LEASE_LOST` (with `current: None`
+    /// once the deadline passed without a successful renewal, even while one
+    /// is still running, and in a process forked from the guard's, where
+    /// nothing renews it), `CLOSED`, or the error that ended renewing.
     pub fn lost(&self) -> Option<Error> {
-        self.shared.state.lock().ok().and_then(|s| s.lost.clone())
+        let mut s = self.shared.lock();
+        let known = s.lost.is_some();
+        let lost = s.loss();
+        if !known && lost.is_some() {
+            self.shared.wake.notify_all();
+        }
+        lost
     }
 
     /// `Ok` while the lease is held; the loss (usually `LEASE_LOST`) after.
@@ -102,98 +169,50 @@ impl LeaseGuard {
 
     /// How late the most recent renewal ran against its schedule.
     pub fn last_lateness(&self) -> Duration {
-        self.shared
-            .state
-            .lock()
-            .map(|s| s.last_lateness)
-            .unwrap_or_default()
+        self.shared.lock().last_lateness
     }
 
-    /// Stops renewing and releases the lease; returns whether it was still
-    /// current.
+    /// Stops renewing (without waiting for a renewal in flight) and releases
+    /// the lease with one backend call; returns whether it was still
+    /// current. A lease known lost (`LEASE_LOST`) is not released:
+    /// `Ok(false)` at once.
     pub fn release(mut self) -> Result<bool> {
-        self.stop();
-        let lease = self.lease();
-        self.store.release(&lease.scope, lease.token)
+        match self.end() {
+            Some(lease) => self.store.release(&lease.scope, lease.token),
+            None => Ok(false),
+        }
     }
 
-    fn stop(&mut self) {
-        if let Ok(mut s) = self.shared.state.lock() {
-            s.stopping = true;
+    /// Ends the guard once: the lease to release, unless it is known lost
+    /// (or the guard already ended). Never waits for a renewal; waits only
+    /// for an `on_lost` call already running, so that none runs after drop
+    /// or release return.
+    fn end(&mut self) -> Option<Lease> {
+        if std::mem::replace(&mut self.ended, true) {
+            return None;
         }
+        let mut s = self.shared.lock();
+        // Other losses (CLOSED, a thread that did not start) still try.
+        let lost = matches!(s.loss(), Some(Error::LeaseLost { .. }));
+        s.ended = true;
+        let on_lost = s.on_lost.take();
         self.shared.wake.notify_all();
-        if let Some(worker) = self.worker.take() {
-            let _ = worker.join();
+        if self.watchdog != Some(std::thread::current().id()) && !s.forked() {
+            while s.calling {
+                s = self.shared.wait(s, Duration::from_secs(1));
+            }
         }
+        let lease = (!lost).then(|| s.lease.clone());
+        drop(s);
+        drop(on_lost);
+        lease
     }
 }
 
 impl Drop for LeaseGuard {
     fn drop(&mut self) {
-        if self.worker.is_some() {
-            self.stop();
-            let lease = self.lease();
+        if let Some(lease) = self.end() {
             let _ = self.store.release(&lease.scope, lease.token);
         }
-    }
-}
-
-fn renew_loop(store: &Store, shared: &Shared, on_lost: Option<OnLost>) {
-    let Ok(mut state) = shared.state.lock() else {
-        return;
-    };
-    let ttl = state.lease.ttl;
-    let interval = (ttl / 3).max(Duration::from_millis(1));
-    let mut due = Instant::now() + interval;
-    loop {
-        if state.stopping {
-            return;
-        }
-        let now = Instant::now();
-        if now < due {
-            state = match shared.wake.wait_timeout(state, due - now) {
-                Ok((s, _)) => s,
-                Err(_) => return,
-            };
-            continue;
-        }
-        // A pause (GC, SIGSTOP, VM suspend) shows up as a late wake-up.
-        let lateness = now - due;
-        state.last_lateness = lateness;
-        let lateness_ms = u64::try_from(lateness.as_millis()).unwrap_or(u64::MAX);
-        store
-            .metrics_sink()
-            .renewal_lateness(lateness_ms, ttl_ms(ttl));
-        let (scope, token) = (state.lease.scope.clone(), state.lease.token);
-        drop(state);
-        let result = store.renew(&scope, token, ttl);
-        state = match shared.state.lock() {
-            Ok(s) => s,
-            Err(_) => return,
-        };
-        let error = match result {
-            Ok(lease) => {
-                state.lease = lease;
-                due = Instant::now() + interval;
-                continue;
-            }
-            Err(e) => e,
-        };
-        // Transient failures are retried while the lease may still be live;
-        // LEASE_LOST, CLOSED or an expired deadline end the keep-alive.
-        let expired = std::time::SystemTime::now() >= state.lease.expires_at;
-        let fatal = matches!(
-            error,
-            Error::LeaseLost { .. } | Error::Closed | Error::InvalidArgument(_)
-        );
-        if fatal || expired {
-            state.lost = Some(error.clone());
-            drop(state);
-            if let Some(callback) = &on_lost {
-                callback(&error);
-            }
-            return;
-        }
-        due = Instant::now() + interval;
     }
 }

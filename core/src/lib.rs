@@ -21,6 +21,7 @@
 //! # Ok::<(), fencing::Error>(())
 //! ```
 
+pub mod aio;
 mod backend;
 mod clock;
 mod error;
@@ -38,6 +39,7 @@ mod url;
 pub use error::{Error, ErrorCode, Result};
 pub use keepalive::LeaseGuard;
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
+pub use rules::FAILOVER_STEP;
 pub use sqlstate::SQLSTATES;
 pub use store::Store;
 pub use token::{parse_token_value, Token};

@@ -242,6 +242,20 @@ impl ScopeCore {
         }
     }
 
+    /// After a failover to a copy that may have lost recent history (an
+    /// asynchronous standby, a restored backup): every token the lost
+    /// history could have issued or accepted becomes stale, the fence's own
+    /// included, and the lease ends (docs/postgres.md, "Replication and
+    /// failover").
+    pub fn fail_over(&mut self) {
+        let top = after_failover(self.counter.max(self.fence));
+        self.counter = top;
+        self.fence = top;
+        self.sealed = true;
+        self.last_seq = None;
+        self.lease = None;
+    }
+
     /// Retirement is allowed only without a live lease; returns the floor
     /// that scopes created later must start from.
     pub fn retire_floor(&self, scope: &str, now_ms: u64) -> Result<u64> {
@@ -250,6 +264,17 @@ impl ScopeCore {
             None => Ok(self.counter.max(self.fence)),
         }
     }
+}
+
+/// How far a failover moves every counter, fence and floor: 2^40 tokens,
+/// above anything the lost history can have issued (docs/postgres.md,
+/// "Replication and failover"), and room for 2^23 failovers.
+pub const FAILOVER_STEP: u64 = 1 << 40;
+
+/// A counter, fence or floor after a failover (saturating at the maximum
+/// token: a scope there fails with TOKEN_EXHAUSTED rather than wrapping).
+pub(crate) fn after_failover(value: u64) -> u64 {
+    value.saturating_add(FAILOVER_STEP).min(Token::MAX.get())
 }
 
 /// Retirement floors are kept per bucket of scope names

@@ -178,25 +178,58 @@ impl Store {
         Ok(released)
     }
 
-    /// Acquires a lease and keeps it alive until the guard is dropped.
+    /// Acquires a lease and keeps it alive until the guard is dropped. The
+    /// guard counts the lease's `remaining` from the moment the acquire was
+    /// sent.
     pub fn lease(&self, scope: &str, holder: &str, ttl: Duration) -> Result<crate::LeaseGuard> {
+        self.lease_guard(scope, holder, ttl, None)
+    }
+
+    /// Like [`Store::lease`], calling `on_lost` once if the lease is lost
+    /// (see [`Store::keep_alive_with`]).
+    pub fn lease_with(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        on_lost: impl Fn(&Error) + Send + Sync + 'static,
+    ) -> Result<crate::LeaseGuard> {
+        self.lease_guard(scope, holder, ttl, Some(Box::new(on_lost)))
+    }
+
+    fn lease_guard(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        on_lost: Option<crate::keepalive::OnLost>,
+    ) -> Result<crate::LeaseGuard> {
+        let sent = Instant::now();
         let lease = self.acquire(scope, holder, ttl)?;
-        Ok(crate::LeaseGuard::start(self.clone(), lease, None))
+        Ok(crate::LeaseGuard::start(self.clone(), lease, sent, on_lost))
     }
 
     /// Keeps an acquired lease alive in the background (about every ttl/3)
     /// until the guard is dropped, then releases it.
+    ///
+    /// A `Lease` does not record when it arrived, so the guard counts its
+    /// `remaining` from now: its first deadline is late by the lease's age
+    /// (the acquire's way back plus whatever ran before this call), and it
+    /// may report the lease held for that long after the store let it
+    /// expire. Call this right after `acquire`, or use [`Store::lease`].
     pub fn keep_alive(&self, lease: Lease) -> crate::LeaseGuard {
-        crate::LeaseGuard::start(self.clone(), lease, None)
+        crate::LeaseGuard::start(self.clone(), lease, Instant::now(), None)
     }
 
-    /// Like [`Store::keep_alive`], calling `on_lost` once if the lease is lost.
+    /// Like [`Store::keep_alive`], calling `on_lost` once if the lease is
+    /// lost, on the guard's own thread, and never once the guard is dropped
+    /// or released.
     pub fn keep_alive_with(
         &self,
         lease: Lease,
         on_lost: impl Fn(&Error) + Send + Sync + 'static,
     ) -> crate::LeaseGuard {
-        crate::LeaseGuard::start(self.clone(), lease, Some(Box::new(on_lost)))
+        crate::LeaseGuard::start(self.clone(), lease, Instant::now(), Some(Box::new(on_lost)))
     }
 
     // ----- the fenced store -----
@@ -316,6 +349,19 @@ impl Store {
     }
 
     /// Moves a manual clock forward (`?clock=manual` only).
+    /// The failover step (docs/postgres.md, "Replication and failover"):
+    /// run once on a new primary promoted from an asynchronous standby, or
+    /// on a store restored from a backup, before anything else uses it.
+    /// Every counter, fence and floor moves [`FAILOVER_STEP`] tokens up, every
+    /// fence is sealed and every lease ends, so that no token handed out
+    /// before (by a history this copy may have lost) is accepted or issued
+    /// again. Returns the number of scopes moved.
+    ///
+    /// [`FAILOVER_STEP`]: crate::FAILOVER_STEP
+    pub fn failover(&self) -> Result<u64> {
+        self.backend()?.failover()
+    }
+
     pub fn advance_clock(&self, by: Duration) -> Result<()> {
         self.backend()?.advance_clock(by)
     }

@@ -10,7 +10,7 @@ use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{fork, ForkResult};
 
 mod support;
-use support::sqlite_url;
+use support::{fresh_schema, postgres_test_url, sqlite_url};
 
 const CHILDREN: usize = 4;
 const ROUNDS: usize = 100;
@@ -80,4 +80,41 @@ fn forked_workers_share_one_store(url: &str) {
 fn a_store_opened_before_fork_works_in_the_children_and_the_parent() {
     let dir = tempfile::tempdir().unwrap();
     forked_workers_share_one_store(&sqlite_url(&dir.path().join("fork.db")));
+    if let Some(base) = postgres_test_url() {
+        let schema = fresh_schema("fork");
+        forked_workers_share_one_store(&format!("{base}?schema={schema}&pool_size=2"));
+    }
+    forked_guard_reports_itself_lost(&sqlite_url(&dir.path().join("guard.db")));
+}
+
+/// A keep-alive guard does not survive into a child: its threads do not
+/// exist there, so the child's guard reports the lease lost, and dropping
+/// it does not release the parent's lease.
+fn forked_guard_reports_itself_lost(url: &str) {
+    let store = Store::open(url).unwrap();
+    let guard = store
+        .lease("job", "parent", std::time::Duration::from_secs(60))
+        .unwrap();
+    // SAFETY: as above.
+    match unsafe { fork() }.unwrap() {
+        ForkResult::Child => {
+            let ok = catch_unwind(AssertUnwindSafe(|| {
+                let lost = guard.check().unwrap_err();
+                assert!(
+                    matches!(lost, fencing::Error::LeaseLost { current: None, .. }),
+                    "{lost:?}"
+                );
+                drop(guard);
+            }));
+            // SAFETY: as above.
+            unsafe { nix::libc::_exit(i32::from(ok.is_err())) };
+        }
+        ForkResult::Parent { child } => {
+            assert_eq!(waitpid(child, None).unwrap(), WaitStatus::Exited(child, 0));
+        }
+    }
+    guard.check().unwrap();
+    let status = store.status("job").unwrap();
+    assert_eq!(status.lease.map(|l| l.holder), Some("parent".to_owned()));
+    assert!(guard.release().unwrap());
 }

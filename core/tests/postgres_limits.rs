@@ -349,3 +349,62 @@ fn works_from_inside_another_tokio_runtime_and_drops_there() {
     });
     assert_eq!(token.unwrap().get(), 1);
 }
+
+/// The reproduction of a keep-alive that could not tell it lost: the
+/// holder's PostgreSQL backend is stopped (its renewal hangs, here for up to
+/// a minute), the lease (600 ms) expires on the server and another holder
+/// takes it. The guard must report the loss while its renewal still hangs
+/// (docs/semantics.md, "Leases", keep-alive), and dropping it must return
+/// while the backend is still stopped.
+#[test]
+fn a_keep_alive_whose_renewal_hangs_reports_the_loss_and_drops_at_once() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("hungkeepalive");
+    let holder = Store::open(&format!(
+        "{base}?schema={schema}&pool_size=2&call_timeout_ms=60000&application_name={schema}"
+    ))
+    .unwrap();
+    let other = Store::open(&format!("{base}?schema={schema}")).unwrap();
+    let ttl = Duration::from_millis(600);
+    let guard = holder.lease("job", "a", ttl).unwrap();
+    let token = guard.token();
+    // Renewals run one at a time, so one connection was ever opened.
+    let pids: Vec<i32> = client(&base)
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
+            &[&schema],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let stopped = Stopped::new(pids[0]);
+
+    let taken = other
+        .acquire_wait("job", "b", ttl, Duration::from_secs(20))
+        .expect("the lease expires on the server and another holder takes it");
+    assert!(taken.token > token);
+    let start = std::time::Instant::now();
+    while !guard.is_lost() && start.elapsed() < HANG {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let lost = guard.check().unwrap_err();
+    assert_eq!(
+        lost,
+        Error::LeaseLost {
+            scope: "job".into(),
+            current: None
+        }
+    );
+    // Told by its own deadline, not by a renewal: none has returned yet.
+    assert_eq!(holder.metrics().renewal_failures, 0);
+    bounded(move || drop(guard)).expect("dropping the guard waited for the hung renewal");
+    drop(stopped);
+    assert_eq!(
+        other.status("job").unwrap().lease.map(|l| l.holder),
+        Some("b".into())
+    );
+}

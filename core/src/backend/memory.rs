@@ -11,7 +11,9 @@ use std::time::Duration;
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::rules::{check_op, floor_bucket, plan_ops, Mode, ScopeCore, FLOOR_BUCKETS};
+use crate::rules::{
+    after_failover, check_op, floor_bucket, plan_ops, Mode, ScopeCore, FLOOR_BUCKETS,
+};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
@@ -300,6 +302,37 @@ impl Backend for Memory {
         self.floor(scope).fetch_max(floor, Ordering::SeqCst);
         scopes.remove(scope);
         Ok(true)
+    }
+
+    fn failover(&self) -> Result<u64> {
+        // Every shard locked at once, in order, so that no operation sees
+        // some scopes moved and others not.
+        let mut locked = Vec::with_capacity(SHARDS);
+        for shard in self.shards.iter() {
+            locked.push(
+                shard
+                    .scopes
+                    .lock()
+                    .map_err(|_| Error::Backend("memory shard poisoned by a panic".into()))?,
+            );
+        }
+        for floor in self.floors.iter() {
+            let _ = floor.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |f| {
+                Some(after_failover(f))
+            });
+        }
+        let mut moved = 0;
+        for scopes in locked.iter_mut() {
+            for scope in scopes.values_mut() {
+                scope.core.fail_over();
+                moved += 1;
+            }
+        }
+        drop(locked);
+        for shard in self.shards.iter() {
+            shard.lease_ended.notify_all();
+        }
+        Ok(moved)
     }
 
     fn advance_clock(&self, by: Duration) -> Result<()> {

@@ -29,6 +29,9 @@ pub(crate) trait Backend: Send + Sync {
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page>;
     fn status(&self, scope: &str) -> Result<ScopeStatus>;
     fn retire(&self, scope: &str) -> Result<bool>;
+    /// `ScopeCore::fail_over` on every scope and every floor, in one step;
+    /// returns the number of scopes moved.
+    fn failover(&self) -> Result<u64>;
     fn advance_clock(&self, by: Duration) -> Result<()>;
     fn close(&self) {}
 }

@@ -17,22 +17,24 @@
 //! Rules, per scope:
 //! 1. `token-decreased`: an accepted write never has a token below an
 //!    accepted write that completed before it began.
-//! 2. `duplicate-token`: no two successful acquisitions got the same token;
-//!    `token-not-increasing`: an acquisition's token is above every token
-//!    acquired by an acquisition that completed before it began.
+//! 2. `duplicate-token`: no two successful issuances (`acquire`,
+//!    `next_token`) of a scope name got the same token, across all the
+//!    name's lives; `token-not-increasing`: an issued token is above every
+//!    token issued by an issuance that completed before it began.
 //! 3. `below-told-fence`: no write is accepted with a token below a fence
 //!    bound told by an operation that completed before the write began.
 //! 4. Final reads (process `final`, after every worker stopped), per key
-//!    written: let M be the greatest (token, seq) of the acknowledged puts.
-//!    The value read must come from a put that was acknowledged or
-//!    indeterminate (`phantom-value` otherwise; `rejected-write-visible` if
-//!    that put definitely failed), with (token, seq) >= M (`lost-write`:
-//!    older than an acknowledged write, or no value at all), carrying the
-//!    put's token. Acknowledged puts to a key with no successful final read
-//!    are `unverified-write`.
+//!    written: let M be the greatest (token, seq) of the acknowledged puts
+//!    and deletes. The value read must come from a put that was
+//!    acknowledged or indeterminate (`phantom-value` otherwise;
+//!    `rejected-write-visible` if that put definitely failed), with
+//!    (token, seq) >= M (`lost-write`: older than an acknowledged write),
+//!    carrying the put's token. No value at all is a `lost-write` when M is
+//!    a put and no delete above M may have happened. Acknowledged writes to a
+//!    key with no successful final read are `unverified-write`.
 //! 5. `paused-write-accepted`: a process paused for longer than the TTL
 //!    (`pause`..`resume` longer than `ttl_ms`) whose next write with the
-//!    token it acquired before the pause (the first put/claim it invoked
+//!    token it acquired before the pause (the first put/claim/delete it invoked
 //!    after `resume` with the token of its last successful acquire that
 //!    completed before `pause`) must have that write rejected when a newer
 //!    token was actually in the scope before that write began: an
@@ -41,6 +43,20 @@
 //!    such a newer token nothing is demanded (the lease expired, but nobody
 //!    took over: the store cannot know, and the write is legitimately
 //!    accepted); such pauses are counted as `pauses_without_takeover`.
+//! 6. `below-earlier-life`: a retire that returned true ended a life of its
+//!    scope name (docs/semantics.md, "Retiring scopes"). A token issued, or a
+//!    write accepted, by an operation that began after that retire completed
+//!    must be above every token issued or accepted by an operation that
+//!    completed before the retire began (the floor is at least those, and
+//!    the new life's fence is the floor, sealed).
+//!
+//! Lives. Only a retire known to have returned true draws a life boundary.
+//! One refused (`LEASE_HELD`, `INVALID_ARGUMENT`) or returning false changed
+//! nothing. One without an outcome or failed with `BACKEND` may or may not
+//! have ended a life: no boundary is drawn there (counted as
+//! `retires_unknown`). That hides nothing rule 2 sees, as duplicates are
+//! sought across every life of a name whatever the retires did, and it
+//! invents nothing, as rule 6 only demands what a known retire implies.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -78,6 +94,20 @@ pub struct Report {
     /// process never wrote with its old token again).
     pub pauses_without_takeover: u64,
     pub final_reads: u64,
+    /// Successful acquire and next_token calls.
+    pub tokens_issued: u64,
+    /// Retires that returned true (a life ended).
+    pub retires_accepted: u64,
+    /// Retires that returned false (no state to drop).
+    pub retires_empty: u64,
+    /// Retires rejected (`LEASE_HELD`, `INVALID_ARGUMENT`, ...).
+    pub retires_refused: u64,
+    /// Retires without an outcome or failed with `BACKEND`.
+    pub retires_unknown: u64,
+    /// Per scope name used: one life, plus one per accepted retire.
+    pub lives: u64,
+    /// `duplicate-token` violations: a token issued twice for one name.
+    pub duplicates: u64,
     pub violations: Vec<Violation>,
 }
 
@@ -265,6 +295,17 @@ pub fn check(records: &[Record]) -> Report {
         if op.fail_code() == Some("STALE_TOKEN") {
             report.stale_rejections += 1;
         }
+        if op.kind.issues() && op.ok().is_some() {
+            report.tokens_issued += 1;
+        }
+        if op.kind == OpKind::Retire {
+            match op.ok().map(|r| r.retired) {
+                Some(Some(true)) => report.retires_accepted += 1,
+                Some(_) => report.retires_empty += 1,
+                None if op.indeterminate() => report.retires_unknown += 1,
+                None => report.retires_refused += 1,
+            }
+        }
     }
 
     let mut by_scope: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -274,6 +315,7 @@ pub fn check(records: &[Record]) -> Report {
     let mut newer: HashMap<&str, Timeline> = HashMap::new();
     for (scope, idx) in &by_scope {
         check_scope(&ops, idx, eager, &mut report);
+        check_lives(&ops, idx, &mut report);
         // Tokens in the scope (rule 5): acquisitions (eager) and accepted writes.
         let items = idx
             .iter()
@@ -315,19 +357,26 @@ fn complete(
 }
 
 fn check_scope(ops: &[Op], idx: &[usize], eager: bool, report: &mut Report) {
-    // Rule 2: acquisitions.
+    // Rule 2: issuances, across every life of the name.
     let mut seen: HashMap<u64, usize> = HashMap::new();
     let mut acquired = Vec::new();
     for &i in idx {
         let op = &ops[i];
-        if op.kind != OpKind::Acquire {
+        if !op.kind.issues() {
             continue;
         }
         if let (Some(t), Some(done)) = (op.ok().and_then(|r| r.token), op.completed()) {
             if let Some(&j) = seen.get(&t) {
+                report.duplicates += 1;
                 report.violations.push(Violation {
                     rule: "duplicate-token",
-                    detail: format!("token {t} issued to {} and {}", ops[j].name(), op.name()),
+                    detail: format!(
+                        "token {t} issued to {} ({}) and {} ({})",
+                        ops[j].name(),
+                        life_of(ops, idx, j),
+                        op.name(),
+                        life_of(ops, idx, i)
+                    ),
                 });
             } else {
                 seen.insert(t, i);
@@ -338,7 +387,7 @@ fn check_scope(ops: &[Op], idx: &[usize], eager: bool, report: &mut Report) {
     let acquired = Timeline::new(acquired);
     for &i in idx {
         let op = &ops[i];
-        if op.kind != OpKind::Acquire {
+        if !op.kind.issues() {
             continue;
         }
         if let Some(t) = op.ok().and_then(|r| r.token) {
@@ -413,12 +462,92 @@ fn check_scope(ops: &[Op], idx: &[usize], eager: bool, report: &mut Report) {
     }
 }
 
+/// Whether the op is a retire known to have ended a life.
+fn ended_life(op: &Op) -> bool {
+    op.kind == OpKind::Retire && op.ok().and_then(|r| r.retired) == Some(true)
+}
+
+/// "life N" (N-1 retires of the name ended before the op began), or
+/// "life N to M" when retires that overlap the op may have come first.
+fn life_of(ops: &[Op], idx: &[usize], i: usize) -> String {
+    let op = &ops[i];
+    let ends = || idx.iter().map(|&k| &ops[k]).filter(|r| ended_life(r));
+    let before = ends()
+        .filter(|r| r.completed().is_some_and(|d| d < op.invoke))
+        .count();
+    let until = op.completed().unwrap_or(u64::MAX);
+    let overlapping = ends()
+        .filter(|r| r.completed().is_some_and(|d| d >= op.invoke) && r.invoke < until)
+        .count();
+    if overlapping == 0 {
+        format!("life {}", before + 1)
+    } else {
+        format!("life {} to {}", before + 1, before + 1 + overlapping)
+    }
+}
+
+/// Rule 6: after a retire known to have ended a life, tokens issued and
+/// writes accepted are above everything issued or accepted before it.
+fn check_lives(ops: &[Op], idx: &[usize], report: &mut Report) {
+    let retires: Vec<usize> = idx
+        .iter()
+        .copied()
+        .filter(|&i| ended_life(&ops[i]))
+        .collect();
+    report.lives += 1 + retires.len() as u64;
+    if retires.is_empty() {
+        return;
+    }
+    let token_of = |op: &Op| match op.kind {
+        k if k.issues() => op.ok()?.token,
+        k if k.is_write() => op.ok().and(op.call.token),
+        _ => None,
+    };
+    // Tokens issued or accepted, by completion time.
+    let known = Timeline::new(
+        idx.iter()
+            .filter_map(|&i| Some((ops[i].completed()?, token_of(&ops[i])?, i)))
+            .collect(),
+    );
+    // Per retire, as of its completion: the greatest token known before it began.
+    let floors = Timeline::new(
+        retires
+            .iter()
+            .filter_map(|&r| {
+                let (bound, _) = known.max_before(ops[r].invoke)?;
+                Some((ops[r].completed()?, bound, r))
+            })
+            .collect(),
+    );
+    for &i in idx {
+        let op = &ops[i];
+        let (Some(t), Some((floor, r))) = (token_of(op), floors.max_before(op.invoke)) else {
+            continue;
+        };
+        if t <= floor {
+            let what = if op.kind.issues() {
+                "got"
+            } else {
+                "was accepted with"
+            };
+            report.violations.push(Violation {
+                rule: "below-earlier-life",
+                detail: format!(
+                    "{} {what} {t}, after {} ended a life in which {floor} had been issued or accepted",
+                    op.name(),
+                    ops[r].name()
+                ),
+            });
+        }
+    }
+}
+
 fn check_final_reads(ops: &[Op], report: &mut Report) {
-    // (scope, key) -> puts
+    // (scope, key) -> puts and deletes
     let mut puts: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
     let mut by_value: HashMap<&str, usize> = HashMap::new();
     for (i, op) in ops.iter().enumerate() {
-        if op.kind == OpKind::Put && op.p != "final" {
+        if matches!(op.kind, OpKind::Put | OpKind::Delete) && op.p != "final" {
             if let Some(key) = &op.call.key {
                 puts.entry((&op.call.scope, key)).or_default().push(i);
             }
@@ -457,7 +586,15 @@ fn check_final_reads(ops: &[Op], report: &mut Report) {
             continue;
         };
         let Some(value) = &read.value else {
-            if let Some(a) = acked {
+            // Empty is right after a delete at or above M (one acknowledged,
+            // or one that may have taken effect).
+            let deleted = |a: usize| {
+                list.iter().any(|&i| {
+                    let d = &ops[i];
+                    d.kind == OpKind::Delete && !d.definitely_failed() && order(d) >= order(&ops[a])
+                })
+            };
+            if let Some(a) = acked.filter(|&a| !deleted(a)) {
                 report.violations.push(Violation {
                     rule: "lost-write",
                     detail: format!(

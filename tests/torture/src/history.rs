@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `meta` | parent, first line | `url`, `eager` (eager fencing on), `ttl_ms` |
 //! | `invoke` | a process, before a call | `p` (process), `n` (its op number), `ts`, `op`, `scope`, `key`?, `token`?, `seq`?, `value`? |
-//! | `ok` | the same process, after the call returned | `p`, `n`, `ts`, `token`? (acquire), `version`? (put), `found`/`value`/`wtoken` (get), `released` (release) |
+//! | `ok` | the same process, after the call returned | `p`, `n`, `ts`, `token`? (acquire, next_token), `version`? (put, delete), `found`/`value`/`wtoken` (get), `released` (release), `retired` (retire: whether the scope had state to drop) |
 //! | `fail` | the same, after the call failed | `p`, `n`, `ts`, `code`, `current`? (STALE_TOKEN), `token`? (LEASE_HELD) |
 //! | `pause` / `resume` | nemesis | `p`, `ts`: `pause` is written once the process is stopped, `resume` just before `SIGCONT`, so the process was stopped for all of `[pause.ts, resume.ts]` |
 //! | `kill` | nemesis | `p`, `ts` (after `SIGKILL`, once reaped) |
@@ -29,8 +29,14 @@ pub enum OpKind {
     Claim,
     Get,
     Put,
+    /// Removes a key (the last step before a holder retires its scope).
+    Delete,
     Renew,
     Release,
+    NextToken,
+    /// Ends the scope's life when it returns true (docs/semantics.md,
+    /// "Retiring scopes").
+    Retire,
 }
 
 impl OpKind {
@@ -40,8 +46,11 @@ impl OpKind {
             OpKind::Claim => "claim",
             OpKind::Get => "get",
             OpKind::Put => "put",
+            OpKind::Delete => "delete",
             OpKind::Renew => "renew",
             OpKind::Release => "release",
+            OpKind::NextToken => "next_token",
+            OpKind::Retire => "retire",
         }
     }
 
@@ -51,15 +60,23 @@ impl OpKind {
             "claim" => OpKind::Claim,
             "get" => OpKind::Get,
             "put" => OpKind::Put,
+            "delete" => OpKind::Delete,
             "renew" => OpKind::Renew,
             "release" => OpKind::Release,
+            "next_token" => OpKind::NextToken,
+            "retire" => OpKind::Retire,
             _ => return None,
         })
     }
 
     /// Raises the fence when accepted.
     pub fn is_write(self) -> bool {
-        matches!(self, OpKind::Claim | OpKind::Put)
+        matches!(self, OpKind::Claim | OpKind::Put | OpKind::Delete)
+    }
+
+    /// Issues a token when it succeeds.
+    pub fn issues(self) -> bool {
+        matches!(self, OpKind::Acquire | OpKind::NextToken)
     }
 }
 
@@ -76,15 +93,17 @@ pub struct Call {
 /// What a call returned.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Returned {
-    /// acquire: the new token.
+    /// acquire, next_token: the new token.
     pub token: Option<u64>,
-    /// put: the entry's new version.
+    /// put: the entry's new version (delete: 0).
     pub version: Option<u64>,
     /// get: the value read (None: no entry) and the token that wrote it.
     pub value: Option<String>,
     pub wtoken: Option<u64>,
     /// release: whether it ended the lease.
     pub released: Option<bool>,
+    /// retire: whether the scope had state to drop (false: no life ended).
+    pub retired: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,6 +189,7 @@ impl Record {
                 put_opt(&mut m, "value", ret.value.clone());
                 put_opt(&mut m, "wtoken", ret.wtoken);
                 put_opt(&mut m, "released", ret.released);
+                put_opt(&mut m, "retired", ret.retired);
                 Value::Object(m)
             }
             Record::Fail {
@@ -237,6 +257,7 @@ impl Record {
                     value: os("value"),
                     wtoken: ou("wtoken"),
                     released: v["released"].as_bool(),
+                    retired: v["retired"].as_bool(),
                 },
             },
             "fail" => Record::Fail {

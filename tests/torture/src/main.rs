@@ -1,4 +1,5 @@
-//! `torture`: N worker processes on M scopes of one store, a nemesis that
+//! `torture`: N worker processes on M scopes of one store, churn workers
+//! that create, retire and re-create a few short-lived scopes, a nemesis that
 //! pauses them past their TTL (SIGSTOP/SIGCONT), kills them (SIGKILL, then
 //! respawns) and, with `--pg-dir`, crashes and restarts the PostgreSQL server;
 //! then a final read and the history checker. One summary line; exit 1 on
@@ -12,8 +13,11 @@ use fencing::{Error, Fence, Store};
 use fencing_torture::history::{Call, OpKind, Record, Returned, Writer};
 use fencing_torture::{checker, history, now_ns};
 
+mod churn;
+
 const USAGE: &str = "usage: torture [--url URL] [--workers N] [--scopes M] [--duration 60s] \
-[--max-ops N] [--ttl-ms MS] [--history FILE] [--pg-dir DIR] [--seed N] [--no-nemesis]
+[--max-ops N] [--ttl-ms MS] [--churn N] [--churn-scopes K] [--history FILE] [--pg-dir DIR] \
+[--seed N] [--no-nemesis]
        torture check HISTORY";
 
 /// Keys each scope's holders write.
@@ -27,6 +31,8 @@ struct Options {
     duration: Duration,
     max_ops: u64,
     ttl_ms: u64,
+    churn: usize,
+    churn_scopes: usize,
     history: Option<PathBuf>,
     pg_dir: Option<PathBuf>,
     seed: u64,
@@ -57,6 +63,8 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         duration: Duration::from_secs(60),
         max_ops: 2_000_000,
         ttl_ms: 250,
+        churn: 2,
+        churn_scopes: 2,
         history: None,
         pg_dir: None,
         seed: now_ns(),
@@ -76,6 +84,8 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--duration" => o.duration = parse_duration(&val()?)?,
             "--max-ops" => o.max_ops = num(val()?)?,
             "--ttl-ms" => o.ttl_ms = num(val()?)?.max(20),
+            "--churn" => o.churn = num(val()?)?.min(64) as usize,
+            "--churn-scopes" => o.churn_scopes = num(val()?)?.clamp(1, 1000) as usize,
             "--history" => o.history = Some(PathBuf::from(val()?)),
             "--pg-dir" => o.pg_dir = Some(PathBuf::from(val()?)),
             "--seed" => o.seed = num(val()?)?,
@@ -143,14 +153,23 @@ fn print_violations(report: &checker::Report) {
 fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -> String {
     format!(
         "torture: backend={backend} operations={} pauses={} kills={} restarts={} violations={} \
-         (time={}, accepted_writes={}, stale_rejections={}, indeterminate={}, paused_past_ttl={}, \
-         paused_then_rejected={}, pauses_without_takeover={}, final_reads={})",
+         tokens_issued={} duplicates={} retires_accepted={} retires_refused={} lives={} \
+         (time={}, retires_empty={}, retires_unknown={}, accepted_writes={}, stale_rejections={}, \
+         indeterminate={}, paused_past_ttl={}, paused_then_rejected={}, \
+         pauses_without_takeover={}, final_reads={})",
         r.operations,
         r.pauses,
         r.kills,
         r.restarts,
         r.violations.len(),
+        r.tokens_issued,
+        r.duplicates,
+        r.retires_accepted,
+        r.retires_refused,
+        r.lives,
         elapsed.map_or("-".to_owned(), |d| format!("{:.1}s", d.as_secs_f64())),
+        r.retires_empty,
+        r.retires_unknown,
         r.accepted_writes,
         r.stale_rejections,
         r.indeterminate,
@@ -165,6 +184,7 @@ fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -
 
 struct Worker {
     id: usize,
+    role: Role,
     incarnation: u32,
     child: Child,
     /// Resume at this instant (paused).
@@ -174,6 +194,24 @@ struct Worker {
 impl Worker {
     fn name(&self) -> String {
         format!("w{}.{}", self.id, self.incarnation)
+    }
+}
+
+/// What a worker process does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// acquire, claim, get, put, renew, release on the lease scopes.
+    Lease,
+    /// next_token, acquire/release and retire on the churn scopes.
+    Churn,
+}
+
+impl Role {
+    fn as_str(self) -> &'static str {
+        match self {
+            Role::Lease => "lease",
+            Role::Churn => "churn",
+        }
     }
 }
 
@@ -193,20 +231,32 @@ struct Plan {
     url: String,
     history: PathBuf,
     scopes: Vec<String>,
+    churn_scopes: Vec<String>,
     ttl_ms: u64,
     deadline: Instant,
     ops_per_worker: u64,
 }
 
-fn spawn(plan: &Plan, id: usize, incarnation: u32, seed: u64) -> Result<Worker, String> {
+fn spawn(
+    plan: &Plan,
+    id: usize,
+    role: Role,
+    incarnation: u32,
+    seed: u64,
+) -> Result<Worker, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let left = plan.deadline.saturating_duration_since(Instant::now());
+    let scopes = match role {
+        Role::Lease => &plan.scopes,
+        Role::Churn => &plan.churn_scopes,
+    };
     let child = Command::new(exe)
         .arg("worker")
+        .arg(role.as_str())
         .arg(&plan.url)
         .arg(&plan.history)
         .arg(format!("w{id}.{incarnation}"))
-        .arg(plan.scopes.join(","))
+        .arg(scopes.join(","))
         .arg(plan.ttl_ms.to_string())
         .arg(left.as_millis().to_string())
         .arg(plan.ops_per_worker.to_string())
@@ -217,6 +267,7 @@ fn spawn(plan: &Plan, id: usize, incarnation: u32, seed: u64) -> Result<Worker, 
         .map_err(|e| format!("spawning a worker: {e}"))?;
     Ok(Worker {
         id,
+        role,
         incarnation,
         child,
         paused_until: None,
@@ -292,18 +343,27 @@ fn run(o: &Options) -> Result<bool, String> {
     let scopes: Vec<String> = (0..o.scopes)
         .map(|j| format!("torture-{run_id}-s{j}"))
         .collect();
+    // A few names, created, retired and created again all run long.
+    let churn_scopes: Vec<String> = (0..o.churn_scopes)
+        .map(|j| format!("torture-{run_id}-c{j}"))
+        .collect();
+    let roles: Vec<Role> = (0..o.workers)
+        .map(|_| Role::Lease)
+        .chain((0..o.churn).map(|_| Role::Churn))
+        .collect();
     let plan = Plan {
         url: url.clone(),
         history: history_path.clone(),
         scopes: scopes.clone(),
+        churn_scopes,
         ttl_ms: o.ttl_ms,
         deadline: started + o.duration,
-        ops_per_worker: (o.max_ops / o.workers as u64).max(1),
+        ops_per_worker: (o.max_ops / roles.len() as u64).max(1),
     };
     let mut rng = Rng::new(o.seed);
     let mut crew = Crew(Vec::new());
-    for id in 0..o.workers {
-        crew.0.push(spawn(&plan, id, 0, rng.next())?);
+    for (id, &role) in roles.iter().enumerate() {
+        crew.0.push(spawn(&plan, id, role, 0, rng.next())?);
     }
     let pg_cluster = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster");
     let ttl = Duration::from_millis(o.ttl_ms);
@@ -333,8 +393,9 @@ fn run(o: &Options) -> Result<bool, String> {
             if let Ok(Some(status)) = crew.0[i].child.try_wait() {
                 if !status.success() && Instant::now() + Duration::from_millis(500) < plan.deadline
                 {
-                    let (id, inc) = (crew.0[i].id, crew.0[i].incarnation + 1);
-                    crew.0[i] = spawn(&plan, id, inc, rng.next())?;
+                    let w = &crew.0[i];
+                    let (id, role, inc) = (w.id, w.role, w.incarnation + 1);
+                    crew.0[i] = spawn(&plan, id, role, inc, rng.next())?;
                 }
             }
         }
@@ -389,8 +450,8 @@ fn run(o: &Options) -> Result<bool, String> {
                         ts: now_ns(),
                     },
                 )?;
-                let (id, inc) = (w.id, w.incarnation + 1);
-                crew.0[i] = spawn(&plan, id, inc, rng.next())?;
+                let (id, role, inc) = (w.id, w.role, w.incarnation + 1);
+                crew.0[i] = spawn(&plan, id, role, inc, rng.next())?;
             }
             _ => {
                 if let Some(dir) = &o.pg_dir {
@@ -487,6 +548,8 @@ fn run(o: &Options) -> Result<bool, String> {
     if ok && o.history.is_none() {
         let _ = std::fs::remove_dir_all(&scratch);
     } else {
+        // Nothing of ours in it when --url and --history name other places.
+        let _ = std::fs::remove_dir(&scratch);
         eprintln!("torture: history kept in {}", history_path.display());
     }
     println!(
@@ -592,9 +655,9 @@ impl Session {
     }
 }
 
-/// `torture worker URL HISTORY NAME SCOPES TTL_MS RUN_MS MAX_OPS SEED`
+/// `torture worker ROLE URL HISTORY NAME SCOPES TTL_MS RUN_MS MAX_OPS SEED`
 fn worker(args: &[String]) -> Result<(), String> {
-    let [url, history, name, scopes, ttl_ms, run_ms, max_ops, seed] = args else {
+    let [role, url, history, name, scopes, ttl_ms, run_ms, max_ops, seed] = args else {
         return Err("worker: bad arguments".into());
     };
     // Die with the parent, whatever happens to it.
@@ -619,6 +682,27 @@ fn worker(args: &[String]) -> Result<(), String> {
         max_ops: num(max_ops)?,
     };
     let holder = format!("{name}@{}", std::process::id());
+    match role.as_str() {
+        "lease" => lease_loop(&mut s, &scopes, &holder, ttl, deadline, &mut rng),
+        "churn" => churn::run(&mut s, &scopes, &holder, ttl, deadline, &mut rng),
+        other => return Err(format!("worker: unknown role {other:?}")),
+    }
+    s.store.close();
+    Ok(())
+}
+
+/// The lease cycle: acquire, claim, get, put (once or twice), renew, release;
+/// one time in four the holder deletes its keys before renewing and retires
+/// the scope after releasing.
+fn lease_loop(
+    s: &mut Session,
+    scopes: &[String],
+    holder: &str,
+    ttl: Duration,
+    deadline: Instant,
+    rng: &mut Rng,
+) {
+    let name = s.name.clone();
     let nap = |rng: &mut Rng, max_ms: u64| {
         std::thread::sleep(Duration::from_millis(rng.below(max_ms + 1)))
     };
@@ -631,7 +715,7 @@ fn worker(args: &[String]) -> Result<(), String> {
         let lease = match s.call(
             OpKind::Acquire,
             at(&scope),
-            |st, c| st.acquire(&c.scope, &holder, ttl),
+            |st, c| st.acquire(&c.scope, holder, ttl),
             |l| Returned {
                 token: Some(l.token.get()),
                 ..Returned::default()
@@ -664,7 +748,7 @@ fn worker(args: &[String]) -> Result<(), String> {
         }
         // Hold the lease a while (up to half the TTL): most pauses then
         // strike a holder, as a GC pause would.
-        nap(&mut rng, s_ttl_tenth(ttl) * 5);
+        nap(rng, s_ttl_tenth(ttl) * 5);
         let key = KEYS[rng.below(KEYS.len() as u64) as usize];
         let _ = s.call(
             OpKind::Get,
@@ -679,10 +763,11 @@ fn worker(args: &[String]) -> Result<(), String> {
             },
         );
         let mut ok = true;
-        for seq in 1..=1 + rng.below(2) {
+        let puts = 1 + rng.below(2);
+        for seq in 1..=puts {
             let key = KEYS[rng.below(KEYS.len() as u64) as usize];
             let value = format!("{name}:{}", s.n + 1);
-            let fence = Fence::new(t).with_seq(seq).with_holder(holder.clone());
+            let fence = Fence::new(t).with_seq(seq).with_holder(holder);
             if s.call(
                 OpKind::Put,
                 with_token(Some(key), Some(seq), Some(value.clone())),
@@ -697,10 +782,27 @@ fn worker(args: &[String]) -> Result<(), String> {
                 ok = false;
                 break;
             }
-            nap(&mut rng, s_ttl_tenth(ttl) / 2);
+            nap(rng, s_ttl_tenth(ttl) / 2);
         }
         if !ok {
             continue;
+        }
+        // Now and then the holder tidies up: it deletes the keys, so that
+        // the scope can be retired once the lease is released.
+        let tidy = rng.below(4) == 0;
+        if tidy {
+            for (seq, key) in (puts + 1..).zip(KEYS) {
+                let fence = Fence::new(t).with_seq(seq).with_holder(holder);
+                let _ = s.call(
+                    OpKind::Delete,
+                    with_token(Some(key), Some(seq), None),
+                    |st, c| st.delete(&c.scope, key, &fence),
+                    |r| Returned {
+                        version: Some(r.version),
+                        ..Returned::default()
+                    },
+                );
+            }
         }
         if s.call(
             OpKind::Renew,
@@ -721,9 +823,20 @@ fn worker(args: &[String]) -> Result<(), String> {
                 ..Returned::default()
             },
         );
+        if tidy {
+            // Refused if someone took the lease or wrote meanwhile; else
+            // the next acquire creates the scope again, above the floor.
+            let _ = s.call(
+                OpKind::Retire,
+                with_token(None, None, None),
+                |st, c| st.retire(&c.scope),
+                |r| Returned {
+                    retired: Some(*r),
+                    ..Returned::default()
+                },
+            );
+        }
     }
-    s.store.close();
-    Ok(())
 }
 
 fn s_ttl_tenth(ttl: Duration) -> u64 {

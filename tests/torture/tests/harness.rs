@@ -37,6 +37,14 @@ fn a_short_sqlite_round_has_no_violation() {
         "{line}"
     );
     assert!(line.contains(" violations=0 "), "{line}");
+    // The churn workers retired scopes and issued tokens to them again.
+    let count = |name: &str| -> u64 {
+        let rest = &line[line.find(&format!(" {name}=")).unwrap() + name.len() + 2..];
+        rest.split([' ', ',', ')']).next().unwrap().parse().unwrap()
+    };
+    assert_eq!(count("duplicates"), 0, "{line}");
+    assert!(count("retires_accepted") > 0, "{line}");
+    assert!(count("lives") > count("retires_accepted"), "{line}");
     // The history it checked is there, and the checker agrees when re-run.
     let again = Command::new(BIN)
         .arg("check")

@@ -17,17 +17,18 @@ use tokio_postgres::{Client, Config, GenericClient, Row};
 
 use super::Backend;
 use crate::error::{Error, Result};
-use crate::rules::{ttl_ms, Mode};
+use crate::rules::{ttl_ms, Mode, FAILOVER_STEP};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{Pooler, PostgresTarget};
 use pool::{backend_error, Pool};
 
 /// The schema versions this build knows; a newer database is refused.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     include_str!("v1.sql"),
     include_str!("v2.sql"),
     include_str!("v3.sql"),
+    include_str!("v4.sql"),
 ];
 
 /// How often a waiting `acquire_wait` looks again (other hosts cannot wake it).
@@ -63,6 +64,7 @@ enum Q {
     Status,
     Retire,
     AdvanceClock,
+    Failover,
 }
 
 impl Q {
@@ -82,6 +84,7 @@ impl Q {
             Q::Status => "status",
             Q::Retire => "retire",
             Q::AdvanceClock => "advance_clock",
+            Q::Failover => "failover",
         }
     }
 }
@@ -91,7 +94,7 @@ const INT8: Type = Type::INT8;
 const BOOL: Type = Type::BOOL;
 
 /// Each statement with its parameters' types (the functions' signatures).
-const QUERIES: [(Q, &str, &[Type]); 13] = [
+const QUERIES: [(Q, &str, &[Type]); 14] = [
     (Q::NextToken, "SELECT @schema@.next_token($1)", &[TEXT]),
     (
         Q::AdvanceCounter,
@@ -145,6 +148,7 @@ const QUERIES: [(Q, &str, &[Type]); 13] = [
         "SELECT @schema@.advance_clock($1)",
         &[INT8],
     ),
+    (Q::Failover, "SELECT @schema@.failover($1)", &[INT8]),
 ];
 
 pub(crate) struct Postgres {
@@ -549,6 +553,11 @@ impl Backend for Postgres {
 
     fn retire(&self, scope: &str) -> Result<bool> {
         Ok(self.one(Q::Retire, &[&scope])?.get(0))
+    }
+
+    fn failover(&self) -> Result<u64> {
+        let step = sql(FAILOVER_STEP);
+        stored(self.one(Q::Failover, &[&step])?.get(0))
     }
 
     fn advance_clock(&self, by: Duration) -> Result<()> {

@@ -8,7 +8,7 @@
 //! that ran out of time is dropped alone, since its protocol state is
 //! unknown. The next operation connects afresh.
 
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::task::AbortHandle;
@@ -62,6 +62,8 @@ struct State {
     /// Connections handed out or idle.
     open: usize,
     closed: bool,
+    /// The process the connections belong to.
+    pid: u32,
 }
 
 pub(crate) struct Pool {
@@ -75,8 +77,9 @@ pub(crate) struct Pool {
     call_timeout: Duration,
     state: Mutex<State>,
     freed: Condvar,
-    /// Declared last: dropped after every connection it drives.
-    runtime: Runtime,
+    /// Declared last: dropped after every connection it drives. Replaced
+    /// in a forked child, where its thread does not exist.
+    runtime: Mutex<Arc<Runtime>>,
 }
 
 impl Pool {
@@ -97,9 +100,10 @@ impl Pool {
                 idle: Vec::new(),
                 open: 0,
                 closed: false,
+                pid: std::process::id(),
             }),
             freed: Condvar::new(),
-            runtime: Runtime::start()?,
+            runtime: Mutex::new(Arc::new(Runtime::start()?)),
         })
     }
 
@@ -136,8 +140,27 @@ impl Pool {
         ))
     }
 
+    /// In a process forked from the one that made the pool (docs/semantics.md,
+    /// "Fork"): the parent's connections are forgotten, never used, closed
+    /// or written to (their sockets are the parent's sessions), and a new
+    /// runtime drives the child's own.
+    fn leave_the_parent(&self, state: &mut State) -> Result<()> {
+        let pid = std::process::id();
+        if state.pid == pid {
+            return Ok(());
+        }
+        std::mem::forget(std::mem::take(&mut state.idle));
+        state.open = 0;
+        let fresh = Arc::new(Runtime::start()?);
+        let mut runtime = self.runtime.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::forget(std::mem::replace(&mut *runtime, fresh));
+        state.pid = pid;
+        Ok(())
+    }
+
     fn checkout(&self, deadline: Instant) -> Result<Conn> {
         let mut state = self.lock();
+        self.leave_the_parent(&mut state)?;
         loop {
             if state.closed {
                 return Err(Error::Closed);
@@ -173,7 +196,8 @@ impl Pool {
     fn connect(&self, deadline: Instant) -> Result<Conn> {
         let config = self.config.clone();
         let tls = self.tls.clone();
-        let task = self.runtime.spawn(async move {
+        let runtime = Arc::clone(&self.runtime.lock().unwrap_or_else(|p| p.into_inner()));
+        let task = runtime.spawn(async move {
             let (client, connection) = config.connect(tls).await?;
             // The socket task ends when the client is dropped, or is aborted.
             let socket = tokio::spawn(connection).abort_handle();
@@ -242,6 +266,11 @@ impl Pool {
 
     pub fn close(&self) {
         let mut state = self.lock();
+        if state.pid != std::process::id() {
+            // A forked child's close: the parent's connections stay its own.
+            std::mem::forget(std::mem::take(&mut state.idle));
+            state.open = 0;
+        }
         state.closed = true;
         let idle = std::mem::take(&mut state.idle);
         state.open -= idle.len();
@@ -252,19 +281,30 @@ impl Pool {
 }
 
 /// A failure of the connection rather than of the statement: I/O, a closed
-/// socket, or the server shutting the session down (SQLSTATE class 57P, 08).
+/// socket, the server shutting the session down (SQLSTATE class 57P, 08),
+/// or a server that is a read-only standby now (25006: after a failover the
+/// old primary may come back as one), so that the next call connects afresh
+/// and, with several hosts in the URL, finds the primary.
 fn is_connection_failure(e: &tokio_postgres::Error) -> bool {
     match e.as_db_error() {
         None => true,
         Some(db) => {
             let code = db.code().code();
-            code.starts_with("57P") || code.starts_with("08")
+            code.starts_with("57P") || code.starts_with("08") || code == READ_ONLY
         }
     }
 }
 
+/// SQLSTATE read_only_sql_transaction: a write sent to a standby.
+const READ_ONLY: &str = "25006";
+
 pub(crate) fn backend_error(e: &tokio_postgres::Error) -> Error {
     match e.as_db_error() {
+        Some(db) if db.code().code() == READ_ONLY => Error::Backend(format!(
+            "postgres: the server is a read-only standby ({}, SQLSTATE 25006): point the URL at \
+             the primary, or list every host with target_session_attrs=read-write",
+            db.message()
+        )),
         Some(db) => {
             let code = db.code().code();
             // A named statement that vanished or collided: the sign of a

@@ -16,7 +16,9 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::rules::{floor_bucket, plan_ops, LeaseRecord, Mode, ScopeCore};
+use crate::rules::{
+    after_failover, floor_bucket, plan_ops, LeaseRecord, Mode, ScopeCore, FLOOR_BUCKETS,
+};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
@@ -302,14 +304,26 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 
 /// The retirement floor of the scope's bucket (0 until a retirement there).
 fn floor(tx: &Connection, scope: &str) -> Result<u64> {
+    floor_of_bucket(tx, floor_bucket(scope))
+}
+
+fn floor_of_bucket(tx: &Connection, bucket: usize) -> Result<u64> {
     let v: Option<i64> = tx
         .prepare_cached("SELECT floor FROM fencing_floors WHERE bucket = ?1")
-        .and_then(|mut s| {
-            s.query_row([floor_bucket(scope) as i64], |r| r.get(0))
-                .optional()
-        })
+        .and_then(|mut s| s.query_row([bucket as i64], |r| r.get(0)).optional())
         .map_err(backend)?;
     v.map_or(Ok(0), stored)
+}
+
+/// Raises a bucket's floor to at least `floor`.
+fn set_floor(tx: &Connection, bucket: usize, floor: u64) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO fencing_floors (bucket, floor) VALUES (?1, ?2) \
+         ON CONFLICT (bucket) DO UPDATE SET floor = max(floor, excluded.floor)",
+    )
+    .and_then(|mut s| s.execute([bucket as i64, sql(floor)]))
+    .map(drop)
+    .map_err(backend)
 }
 
 fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
@@ -580,13 +594,28 @@ impl Backend for Sqlite {
             tx.prepare_cached("DELETE FROM fencing_scopes WHERE scope = ?1")
                 .and_then(|mut s| s.execute([scope]))
                 .map_err(backend)?;
-            tx.prepare_cached(
-                "INSERT INTO fencing_floors (bucket, floor) VALUES (?1, ?2) \
-                 ON CONFLICT (bucket) DO UPDATE SET floor = max(floor, excluded.floor)",
-            )
-            .and_then(|mut s| s.execute([floor_bucket(scope) as i64, sql(scope_floor)]))
-            .map_err(backend)?;
+            set_floor(tx, floor_bucket(scope), scope_floor)?;
             Ok(true)
+        })
+    }
+
+    fn failover(&self) -> Result<u64> {
+        self.write_tx(|tx| {
+            let scopes: Vec<String> = tx
+                .prepare_cached("SELECT scope FROM fencing_scopes")
+                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+                .map_err(backend)?;
+            for scope in &scopes {
+                if let Some(mut core) = load_scope(tx, scope)? {
+                    core.fail_over();
+                    save_scope(tx, scope, &core)?;
+                }
+            }
+            for bucket in 0..FLOOR_BUCKETS {
+                let floor = after_failover(floor_of_bucket(tx, bucket)?);
+                set_floor(tx, bucket, floor)?;
+            }
+            Ok(scopes.len() as u64)
         })
     }
 

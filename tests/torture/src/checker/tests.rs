@@ -306,3 +306,231 @@ fn records_round_trip_through_json() {
         assert_eq!(history::Record::parse(&r.to_json().to_string()).unwrap(), r);
     }
 }
+
+// ----- retirement: the lives of a scope name (rules 2 and 6) -----
+
+fn issue(p: &str, n: u64, ts: u64, op: &str, token: u64) -> [String; 2] {
+    [
+        format!(r#"{{"ev":"invoke","p":"{p}","n":{n},"ts":{ts},"op":"{op}","scope":"x"}}"#),
+        format!(
+            r#"{{"ev":"ok","p":"{p}","n":{n},"ts":{},"token":{token}}}"#,
+            ts + 1
+        ),
+    ]
+}
+
+/// A retire of "x" invoked at `ts`, completed at `done`, with `outcome`
+/// (`"true"`/`"false"`: returned; a code: failed; `""`: no outcome).
+fn retire(p: &str, n: u64, ts: u64, done: u64, outcome: &str) -> Vec<String> {
+    let mut v = vec![format!(
+        r#"{{"ev":"invoke","p":"{p}","n":{n},"ts":{ts},"op":"retire","scope":"x"}}"#
+    )];
+    match outcome {
+        "" => {}
+        "true" | "false" => v.push(format!(
+            r#"{{"ev":"ok","p":"{p}","n":{n},"ts":{done},"retired":{outcome}}}"#
+        )),
+        code => v.push(format!(
+            r#"{{"ev":"fail","p":"{p}","n":{n},"ts":{done},"code":"{code}"}}"#
+        )),
+    }
+    v
+}
+
+fn history(parts: Vec<Vec<String>>) -> Report {
+    let mut all = vec![META.to_owned()];
+    all.extend(parts.into_iter().flatten());
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    run(&lines(&refs))
+}
+
+#[test]
+fn lives_that_continue_above_each_other_are_clean() {
+    let r = history(vec![
+        issue("w1.0", 1, 10, "next_token", 1).into(),
+        issue("w1.0", 2, 20, "acquire", 2).into(),
+        retire("w2.0", 1, 25, 26, "LEASE_HELD"),
+        retire("w2.0", 2, 40, 41, "true"),
+        retire("w2.0", 3, 42, 43, "false"),
+        // The same name again: above everything of its first life.
+        issue("w1.0", 3, 50, "next_token", 3).into(),
+        retire("w2.0", 4, 60, 61, "true"),
+        issue("w3.0", 1, 70, "acquire", 4).into(),
+    ]);
+    assert_eq!(r.violations, vec![]);
+    assert_eq!(r.tokens_issued, 4);
+    assert_eq!(
+        (
+            r.retires_accepted,
+            r.retires_refused,
+            r.retires_empty,
+            r.retires_unknown
+        ),
+        (2, 1, 1, 0)
+    );
+    assert_eq!((r.lives, r.duplicates), (3, 0));
+}
+
+#[test]
+fn a_token_issued_twice_across_lives() {
+    // The re-created scope began at a stale floor and issued 2 again.
+    let r = history(vec![
+        issue("w1.0", 1, 10, "next_token", 1).into(),
+        issue("w1.0", 2, 20, "next_token", 2).into(),
+        retire("w2.0", 1, 30, 31, "true"),
+        issue("w3.0", 1, 40, "next_token", 2).into(),
+    ]);
+    assert_eq!(rules(&r), ["below-earlier-life", "duplicate-token"]);
+    assert_eq!((r.duplicates, r.lives), (1, 2));
+    // Racing the retire (the bug as PostgreSQL showed it): the order is
+    // unknown, but one name never issues one token twice.
+    let r = history(vec![
+        issue("w1.0", 1, 10, "next_token", 1).into(),
+        retire("w2.0", 1, 30, 45, "true"),
+        issue("w1.0", 2, 31, "next_token", 2).into(),
+        issue("w3.0", 1, 40, "acquire", 2).into(),
+    ]);
+    assert_eq!(rules(&r), ["duplicate-token"]);
+    let detail = &r.violations[0].detail;
+    assert!(detail.contains("life 1 to 2"), "{detail}");
+}
+
+#[test]
+fn a_later_life_starts_above_what_the_earlier_one_accepted() {
+    // Token 9 was accepted (from outside the counter): the floor is 9.
+    let accepted_then = |after: [String; 2]| {
+        history(vec![
+            issue("w1.0", 1, 10, "next_token", 1).into(),
+            vec![
+                r#"{"ev":"invoke","p":"w1.0","n":2,"ts":20,"op":"claim","scope":"x","token":9}"#
+                    .into(),
+                r#"{"ev":"ok","p":"w1.0","n":2,"ts":21}"#.into(),
+            ],
+            retire("w2.0", 1, 30, 31, "true"),
+            after.into(),
+        ])
+    };
+    let r = accepted_then(issue("w3.0", 1, 40, "next_token", 9));
+    assert_eq!(rules(&r), ["below-earlier-life"]);
+    assert_eq!(r.duplicates, 0);
+    assert_eq!(
+        rules(&accepted_then(issue("w3.0", 1, 40, "acquire", 5))),
+        ["below-earlier-life"]
+    );
+    assert_eq!(
+        accepted_then(issue("w3.0", 1, 40, "next_token", 10)).violations,
+        vec![]
+    );
+    // The floor itself is sealed: a write with 9 in the new life is stale.
+    let claim9 = [
+        r#"{"ev":"invoke","p":"w3.0","n":1,"ts":40,"op":"claim","scope":"x","token":9}"#.to_owned(),
+        r#"{"ev":"ok","p":"w3.0","n":1,"ts":41}"#.to_owned(),
+    ];
+    assert_eq!(rules(&accepted_then(claim9)), ["below-earlier-life"]);
+}
+
+/// Token 9 accepted, a retire with `outcome`, then 9 accepted again (fine
+/// within one life: an unsealed fence accepts its own token again).
+fn rewrite_across(outcome: &str) -> Report {
+    let claim = |p: &str, ts: u64| {
+        vec![
+            format!(
+                r#"{{"ev":"invoke","p":"{p}","n":1,"ts":{ts},"op":"claim","scope":"x","token":9}}"#
+            ),
+            format!(r#"{{"ev":"ok","p":"{p}","n":1,"ts":{}}}"#, ts + 1),
+        ]
+    };
+    history(vec![
+        claim("w1.0", 10),
+        retire("w2.0", 1, 20, 21, outcome),
+        claim("w3.0", 30),
+    ])
+}
+
+#[test]
+fn only_a_retire_that_returned_true_ends_a_life() {
+    for outcome in ["LEASE_HELD", "INVALID_ARGUMENT", "false"] {
+        let r = rewrite_across(outcome);
+        assert_eq!(r.violations, vec![], "{outcome}");
+        assert_eq!(r.lives, 1, "{outcome}");
+    }
+    assert_eq!(rewrite_across("LEASE_HELD").retires_refused, 1);
+    assert_eq!(rewrite_across("false").retires_empty, 1);
+    // The same history after a retire that did happen is a violation.
+    assert_eq!(rules(&rewrite_across("true")), ["below-earlier-life"]);
+    assert_eq!(rewrite_across("true").lives, 2);
+}
+
+#[test]
+fn a_retire_of_unknown_outcome_neither_hides_nor_invents() {
+    // BACKEND or no outcome: it may have ended the life or not. Nothing is
+    // demanded that only a known retire implies...
+    for outcome in ["BACKEND", ""] {
+        let r = rewrite_across(outcome);
+        assert_eq!(r.violations, vec![], "{outcome:?}");
+        assert_eq!((r.lives, r.retires_unknown), (1, 1), "{outcome:?}");
+    }
+    // ...but a token issued twice is a duplicate whatever the retire did.
+    let r = history(vec![
+        issue("w1.0", 1, 10, "next_token", 3).into(),
+        retire("w2.0", 1, 20, 21, "BACKEND"),
+        issue("w3.0", 1, 30, "next_token", 3).into(),
+    ]);
+    assert!(rules(&r).contains(&"duplicate-token"), "{r:?}");
+    assert_eq!(r.duplicates, 1);
+}
+
+#[test]
+fn retire_and_next_token_records_round_trip() {
+    let mut parts: Vec<String> = issue("w1.0", 1, 10, "next_token", 4).into();
+    parts.extend(retire("w1.0", 2, 20, 21, "true"));
+    for line in &parts {
+        let r = history::Record::parse(line).unwrap();
+        assert_eq!(history::Record::parse(&r.to_json().to_string()).unwrap(), r);
+    }
+}
+
+/// A put of "one" (token 1, seq 1) acknowledged, then a delete of the same
+/// key (seq 2) with `outcome` (`ok`, a failure code, or `""`: killed), then
+/// the final read.
+fn put_delete_read(outcome: &str, read: Option<(&str, u64)>) -> Report {
+    let mut h = vec![
+        META.to_owned(),
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"put","scope":"s","key":"a","token":1,"seq":1,"value":"one"}"#.to_owned(),
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"version":1}"#.to_owned(),
+        r#"{"ev":"invoke","p":"w1.0","n":2,"ts":20,"op":"delete","scope":"s","key":"a","token":1,"seq":2}"#.to_owned(),
+    ];
+    match outcome {
+        "" => h.push(r#"{"ev":"kill","p":"w1.0","ts":25}"#.to_owned()),
+        "ok" => h.push(r#"{"ev":"ok","p":"w1.0","n":2,"ts":21,"version":0}"#.to_owned()),
+        code => h.push(format!(
+            r#"{{"ev":"fail","p":"w1.0","n":2,"ts":21,"code":"{code}"}}"#
+        )),
+    }
+    h.push(
+        r#"{"ev":"invoke","p":"final","n":1,"ts":99,"op":"get","scope":"s","key":"a"}"#.to_owned(),
+    );
+    h.push(final_read(read));
+    let refs: Vec<&str> = h.iter().map(String::as_str).collect();
+    run(&lines(&refs))
+}
+
+#[test]
+fn a_deleted_key_reads_back_empty() {
+    assert_eq!(put_delete_read("ok", None).violations, vec![]);
+    assert_eq!(
+        rules(&put_delete_read("ok", Some(("one", 1)))),
+        ["lost-write"]
+    );
+    // A delete that may have happened allows either.
+    for killed in ["", "BACKEND"] {
+        assert_eq!(put_delete_read(killed, None).violations, vec![]);
+        assert_eq!(put_delete_read(killed, Some(("one", 1))).violations, vec![]);
+    }
+    // One that was rejected does not.
+    assert_eq!(rules(&put_delete_read("STALE_TOKEN", None)), ["lost-write"]);
+    assert_eq!(
+        put_delete_read("STALE_TOKEN", Some(("one", 1))).violations,
+        vec![]
+    );
+}

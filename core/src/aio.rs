@@ -1,0 +1,268 @@
+//! The async face for Rust: [`Store`] has the operations, names and
+//! arguments of [`crate::Store`], each `async`. Inside a tokio runtime every
+//! call runs on the runtime's blocking pool, so the executor's threads never
+//! wait for a lock, a file or the network; under any other executor (or
+//! none) a call runs in place, blocking its caller. Cheap to clone, usable
+//! from many tasks at once. Every backend works through it.
+//!
+//! ```no_run
+//! # async fn demo() -> fencing::Result<()> {
+//! use std::time::Duration;
+//! use fencing::{aio, Fence};
+//!
+//! let store = aio::Store::open("sqlite:fencing.db").await?;
+//! let guard = store.lease("report:7", "worker-a", Duration::from_secs(30)).await?;
+//! store.put("report:7", "body", b"the report".to_vec(), Fence::new(guard.token())).await?;
+//! guard.check()?; // or race the work against `guard.lost()`
+//! guard.release().await?;
+//! # Ok(()) }
+//! ```
+
+use std::time::Duration;
+
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+
+use crate::error::{Error, Result};
+use crate::metrics::MetricsSnapshot;
+use crate::token::Token;
+use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+
+/// Runs a blocking call off the executor when there is a tokio runtime.
+async fn off_executor<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    match Handle::try_current() {
+        Ok(runtime) => runtime
+            .spawn_blocking(f)
+            .await
+            .map_err(|e| Error::Backend(format!("fencing call did not finish: {e}"))),
+        Err(_) => Ok(f()),
+    }
+}
+
+/// An async handle on a store; clones share it, as [`crate::Store`]'s do.
+#[derive(Clone)]
+pub struct Store {
+    inner: crate::Store,
+}
+
+impl Store {
+    /// Opens a store by URL, as [`crate::Store::open`] does.
+    pub async fn open(url: &str) -> Result<Store> {
+        let url = url.to_owned();
+        let inner = off_executor(move || crate::Store::open(&url)).await??;
+        Ok(Store { inner })
+    }
+
+    /// The blocking handle on the same store (shares state and metrics).
+    pub fn blocking(&self) -> &crate::Store {
+        &self.inner
+    }
+
+    // Each operation below is [`crate::Store`]'s of the same name, with its
+    // arguments owned (they move to the blocking pool).
+
+    pub async fn next_token(&self, scope: &str) -> Result<Token> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.next_token(&scope)).await?
+    }
+
+    pub async fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.advance_counter(&scope, floor)).await?
+    }
+
+    pub async fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+        let (s, scope, holder) = (self.inner.clone(), scope.to_owned(), holder.to_owned());
+        off_executor(move || s.acquire(&scope, &holder, ttl)).await?
+    }
+
+    /// Waits on the blocking pool, holding one of its threads meanwhile.
+    pub async fn acquire_wait(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> Result<Lease> {
+        let (s, scope, holder) = (self.inner.clone(), scope.to_owned(), holder.to_owned());
+        off_executor(move || s.acquire_wait(&scope, &holder, ttl, timeout)).await?
+    }
+
+    pub async fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.renew(&scope, token, ttl)).await?
+    }
+
+    pub async fn release(&self, scope: &str, token: Token) -> Result<bool> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.release(&scope, token)).await?
+    }
+
+    /// Acquires a lease and keeps it alive (docs/semantics.md, Keep-alive)
+    /// until the guard is released or dropped.
+    pub async fn lease(&self, scope: &str, holder: &str, ttl: Duration) -> Result<LeaseGuard> {
+        let (s, scope, holder) = (self.inner.clone(), scope.to_owned(), holder.to_owned());
+        let (tx, rx) = watch::channel(None);
+        let guard = off_executor(move || {
+            s.lease_with(&scope, &holder, ttl, move |e| {
+                let _ = tx.send(Some(e.clone()));
+            })
+        })
+        .await??;
+        Ok(LeaseGuard {
+            guard: Some(guard),
+            lost: rx,
+        })
+    }
+
+    pub async fn put(
+        &self,
+        scope: &str,
+        key: &str,
+        value: Vec<u8>,
+        fence: Fence,
+    ) -> Result<Receipt> {
+        let (s, scope, key) = (self.inner.clone(), scope.to_owned(), key.to_owned());
+        off_executor(move || s.put(&scope, &key, &value, &fence)).await?
+    }
+
+    pub async fn delete(&self, scope: &str, key: &str, fence: Fence) -> Result<Receipt> {
+        let (s, scope, key) = (self.inner.clone(), scope.to_owned(), key.to_owned());
+        off_executor(move || s.delete(&scope, &key, &fence)).await?
+    }
+
+    pub async fn execute(&self, scope: &str, fence: Fence, op: Op) -> Result<Receipt> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.execute(&scope, &fence, op)).await?
+    }
+
+    pub async fn apply(&self, scope: &str, fence: Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.apply(&scope, &fence, ops)).await?
+    }
+
+    pub async fn claim(&self, scope: &str, fence: Fence) -> Result<()> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.claim(&scope, &fence)).await?
+    }
+
+    pub async fn get(&self, scope: &str, key: &str, fence: Option<Fence>) -> Result<Option<Entry>> {
+        let (s, scope, key) = (self.inner.clone(), scope.to_owned(), key.to_owned());
+        off_executor(move || s.get(&scope, &key, fence.as_ref())).await?
+    }
+
+    pub async fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        let after = after.map(str::to_owned);
+        off_executor(move || s.list(&scope, after.as_deref(), limit)).await?
+    }
+
+    pub async fn fence_of(&self, scope: &str) -> Result<u64> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.fence_of(&scope)).await?
+    }
+
+    pub async fn status(&self, scope: &str) -> Result<ScopeStatus> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.status(&scope)).await?
+    }
+
+    pub async fn retire(&self, scope: &str) -> Result<bool> {
+        let (s, scope) = (self.inner.clone(), scope.to_owned());
+        off_executor(move || s.retire(&scope)).await?
+    }
+
+    pub async fn advance_clock(&self, by: Duration) -> Result<()> {
+        let s = self.inner.clone();
+        off_executor(move || s.advance_clock(by)).await?
+    }
+
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.metrics()
+    }
+
+    pub fn metrics_text(&self) -> String {
+        self.inner.metrics_text()
+    }
+
+    pub async fn close(&self) {
+        let s = self.inner.clone();
+        let _ = off_executor(move || s.close()).await;
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}
+
+/// A lease kept alive in the background, for async callers: `lost()` is a
+/// future that resolves when the lease is lost, so work can race it.
+pub struct LeaseGuard {
+    /// `None` once released.
+    guard: Option<crate::LeaseGuard>,
+    lost: watch::Receiver<Option<Error>>,
+}
+
+impl LeaseGuard {
+    fn inner(&self) -> &crate::LeaseGuard {
+        // Only `release` (which consumes self) and `Drop` take it.
+        self.guard
+            .as_ref()
+            .expect("a live async lease guard holds its guard")
+    }
+
+    pub fn lease(&self) -> Lease {
+        self.inner().lease()
+    }
+
+    pub fn token(&self) -> Token {
+        self.inner().token()
+    }
+
+    pub fn is_lost(&self) -> bool {
+        self.inner().is_lost()
+    }
+
+    /// `Ok` while the lease is held; the loss after ([`crate::LeaseGuard::check`]).
+    pub fn check(&self) -> Result<()> {
+        self.inner().check()
+    }
+
+    /// Resolves with the loss once the lease is lost (at once if it is).
+    pub async fn lost(&self) -> Error {
+        let mut rx = self.lost.clone();
+        loop {
+            if let Some(e) = self.inner().lost() {
+                return e;
+            }
+            if let Some(e) = rx.borrow_and_update().clone() {
+                return e;
+            }
+            if rx.changed().await.is_err() {
+                // The guard's callback is gone: only a check can tell now.
+                return self.inner().lost().unwrap_or(Error::Closed);
+            }
+        }
+    }
+
+    /// Stops renewing and releases the lease; whether it was still current.
+    pub async fn release(mut self) -> Result<bool> {
+        match self.guard.take() {
+            Some(guard) => off_executor(move || guard.release()).await?,
+            None => Ok(false),
+        }
+    }
+}
+
+impl Drop for LeaseGuard {
+    /// The release call goes to the blocking pool when there is a runtime,
+    /// so dropping a guard never blocks an executor thread.
+    fn drop(&mut self) {
+        if let Some(guard) = self.guard.take() {
+            match Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn_blocking(move || drop(guard))),
+                Err(_) => drop(guard),
+            }
+        }
+    }
+}

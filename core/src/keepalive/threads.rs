@@ -1,0 +1,161 @@
+//! The guard's two threads. The renewer may block inside `store.renew` for
+//! as long as the backend lets a call run; the watchdog never calls the
+//! store, so it can judge the deadline and call `on_lost` meanwhile. Both
+//! end on their own once the guard is lost or ended: nobody joins them.
+
+use std::sync::Arc;
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+
+use super::{Shared, State};
+use crate::error::Error;
+use crate::rules::ttl_ms;
+use crate::store::Store;
+use crate::types::Lease;
+
+/// Starts the renewer and the watchdog; whether the renewer started, and
+/// the watchdog's thread. The first renewal is due `interval` after `sent`,
+/// whenever the renewer gets to run.
+pub(super) fn spawn(
+    store: &Store,
+    shared: &Arc<Shared>,
+    sent: Instant,
+) -> (bool, Option<ThreadId>) {
+    let due = sent + interval(&shared.lock().lease);
+    let renewer = {
+        let (store, shared) = (store.clone(), Arc::clone(shared));
+        std::thread::Builder::new()
+            .name("fencing-keepalive".into())
+            .spawn(move || renew_loop(&store, &shared, due))
+            .is_ok()
+    };
+    let watchdog = {
+        let shared = Arc::clone(shared);
+        std::thread::Builder::new()
+            .name("fencing-keepalive-watch".into())
+            .spawn(move || watch(&shared))
+            .ok()
+            .map(|t| t.thread().id())
+    };
+    (renewer, watchdog)
+}
+
+/// Until when a lease answered to a call sent at `sent` is surely live:
+/// the store measured `remaining` after the call arrived.
+pub(super) fn deadline(sent: Instant, lease: &Lease) -> Instant {
+    // Out of range only for absurd values; then count it as expired.
+    sent.checked_add(lease.remaining).unwrap_or(sent)
+}
+
+/// About ttl/3, or a third of what is left if that is less (a lease handed
+/// to `keep_alive` some time after it was acquired).
+fn interval(lease: &Lease) -> Duration {
+    (lease.ttl.min(lease.remaining) / 3).max(Duration::from_millis(1))
+}
+
+/// Waits for the deadline, records the loss, and tells `on_lost` once,
+/// unless the guard ends first.
+fn watch(shared: &Shared) {
+    let mut s = shared.lock();
+    let error = loop {
+        if s.ended {
+            return;
+        }
+        if let Some(error) = s.loss() {
+            break error;
+        }
+        let left = s.deadline.saturating_duration_since(Instant::now());
+        s = shared.wait(s, left);
+    };
+    let Some(on_lost) = s.on_lost.take() else {
+        return;
+    };
+    s.calling = true;
+    drop(s);
+    // Cleared even if the callback panics, so that ending the guard does
+    // not wait forever.
+    let _calling = Calling(shared);
+    on_lost(&error);
+}
+
+struct Calling<'a>(&'a Shared);
+
+impl Drop for Calling<'_> {
+    fn drop(&mut self) {
+        self.0.lock().calling = false;
+        self.0.wake.notify_all();
+    }
+}
+
+fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
+    let mut s = shared.lock();
+    let ttl = s.lease.ttl;
+    loop {
+        if s.ended {
+            return;
+        }
+        let now = Instant::now();
+        if now < due {
+            if s.lost.is_some() {
+                return;
+            }
+            s = shared.wait(s, due - now);
+            continue;
+        }
+        // A pause (GC, SIGSTOP, VM suspend) shows up as a late wake-up;
+        // recorded even when the pause cost the lease, measured after the
+        // deadline was judged so that a pause in between still counts.
+        let lost = s.loss().is_some();
+        let lateness = Instant::now().saturating_duration_since(due);
+        s.last_lateness = lateness;
+        let lateness_ms = u64::try_from(lateness.as_millis()).unwrap_or(u64::MAX);
+        store
+            .metrics_sink()
+            .renewal_lateness(lateness_ms, ttl_ms(ttl));
+        if lost {
+            shared.wake.notify_all();
+            return;
+        }
+        let (scope, token) = (s.lease.scope.clone(), s.lease.token);
+        drop(s);
+        let sent = Instant::now();
+        let result = store.renew(&scope, token, ttl);
+        s = shared.lock();
+        match result {
+            Ok(lease) => {
+                if gave_up(&mut s) {
+                    // Too late: the holder ended the guard or was told the
+                    // lease is gone. A lost guard releases nothing, so do
+                    // not leave the lease this renewal extended in the next
+                    // holder's way (an ended one released it itself).
+                    let lost = s.lost.is_some();
+                    drop(s);
+                    shared.wake.notify_all();
+                    if lost {
+                        let _ = store.release(&scope, token);
+                    }
+                    return;
+                }
+                s.deadline = deadline(sent, &lease);
+                due = Instant::now() + interval(&lease);
+                s.lease = lease;
+            }
+            Err(e @ (Error::LeaseLost { .. } | Error::Closed | Error::InvalidArgument(_))) => {
+                if !gave_up(&mut s) {
+                    s.lost = Some(e);
+                }
+                shared.wake.notify_all();
+                return;
+            }
+            // Transient (a backend hiccup): retried at the next tick; the
+            // watchdog ends it if the deadline passes first.
+            Err(_) => due = Instant::now() + interval(&s.lease),
+        }
+    }
+}
+
+/// Whether the guard ended or lost the lease (the deadline judged now)
+/// while a renewal ran: its outcome must change nothing the holder sees.
+fn gave_up(s: &mut State) -> bool {
+    s.ended || s.loss().is_some()
+}

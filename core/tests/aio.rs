@@ -1,0 +1,205 @@
+//! The async face (`fencing::aio`) inside tokio programs: many tasks on one
+//! store, on every backend; a call that blocks in the backend never blocks
+//! the executor; a kept-alive lease's loss can be awaited; guards and
+//! stores dropped on runtime threads neither panic nor block.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fencing::{aio, Error, ErrorCode, Fence};
+
+mod support;
+use support::{fresh_schema, postgres_test_url, sqlite_url};
+
+/// Far above anything these tests wait for: reaching it means a hang.
+const HANG: Duration = Duration::from_secs(30);
+
+fn urls(dir: &std::path::Path) -> Vec<String> {
+    let mut urls = vec!["memory:".to_owned(), sqlite_url(&dir.join("aio.db"))];
+    if let Some(base) = postgres_test_url() {
+        urls.push(format!("{base}?schema={}", fresh_schema("aio")));
+    }
+    urls
+}
+
+/// 32 tasks take tokens and write through one handle: tokens distinct, every
+/// write lands, the stale ones are told.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_tasks_share_one_store_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in urls(dir.path()) {
+        let store = aio::Store::open(&url).await.unwrap();
+        let tasks: Vec<_> = (0..32)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let mut mine = Vec::new();
+                    for j in 0..5 {
+                        let token = store.next_token("shared").await.unwrap();
+                        let key = format!("{i}-{j}");
+                        store
+                            .put(
+                                "log",
+                                &key,
+                                token.to_string().into_bytes(),
+                                Fence::new(token),
+                            )
+                            .await
+                            .map(drop)
+                            .or_else(|e| match e {
+                                // A newer token got there first: told, never overwritten.
+                                Error::StaleToken { .. } => Ok(()),
+                                e => Err(e),
+                            })
+                            .unwrap();
+                        mine.push(token.get());
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 160, "{url}: a token was handed out twice");
+        assert_eq!(store.status("shared").await.unwrap().counter, 160);
+        store.close().await;
+    }
+}
+
+/// On a one-thread runtime, a put that blocks in SQLite (another process's
+/// connection holds the write lock) must leave the executor free: a ticker
+/// task keeps running, and only then is the lock let go. Were the put
+/// blocking the thread, the ticker could not run, the lock would never be
+/// let go and the put would fail with BACKEND at its busy timeout.
+#[test]
+fn a_call_that_blocks_in_the_backend_does_not_block_the_executor() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("busy.db");
+    let url = format!("{}?busy_timeout_ms=10000", sqlite_url(&path));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = aio::Store::open(&url).await.unwrap();
+        let token = store.next_token("s").await.unwrap();
+        let holder = rusqlite::Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+        let put = tokio::spawn({
+            let store = store.clone();
+            async move { store.put("s", "k", b"v".to_vec(), Fence::new(token)).await }
+        });
+        let ticks = Arc::new(AtomicU64::new(0));
+        let ticker = tokio::spawn({
+            let ticks = ticks.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    ticks.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        tokio::time::timeout(HANG, async {
+            while ticks.load(Ordering::SeqCst) < 50 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        })
+        .await
+        .expect("the executor was blocked");
+        assert!(!put.is_finished(), "the put should still wait for the lock");
+        holder.execute_batch("COMMIT").unwrap();
+        let receipt = tokio::time::timeout(HANG, put).await.unwrap().unwrap();
+        assert_eq!(receipt.unwrap().version, 1);
+        ticker.abort();
+    });
+}
+
+/// A lease kept alive across many renewals while other tasks run; then its
+/// loss, awaited: the clock jumps past the expiry and another holder takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_alive_lease_and_its_awaited_loss() {
+    let store = aio::Store::open("memory:?clock=manual").await.unwrap();
+    let ttl = Duration::from_secs(3);
+    let guard = store.lease("job", "a", ttl).await.unwrap();
+    let token = guard.token();
+    let others = tokio::spawn({
+        let store = store.clone();
+        async move {
+            for _ in 0..200 {
+                store.next_token("elsewhere").await.unwrap();
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    });
+    // Past its TTL in real time: only renewals keep it.
+    tokio::time::sleep(ttl + Duration::from_secs(1)).await;
+    guard.check().unwrap();
+    assert!(store.metrics().renewals >= 1);
+    others.await.unwrap();
+    let held = store.acquire("job", "b", ttl).await.unwrap_err();
+    assert_eq!(held.code(), ErrorCode::LeaseHeld);
+
+    store.advance_clock(Duration::from_secs(5)).await.unwrap();
+    let b = store
+        .acquire("job", "b", Duration::from_secs(60))
+        .await
+        .unwrap();
+    let lost = tokio::time::timeout(HANG, guard.lost())
+        .await
+        .expect("loss never came");
+    assert_eq!(lost.code(), ErrorCode::LeaseLost);
+    assert!(guard.is_lost());
+    assert!(b.token > token);
+    // Releasing a lost guard leaves the new holder alone.
+    assert!(!guard.release().await.unwrap());
+    assert_eq!(
+        store.status("job").await.unwrap().lease.map(|l| l.holder),
+        Some("b".to_owned())
+    );
+}
+
+/// Guards, async stores and blocking stores dropped on runtime threads, and
+/// blocking calls made there: no panic ("cannot start a runtime from within
+/// a runtime", "cannot drop a runtime in a context where blocking is not
+/// allowed"), on every backend.
+#[tokio::test(flavor = "current_thread")]
+async fn blocking_calls_and_drops_inside_the_runtime_do_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in urls(dir.path()) {
+        let blocking = fencing::Store::open(&url).unwrap();
+        blocking.next_token("b").unwrap();
+        let guard = blocking
+            .lease("held", "x", Duration::from_secs(60))
+            .unwrap();
+        drop(guard);
+        drop(blocking.clone());
+        drop(blocking);
+
+        let store = aio::Store::open(&url).await.unwrap();
+        let guard = store
+            .lease("held", "y", Duration::from_secs(60))
+            .await
+            .unwrap();
+        drop(guard); // its release runs on the blocking pool
+        let again = tokio::time::timeout(HANG, async {
+            loop {
+                match store.acquire("held", "z", Duration::from_secs(60)).await {
+                    Err(Error::LeaseHeld { .. }) => {
+                        tokio::time::sleep(Duration::from_millis(5)).await
+                    }
+                    other => break other,
+                }
+            }
+        })
+        .await
+        .expect("the dropped guard's lease was never released");
+        again.unwrap();
+        drop(store);
+    }
+}
