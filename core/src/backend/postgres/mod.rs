@@ -201,7 +201,7 @@ impl Postgres {
     pub fn open(target: &PostgresTarget, manual_clock: bool, mode: Mode) -> Result<Postgres> {
         let schema = target.schema.as_str();
         let mut config = driver_config(&target.url, target.call_timeout)?;
-        config.ssl_mode(tls::driver_mode(target.tls.mode));
+        config.ssl_mode(tls::driver_mode(target.tls.mode, config.get_hosts()));
         let quoted = format!("\"{schema}\"");
         let pool = Pool::new(
             config,

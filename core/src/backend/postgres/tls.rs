@@ -18,15 +18,20 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
-use tokio_postgres::config::SslMode as DriverMode;
+use tokio_postgres::config::{Host, SslMode as DriverMode};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, Result};
 use crate::url::{RootCert, SslMode, Tls};
 
 /// The driver's mode: it only negotiates (disable, prefer, require); the
-/// checks of `verify-*` are the verifier's.
-pub(crate) fn driver_mode(mode: SslMode) -> DriverMode {
+/// checks of `verify-*` are the verifier's. A server never offers TLS on a
+/// Unix socket, so there, as libpq, `sslmode` is ignored.
+pub(crate) fn driver_mode(mode: SslMode, hosts: &[Host]) -> DriverMode {
+    let local_only = !hosts.is_empty() && hosts.iter().all(|h| !matches!(h, Host::Tcp(_)));
+    if local_only {
+        return DriverMode::Disable;
+    }
     match mode {
         SslMode::Disable => DriverMode::Disable,
         SslMode::Prefer => DriverMode::Prefer,
@@ -254,4 +259,21 @@ pub(crate) fn explain(e: &tokio_postgres::Error) -> Option<String> {
         _ => "TLS handshake failed",
     };
     Some(format!("postgres: {why} ({tls})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sslmode_is_ignored_on_unix_sockets_only() {
+        let unix = [Host::Unix("/run/postgresql".into())];
+        let tcp = [Host::Tcp("db".into())];
+        let mixed = [unix[0].clone(), tcp[0].clone()];
+        assert_eq!(driver_mode(SslMode::VerifyFull, &unix), DriverMode::Disable);
+        assert_eq!(driver_mode(SslMode::VerifyFull, &tcp), DriverMode::Require);
+        assert_eq!(driver_mode(SslMode::Require, &mixed), DriverMode::Require);
+        assert_eq!(driver_mode(SslMode::Prefer, &tcp), DriverMode::Prefer);
+        assert_eq!(driver_mode(SslMode::Disable, &tcp), DriverMode::Disable);
+    }
 }
