@@ -371,6 +371,12 @@ static void test_bad_input(void) {
 
 #define RACERS 3
 
+/* One outcome, as a racer sends it: no padding, so every byte written is set. */
+struct report {
+  uint64_t token;
+  uint64_t status; /* a fencing_status */
+};
+
 /* A racing worker: loops lease, then a fenced update of the shared row,
  * sometimes "pausing" past its TTL first; reports each outcome. */
 static void racer(int id, int out) {
@@ -393,10 +399,7 @@ static void racer(int id, int out) {
     if ((seed >> 16) % 3 == 0) {
       usleep(100 * 1000); /* paused past the lease */
     }
-    struct {
-      uint64_t token;
-      fencing_status status;
-    } report = {lease.token, fenced_update(db, lease.token, holder)};
+    struct report report = {lease.token, (uint64_t)fenced_update(db, lease.token, holder)};
     write_full(out, &report, sizeof report);
     bool released;
     fencing_release(store, SCOPE, lease.token, &released);
@@ -429,10 +432,7 @@ static void test_race(void) {
   close(reports[1]);
   static uint64_t committed[100000];
   size_t n_committed = 0, rejected = 0;
-  struct {
-    uint64_t token;
-    fencing_status status;
-  } report;
+  struct report report;
   while (read_full(reports[0], &report, sizeof report)) {
     if (report.status == FENCING_OK) {
       REQUIRE(n_committed < sizeof committed / sizeof committed[0]);
