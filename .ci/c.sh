@@ -27,7 +27,7 @@ fi
 
 step "system packages"
 need=()
-for pkg in cmake pkg-config valgrind libjansson-dev libpq-dev g++ make; do
+for pkg in cmake pkg-config valgrind libjansson-dev libpq-dev libsqlite3-dev g++ make; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -22,7 +22,7 @@ node -e '
 
 cd bindings/node
 
-step "npm ci (dev dependencies: @napi-rs/cli, typescript, @types/node, pg)"
+step "npm ci (dev dependencies: @napi-rs/cli, typescript, @types/node, pg, better-sqlite3 12)"
 npm ci --no-audit --no-fund
 
 step "build the addon (napi build --platform --release)"

@@ -575,6 +575,21 @@ void fencing_rejection_list_free(struct fencing_rejection_list *list);
 void fencing_string_free(char *text);
 
 /**
+ * Maps an SQLite error message to fencing's status: a rejection of the
+ * `fencing_check` view (the message starts with the code and a colon,
+ * `"STALE_TOKEN: ..."`, from `sqlite3_errmsg(db)`) returns its status
+ * (`FENCING_STALE_TOKEN`, `FENCING_SEQUENCE_OUT_OF_ORDER` or
+ * `FENCING_INVALID_ARGUMENT`) and records it for `fencing_last_error` on
+ * this thread. The message carries no details (docs/sqlite.md): the scope
+ * and token are the ones the caller passed, so `scope` is empty and the
+ * numbers are neutral. Any other message returns `FENCING_OK` and leaves
+ * the last error alone: it is not one of fencing's.
+ * `FENCING_NULL_PARAMETER` when `message` is NULL, `FENCING_INVALID_UTF8`
+ * when it is not UTF-8.
+ */
+fencing_status fencing_error_from_sqlite(const char *message);
+
+/**
  * Maps an error the PostgreSQL server raised to fencing's status: a
  * SQLSTATE of class `FN` (`"FN001"`, from `PQresultErrorField(res,
  * PG_DIAG_SQLSTATE)`) returns its status (`FENCING_STALE_TOKEN`, ...) and

@@ -16,6 +16,12 @@
 //! The parent tells the workers what to run over pipes and times the wall
 //! clock from the command to the last worker's answer.
 //!
+//! One line fences the user's own table with plain SQL (docs/sqlite.md): an
+//! insert into the `fencing_check` view and the user's UPDATE in one
+//! `BEGIN IMMEDIATE` transaction, beside the classic `UPDATE ... WHERE
+//! fencing_token <= ?`, both through rusqlite on the same file (the
+//! library's `fencing.db`, table `user_state`), one row per worker.
+//!
 //! Each line runs several rounds; each round alternates the library and its
 //! baseline in chunks so that both meet the same disk weather (fsync times
 //! swing widely), and prints the median rate of each, their ratio and the
@@ -113,6 +119,11 @@ struct Worker<'c> {
     fenced_update: Statement<'c>,
     raise_fence: Statement<'c>,
     upsert: Statement<'c>,
+    /// The user's own connection on the library's file, and its statements.
+    user: &'c Connection,
+    user_check: Statement<'c>,
+    user_update: Statement<'c>,
+    user_classic: Statement<'c>,
     batches: [Vec<Op>; 3],
 }
 
@@ -123,7 +134,7 @@ fn batch_of(n: usize) -> Vec<Op> {
 }
 
 impl<'c> Worker<'c> {
-    fn new(id: usize, dir: &Path, raw: &'c Connection) -> Worker<'c> {
+    fn new(id: usize, dir: &Path, raw: &'c Connection, user: &'c Connection) -> Worker<'c> {
         let store = Store::open(&format!("sqlite:{}", dir.join("fencing.db").display())).unwrap();
         let scope = write_scope(id);
         let token = store.next_token(&scope).unwrap();
@@ -162,6 +173,19 @@ impl<'c> Worker<'c> {
                      version = version + 1",
                 )
                 .unwrap(),
+            user_check: user
+                .prepare("INSERT INTO fencing_check (scope, token) VALUES (?1, ?2)")
+                .unwrap(),
+            user_update: user
+                .prepare("UPDATE user_state SET body = ?1, fencing_token = ?2 WHERE id = ?3")
+                .unwrap(),
+            user_classic: user
+                .prepare(
+                    "UPDATE user_state SET body = ?1, fencing_token = ?2 \
+                     WHERE id = ?3 AND fencing_token <= ?2",
+                )
+                .unwrap(),
+            user,
             batches: [batch_of(1), batch_of(10), batch_of(100)],
             store,
             raw,
@@ -195,6 +219,26 @@ impl<'c> Worker<'c> {
                     let n = self
                         .fenced_update
                         .execute(params![&value(i)[..], self.token.get() as i64, &self.row])
+                        .unwrap();
+                    assert_eq!(n, 1);
+                }
+                ("user", true) => {
+                    // The check and the user's UPDATE, one transaction.
+                    self.user.execute_batch("BEGIN IMMEDIATE").unwrap();
+                    self.user_check
+                        .execute(params![&self.row, USER_TOKEN])
+                        .unwrap();
+                    let n = self
+                        .user_update
+                        .execute(params![&value(i)[..], USER_TOKEN, self.id as i64])
+                        .unwrap();
+                    assert_eq!(n, 1);
+                    self.user.execute_batch("COMMIT").unwrap();
+                }
+                ("user", false) => {
+                    let n = self
+                        .user_classic
+                        .execute(params![&value(i)[..], USER_TOKEN, self.id as i64])
                         .unwrap();
                     assert_eq!(n, 1);
                 }
@@ -265,6 +309,10 @@ impl<'c> Worker<'c> {
 
 const BATCHES: [usize; 3] = [1, 10, 100];
 
+/// The token both sides of the `user` line present: equal to the fence (or
+/// the row's token) every time, so every write is accepted and commits.
+const USER_TOKEN: i64 = 1;
+
 fn batch_index(what: &str) -> usize {
     match what {
         "batch1" => 0,
@@ -281,7 +329,8 @@ fn worker_main(spec: &str) {
     let id: usize = id.parse().unwrap();
     let dir = Path::new(dir);
     let raw = raw_connection(&dir.join("raw.db"));
-    let mut worker = Worker::new(id, dir, &raw);
+    let user = raw_connection(&dir.join("fencing.db"));
+    let mut worker = Worker::new(id, dir, &raw, &user);
     // The raw side's token for this row matches the library's.
     let n = raw
         .execute(
@@ -503,6 +552,18 @@ fn setup(dir: &Path) {
         .unwrap();
     }
     raw.execute_batch("COMMIT").unwrap();
+    // The user's own table, in the library's file.
+    let user = raw_connection(&dir.join("fencing.db"));
+    user.execute_batch(
+        "CREATE TABLE user_state (id INTEGER PRIMARY KEY, body BLOB,
+                                  fencing_token INTEGER NOT NULL);",
+    )
+    .unwrap();
+    for w in 0..MAX_WORKERS {
+        user.execute("INSERT INTO user_state VALUES (?1, NULL, 0)", [w as i64])
+            .unwrap();
+    }
+    drop(user);
     // The library's scopes exist too (a first acquisition creates a row).
     let store = Store::open(&format!("sqlite:{}", dir.join("fencing.db").display())).unwrap();
     for w in 0..MAX_WORKERS {
@@ -577,9 +638,23 @@ fn main() {
                         WHERE report_id = ? AND fencing_token <= ?",
         ops,
     };
+    // The user's own table fenced with the view, beside the classic
+    // conditional UPDATE, on the same file.
+    let user = Spec {
+        group_line: "user UPDATE fenced by fencing_check",
+        what: "user",
+        base: ("user", false),
+        unit: "w/s",
+        per_call: 1.0,
+        goal,
+        baseline_name: "UPDATE user_state SET body = ?, fencing_token = ? \
+                        WHERE id = ? AND fencing_token <= ? (same file)",
+        ops,
+    };
     for processes in [1, MAX_WORKERS] {
         bench.compare(&acquire, processes);
         bench.compare(&put, processes);
+        bench.compare(&user, processes);
     }
 
     // Stale writes: rejected, nothing committed (one process).

@@ -69,6 +69,22 @@ export declare function errorFromSqlstate(sqlstate: string, detail?: string | nu
  */
 export declare function fromPostgresError(err: unknown): FencingError | null
 
+/**
+ * The error an SQLite error message stands for when the `fencing_check`
+ * view raised it (`'STALE_TOKEN: ...'`): StaleTokenError,
+ * SequenceOutOfOrderError or InvalidArgumentError, with neutral details
+ * (the message carries none); null for any other message. Returned, not thrown.
+ */
+export declare function errorFromSqliteMessage(message: string): FencingError | null
+
+/**
+ * The fencing error an SQLite driver's error carries (better-sqlite3,
+ * `node:sqlite`: the message in `message`), or null when it is not a
+ * rejection of the `fencing_check` view: for `INSERT INTO fencing_check
+ * (scope, token) VALUES (?, ?)` in your own transaction (docs/sqlite.md).
+ */
+export declare function fromSqliteError(err: unknown): FencingError | null
+
 /** Opens the store a URL names: `sqlite:PATH`, `memory:`, options in the query (`?clock=manual`). */
 export declare function open(url: string): Promise<Store>
 

@@ -353,6 +353,35 @@ function fromPostgresError(err) {
   return errorFromSqlstate(err.code, typeof err.detail === 'string' ? err.detail : null)
 }
 
+/**
+ * The error an SQLite error message stands for when the `fencing_check`
+ * view raised it (`'STALE_TOKEN: ...'`, docs/sqlite.md): StaleTokenError,
+ * SequenceOutOfOrderError or InvalidArgumentError, with neutral details
+ * (the message carries none); `null` for any other message. Returned, not
+ * thrown. The mapping is the core's.
+ */
+function errorFromSqliteMessage(message) {
+  let e
+  try {
+    e = native.errorFromSqliteMessage(message)
+  } catch (err) {
+    throw fencingError(err)
+  }
+  return e === null ? null : fencingError(e)
+}
+
+/**
+ * The fencing error an SQLite driver's error carries (better-sqlite3's
+ * SqliteError and `node:sqlite`'s errors: the message in `message`), or
+ * `null` when it is not a rejection of the `fencing_check` view. For
+ * `INSERT INTO fencing_check (scope, token) VALUES (?, ?)` run in the
+ * caller's own transaction.
+ */
+function fromSqliteError(err) {
+  if (err === null || typeof err !== 'object' || typeof err.message !== 'string') return null
+  return errorFromSqliteMessage(err.message)
+}
+
 module.exports = {
   open,
   Store,
@@ -360,6 +389,8 @@ module.exports = {
   parseToken,
   errorFromSqlstate,
   fromPostgresError,
+  errorFromSqliteMessage,
+  fromSqliteError,
   MAX_TOKEN: native.MAX_TOKEN,
   FencingError,
   StaleTokenError,

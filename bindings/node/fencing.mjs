@@ -9,6 +9,8 @@ export const {
   parseToken,
   errorFromSqlstate,
   fromPostgresError,
+  errorFromSqliteMessage,
+  fromSqliteError,
   MAX_TOKEN,
   FencingError,
   StaleTokenError,

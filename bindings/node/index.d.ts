@@ -106,6 +106,13 @@ export interface Entry {
 }
 
 /**
+ * The error an SQLite error message stands for when the `fencing_check`
+ * view raised it (`'STALE_TOKEN: ...'`), with neutral details (the message
+ * carries none); `null` for any other message. Returned, not thrown.
+ */
+export declare function errorFromSqliteMessage(message: string): Error | null
+
+/**
  * The error a PostgreSQL error's SQLSTATE (`'FN001'`) and DETAIL (JSON;
  * `null`/`undefined` for none) describe, with its details as properties;
  * `null` for a SQLSTATE that is not fencing's. Returned, not thrown.

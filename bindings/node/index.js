@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeKeepAlive = nativeBinding.NativeKeepAlive
 module.exports.NativeStore = nativeBinding.NativeStore
+module.exports.errorFromSqliteMessage = nativeBinding.errorFromSqliteMessage
 module.exports.errorFromSqlstate = nativeBinding.errorFromSqlstate
 module.exports.MAX_TOKEN = nativeBinding.MAX_TOKEN
 module.exports.open = nativeBinding.open

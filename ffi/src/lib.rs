@@ -16,6 +16,7 @@
 mod args;
 mod boundary;
 mod results;
+mod sqlite_check;
 mod sqlstate;
 mod status;
 mod store;
@@ -26,6 +27,7 @@ pub use boundary::{
     fencing_error, fencing_last_error, fencing_last_error_message, fencing_status_name,
 };
 pub use results::*;
+pub use sqlite_check::fencing_error_from_sqlite;
 pub use sqlstate::fencing_error_from_sqlstate;
 pub use status::fencing_status;
 pub use store::*;

@@ -8,6 +8,8 @@ import {
   FencingError,
   StaleTokenError,
   LeaseLostError,
+  fromSqliteError,
+  errorFromSqliteMessage,
   type Entry,
   type Lease,
   type Receipt,
@@ -71,6 +73,13 @@ export async function report(url: string): Promise<string | null> {
   // @ts-expect-error: a token is not a boolean
   await store.claim('report', { token: true })
   console.log(asNumber)
+
+  // An SQLite driver's error from the fencing_check view, typed (docs/sqlite.md).
+  const fromDriver: FencingError | null = fromSqliteError(new Error('STALE_TOKEN: ...'))
+  const fromText: FencingError | null = errorFromSqliteMessage('SEQUENCE_OUT_OF_ORDER: ...')
+  console.log(fromDriver instanceof StaleTokenError, fromText?.code)
+  // @ts-expect-error: the message is a string
+  errorFromSqliteMessage(42)
 
   await store.close()
   return entry === null ? null : entry.value.toString('utf8')

@@ -13,6 +13,7 @@ mod convert;
 mod errors;
 mod keepalive;
 mod run;
+mod sqlite_check;
 mod sqlstate;
 mod store;
 mod types;
@@ -21,6 +22,7 @@ use napi::bindgen_prelude::{Unknown, *};
 use napi_derive::napi;
 
 pub use keepalive::NativeKeepAlive;
+pub use sqlite_check::error_from_sqlite_message;
 pub use sqlstate::error_from_sqlstate;
 pub use store::NativeStore;
 

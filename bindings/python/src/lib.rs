@@ -17,6 +17,8 @@ mod errors;
 #[cfg(feature = "python")]
 mod keepalive;
 #[cfg(feature = "python")]
+mod sqlite_check;
+#[cfg(feature = "python")]
 mod sqlstate;
 #[cfg(feature = "python")]
 mod store;
@@ -31,6 +33,8 @@ mod _native {
 
     #[pymodule_export]
     use crate::keepalive::KeepAlive;
+    #[pymodule_export]
+    use crate::sqlite_check::error_from_sqlite_message;
     #[pymodule_export]
     use crate::sqlstate::error_from_sqlstate;
     #[pymodule_export]

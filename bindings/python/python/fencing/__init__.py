@@ -51,11 +51,13 @@ from ._native import (
     ScopeStatus,
     Store,
     __version__,
+    error_from_sqlite_message,
     error_from_sqlstate,
     open,
     parse_token,
 )
 from ._postgres import from_postgres_error
+from ._sqlite import from_sqlite_error
 
 __all__ = [
     "MAX_BATCH_OPS",
@@ -87,8 +89,10 @@ __all__ = [
     "TokenExhaustedError",
     "VersionMismatchError",
     "__version__",
+    "error_from_sqlite_message",
     "error_from_sqlstate",
     "from_postgres_error",
+    "from_sqlite_error",
     "open",
     "parse_token",
 ]

@@ -12,6 +12,7 @@ from ._errors import FencingError
 
 __all__ = [
     "KeepAlive",
+    "error_from_sqlite_message",
     "error_from_sqlstate",
     "open",
     "parse_token",
@@ -55,6 +56,13 @@ def parse_token(text: str) -> int:
 def error_from_sqlstate(sqlstate: str, detail: Optional[str] = None) -> Optional[FencingError]:
     """The fencing exception a PostgreSQL error's SQLSTATE (``"FN001"``) and
     DETAIL (JSON) describe, or None for a SQLSTATE that is not fencing's."""
+
+def error_from_sqlite_message(message: str) -> Optional[FencingError]:
+    """The fencing exception an SQLite error message stands for when the
+    ``fencing_check`` view raised it (``"STALE_TOKEN: ..."``):
+    ``StaleTokenError``, ``SequenceError`` or ``InvalidArgumentError``, with
+    neutral details (the message carries none); None for any other message.
+    Returned, not raised."""
 
 @final
 class Lease:
