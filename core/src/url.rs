@@ -98,6 +98,9 @@ pub struct PostgresTarget {
     pub call_timeout: Duration,
     pub tls: Tls,
     pub pooler: Pooler,
+    /// `sync_replication=required`: a token only once a synchronous standby
+    /// confirmed its commit (docs/postgres.md, "Replication and failover").
+    pub sync_replication: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -195,6 +198,11 @@ pub fn parse(url: &str) -> Result<Target> {
             Some("transaction") => Pooler::Transaction,
             Some(v) => return Err(bad_value("pooler", v, "none or transaction")),
         };
+        let sync_replication = match query.take("sync_replication") {
+            None | Some("off") => false,
+            Some("required") => true,
+            Some(v) => return Err(bad_value("sync_replication", v, "off or required")),
+        };
         let tls = tls_options(&mut query)?;
         // Every other option is the driver's (connect_timeout, hostaddr, ...).
         let rest = query.rest();
@@ -210,6 +218,7 @@ pub fn parse(url: &str) -> Result<Target> {
             call_timeout,
             tls,
             pooler,
+            sync_replication,
         })
     } else {
         return Err(Error::invalid(format!(

@@ -66,6 +66,33 @@ impl Bed {
         assert!(status.success(), "pg-replicas {args:?}");
     }
 
+    /// Cancels the first backend found waiting for a synchronous standby.
+    fn cancel_sync_wait(&self) {
+        let mut c = self
+            .primary
+            .parse::<postgres::Config>()
+            .unwrap()
+            .connect(postgres::NoTls)
+            .unwrap();
+        let start = Instant::now();
+        loop {
+            let cancelled = c
+                .query(
+                    "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'",
+                    &[],
+                )
+                .unwrap();
+            if !cancelled.is_empty() {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(2),
+                "no commit waits for the standby"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Waits until the standby has replayed everything the primary wrote.
     fn caught_up(&self) {
         let mut c = self
@@ -128,7 +155,7 @@ fn tokens_across_a_failover() {
     let mode = std::env::var("FENCING_FAILOVER_MODE").unwrap_or_else(|_| "async".into());
     let sync = mode == "sync";
     let options = if sync {
-        "&call_timeout_ms=2000&sync_replication=required"
+        "&call_timeout_ms=3000&sync_replication=required"
     } else {
         "&call_timeout_ms=2000"
     };
@@ -139,7 +166,19 @@ fn tokens_across_a_failover() {
     bed.caught_up();
     bed.ctl(&["partition", "1"]);
     let mut during = Vec::new();
-    for _ in 0..5 {
+    if sync {
+        // The first call's wait for the standby is cancelled (as a client's
+        // timeout or an operator's pg_cancel_backend does): PostgreSQL then
+        // answers success with a WARNING, the commit being local only.
+        let s = store.clone();
+        let call = std::thread::spawn(move || s.next_token("job"));
+        bed.cancel_sync_wait();
+        let answer = call.join().unwrap();
+        let err = answer.expect_err("a commit no standby confirmed was handed out");
+        assert_eq!(err.code(), ErrorCode::Backend, "{err}");
+        assert!(err.to_string().contains("synchronous"), "{err}");
+    }
+    for _ in 0..if sync { 4 } else { 5 } {
         match store.next_token("job") {
             Ok(t) => {
                 *ledger.0.entry(t.get()).or_default() += 1;
@@ -166,8 +205,24 @@ fn tokens_across_a_failover() {
         let moved = bounded_retry(|| store.failover());
         assert!(moved >= 1);
     }
+    // The promoted standby runs alone until another joins it (the bed
+    // clears its synchronous_standby_names), so a store that requires a
+    // synchronous standby refuses it, as it should: the clients after the
+    // failover run without the option.
+    let after_store = if sync {
+        Store::open(&format!("{}&call_timeout_ms=3000", bed.multi)).unwrap()
+    } else {
+        store.clone()
+    };
+    if sync {
+        let refused = bounded_refusal(|| store.next_token("job"));
+        assert!(
+            refused.to_string().contains("no synchronous standby"),
+            "{refused}"
+        );
+    }
     let after: Vec<u64> = (0..10)
-        .map(|_| bounded_retry(|| store.next_token("job")).get())
+        .map(|_| bounded_retry(|| after_store.next_token("job")).get())
         .collect();
     for t in &after {
         *ledger.0.entry(*t).or_default() += 1;
@@ -184,6 +239,22 @@ fn tokens_across_a_failover() {
         );
     } else {
         assert_eq!(ledger.twice(), 0, "{mode}: a token was handed out twice");
+    }
+}
+
+/// The error a store gives once the dead primary's connections are gone.
+fn bounded_refusal<T: std::fmt::Debug>(
+    mut f: impl FnMut() -> fencing::Result<T>,
+) -> fencing::Error {
+    let start = Instant::now();
+    loop {
+        let err = f().expect_err("the store must refuse a primary without a synchronous standby");
+        if err.to_string().contains("no synchronous standby")
+            || start.elapsed() > Duration::from_secs(60)
+        {
+            return err;
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

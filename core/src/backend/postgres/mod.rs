@@ -5,6 +5,7 @@
 //! Rejections come back as SQLSTATEs of class `FN` (see `crate::sqlstate`).
 
 mod deadline;
+mod notices;
 mod pool;
 mod runtime;
 mod session;
@@ -207,6 +208,7 @@ impl Postgres {
             config,
             tls::connector(&target.tls)?,
             target.pooler == Pooler::None,
+            target.sync_replication,
             target.pool_size,
             target.call_timeout,
         )?;

@@ -17,6 +17,7 @@ use tokio_postgres::{Client, Config, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::deadline::wait;
+use super::notices::{self, Warnings};
 use super::runtime::Runtime;
 use super::{session, tls, to_error};
 use crate::error::{Error, Result};
@@ -28,6 +29,8 @@ pub(crate) struct Conn {
     statements: Vec<Option<Statement>>,
     /// The task that drives the socket, on the backend's runtime.
     socket: AbortHandle,
+    /// What the server warned about during the current call.
+    warnings: Warnings,
 }
 
 impl Conn {
@@ -72,6 +75,9 @@ pub(crate) struct Pool {
     /// Pin the session's settings on connect (not behind a transaction
     /// pooler, where they would stay on a server connection others share).
     pin_session: bool,
+    /// `sync_replication=required`: refuse a server without synchronous
+    /// standbys, and a commit it warned about (`notices.rs`).
+    sync_replication: bool,
     size: usize,
     /// Each call's deadline (`call_timeout_ms`).
     call_timeout: Duration,
@@ -87,6 +93,7 @@ impl Pool {
         config: Config,
         tls: MakeRustlsConnect,
         pin_session: bool,
+        sync_replication: bool,
         size: usize,
         call_timeout: Duration,
     ) -> Result<Pool> {
@@ -94,6 +101,7 @@ impl Pool {
             config,
             tls,
             pin_session,
+            sync_replication,
             size,
             call_timeout,
             state: Mutex::new(State {
@@ -121,10 +129,21 @@ impl Pool {
     ) -> Result<T> {
         let deadline = Instant::now() + self.call_timeout;
         let mut conn = self.checkout(deadline)?;
+        conn.warnings.take();
         let Some(out) = wait(f(&mut conn), deadline) else {
             self.discard_one(conn);
             return Err(self.timed_out(what));
         };
+        if let (true, Some(warning)) = (self.sync_replication, conn.warnings.take()) {
+            // Committed locally, perhaps not on any standby: a promoted
+            // standby may not have it, so it is no answer to hand on.
+            self.discard_one(conn);
+            return Err(Error::Backend(format!(
+                "postgres: {what}: the server warned \"{warning}\"; with \
+                 sync_replication=required a commit no synchronous standby confirmed is a \
+                 failure: the outcome is unknown"
+            )));
+        }
         if conn.client.is_closed() || matches!(&out, Err(e) if is_connection_failure(e)) {
             self.discard(conn);
         } else {
@@ -200,8 +219,9 @@ impl Pool {
         let task = runtime.spawn(async move {
             let (client, connection) = config.connect(tls).await?;
             // The socket task ends when the client is dropped, or is aborted.
-            let socket = tokio::spawn(connection).abort_handle();
-            Ok::<_, tokio_postgres::Error>((client, socket))
+            let warnings = Warnings::default();
+            let socket = tokio::spawn(notices::drive(connection, warnings.clone())).abort_handle();
+            Ok::<_, tokio_postgres::Error>((client, socket, warnings))
         });
         let abort = task.abort_handle();
         let connected = match wait(task, deadline) {
@@ -215,13 +235,20 @@ impl Pool {
             Some(Err(e)) => return Err(Error::Backend(format!("postgres: connect task: {e}"))),
             Some(Ok(connected)) => connected,
         };
-        let (client, socket) =
+        let (client, socket, warnings) =
             connected.map_err(|e| tls::explain(&e).map_or_else(|| to_error(&e), Error::Backend))?;
         let conn = Conn {
             client,
             statements: Vec::new(),
             socket,
+            warnings,
         };
+        if self.sync_replication {
+            if let Err(e) = self.require_standbys(&conn, deadline) {
+                conn.kill();
+                return Err(e);
+            }
+        }
         if !self.pin_session {
             return Ok(conn);
         }
@@ -234,6 +261,29 @@ impl Pool {
             Some(Err(e)) => Err(to_error(&e)),
             Some(Ok(())) => Ok(conn),
         }
+    }
+
+    /// With `sync_replication=required`, a server that would commit without
+    /// waiting for a standby is refused: a misconfiguration fails loudly
+    /// instead of silently handing out tokens only one server has.
+    fn require_standbys(&self, conn: &Conn, deadline: Instant) -> Result<()> {
+        let names = wait(
+            conn.client
+                .query_one("SELECT current_setting('synchronous_standby_names')", &[]),
+            deadline,
+        )
+        .ok_or_else(|| self.timed_out("connecting"))?
+        .map_err(|e| to_error(&e))?;
+        let names: String = names.get(0);
+        if names.trim().is_empty() {
+            return Err(Error::Backend(
+                "postgres: sync_replication=required, but the server has no synchronous \
+                 standby (synchronous_standby_names is empty): set it on the primary, or \
+                 drop the option"
+                    .into(),
+            ));
+        }
+        Ok(())
     }
 
     fn checkin(&self, conn: Conn) {
@@ -342,7 +392,15 @@ mod tests {
             client_cert: None,
         })
         .unwrap();
-        let pool = Pool::new(Config::new(), tls, true, 1, Duration::from_millis(50)).unwrap();
+        let pool = Pool::new(
+            Config::new(),
+            tls,
+            true,
+            false,
+            1,
+            Duration::from_millis(50),
+        )
+        .unwrap();
         pool.lock().open = 1;
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
