@@ -45,6 +45,11 @@
 #define FENCING_MAX_TOKEN 9223372036854775807
 
 /**
+ * How far `fencing_failover` moves every counter, fence and floor: 2^40.
+ */
+#define FENCING_FAILOVER_STEP 1099511627776
+
+/**
  * Scope names: 1..=256 bytes of UTF-8.
  */
 #define FENCING_MAX_SCOPE_BYTES 256
@@ -784,6 +789,15 @@ fencing_status fencing_scope_status(const struct fencing_store *store,
 fencing_status fencing_retire(const struct fencing_store *store,
                               const char *scope,
                               bool *out_retired);
+
+/**
+ * The failover step: run once on a new primary promoted from an
+ * asynchronous standby (or a restored backup) before anything else uses it.
+ * Every counter, fence and floor moves `FENCING_FAILOVER_STEP` tokens up and
+ * every lease ends, so no earlier token is accepted or issued again. Writes
+ * the number of scopes moved to `*out_scopes`.
+ */
+fencing_status fencing_failover(const struct fencing_store *store, uint64_t *out_scopes);
 
 /**
  * Moves a manual clock (`?clock=manual`) forward by `ms`;

@@ -238,6 +238,10 @@ class Store {
     try { return await this.#native.status(scope) } catch (e) { throw fencingError(e) }
   }
 
+  async failover() {
+    try { return await this.#native.failover() } catch (e) { throw fencingError(e) }
+  }
+
   async retire(scope) {
     try { return await this.#native.retire(scope) } catch (e) { throw fencingError(e) }
   }

@@ -54,6 +54,12 @@ export declare class NativeStore {
   fenceOf(scope: string): Promise<bigint>
   status(scope: string): Promise<ScopeStatus>
   retire(scope: string): Promise<boolean>
+  /**
+   * The failover step: run once on a new primary promoted from an
+   * asynchronous standby (or a restored backup) before anything else uses
+   * it; resolves to the number of scopes moved.
+   */
+  failover(): Promise<bigint>
   /** Moves a manual clock (`?clock=manual`) forward. */
   advanceClock(ms: number): Promise<void>
   metrics(): MetricsSnapshot

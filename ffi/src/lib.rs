@@ -46,6 +46,8 @@ pub const FENCING_VERSION_PATCH: u32 = 0;
 /// The greatest token, 2^63-1. Tokens are `1..=FENCING_MAX_TOKEN`; 0 means
 /// "none yet" and is never issued or accepted.
 pub const FENCING_MAX_TOKEN: u64 = 9_223_372_036_854_775_807;
+/// How far `fencing_failover` moves every counter, fence and floor: 2^40.
+pub const FENCING_FAILOVER_STEP: u64 = 1_099_511_627_776;
 /// Scope names: 1..=256 bytes of UTF-8.
 pub const FENCING_MAX_SCOPE_BYTES: usize = 256;
 /// Holder labels: 1..=256 bytes of UTF-8.
@@ -68,6 +70,7 @@ pub const FENCING_TOKEN_TEXT_CAPACITY: usize = 20;
 const _: () = {
     use fencing::limits;
     assert!(FENCING_MAX_TOKEN == fencing::Token::MAX.get());
+    assert!(FENCING_FAILOVER_STEP == fencing::FAILOVER_STEP);
     assert!(FENCING_MAX_SCOPE_BYTES == limits::MAX_SCOPE_BYTES);
     assert!(FENCING_MAX_HOLDER_BYTES == limits::MAX_HOLDER_BYTES);
     assert!(FENCING_MAX_KEY_BYTES == limits::MAX_KEY_BYTES);

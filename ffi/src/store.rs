@@ -413,6 +413,24 @@ pub extern "C" fn fencing_retire(
     })
 }
 
+/// The failover step: run once on a new primary promoted from an
+/// asynchronous standby (or a restored backup) before anything else uses it.
+/// Every counter, fence and floor moves `FENCING_FAILOVER_STEP` tokens up and
+/// every lease ends, so no earlier token is accepted or issued again. Writes
+/// the number of scopes moved to `*out_scopes`.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_failover(
+    store: *const fencing_store,
+    out_scopes: *mut u64,
+) -> fencing_status {
+    boundary(|| {
+        let store = self::store(store)?;
+        let out = args::out(out_scopes, "out_scopes")?;
+        out.set(store.failover()?);
+        Ok(())
+    })
+}
+
 /// Moves a manual clock (`?clock=manual`) forward by `ms`;
 /// INVALID_ARGUMENT on any other clock.
 #[unsafe(no_mangle)]

@@ -227,6 +227,16 @@ static void test_leases(void) {
   fencing_fence old = {.token = 1};
   fencing_receipt r;
   CHECK_STATUS(FENCING_STALE_TOKEN, fencing_put(s, "w", "k", NULL, 0, &old, &r));
+  /* The failover step: every earlier token stale, new ones above the step. */
+  uint64_t moved = 0, next = 0;
+  CHECK_OK(fencing_failover(s, &moved));
+  CHECK(moved >= 1);
+  CHECK_STATUS(FENCING_STALE_TOKEN, fencing_put(s, "w", "k", NULL, 0, &old, &r));
+  CHECK_OK(fencing_fence_of(s, "never-seen", &fence));
+  CHECK_U64(fence, FENCING_FAILOVER_STEP);
+  CHECK_OK(fencing_next_token(s, "never-seen", &next));
+  CHECK_U64(next, FENCING_FAILOVER_STEP + 1);
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_failover(s, NULL));
   fencing_store_free(s);
 }
 

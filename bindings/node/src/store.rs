@@ -508,6 +508,14 @@ impl NativeStore {
         )
     }
 
+    /// The failover step: run once on a new primary promoted from an
+    /// asynchronous standby (or a restored backup) before anything else uses
+    /// it; resolves to the number of scopes moved.
+    #[napi(catch_unwind, ts_return_type = "Promise<bigint>")]
+    pub fn failover<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, u64>> {
+        self.call(env, || Ok(()), |s, ()| s.failover(), |n| n)
+    }
+
     /// Moves a manual clock (`?clock=manual`) forward.
     #[napi(
         catch_unwind,

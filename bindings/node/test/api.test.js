@@ -195,3 +195,17 @@ test('versions agree: package.json, Cargo workspace', () => {
   const workspaceVersion = cargo.match(/\[workspace\.package\][^[]*?\nversion = "([^"]+)"/)[1]
   assert.equal(pkg.version, workspaceVersion)
 })
+
+test('failover: every earlier token is stale, new ones start 2^40 above', async () => {
+  const store = await open('memory:')
+  try {
+    const t = await store.nextToken('s')
+    await store.put('s', 'k', 'v', { token: t })
+    assert.equal(await store.failover(), 1n)
+    await assert.rejects(store.put('s', 'k', 'late', { token: t }), { code: 'STALE_TOKEN' })
+    assert.equal(await store.nextToken('s'), t + (1n << 40n) + 1n)
+    assert.equal(await store.fenceOf('never-seen'), 1n << 40n)
+  } finally {
+    await store.close()
+  }
+})

@@ -476,6 +476,15 @@ impl Store {
         py.detach(|| self.inner.retire(&scope)).py(py)
     }
 
+    /// The failover step: run once on a new primary promoted from an
+    /// asynchronous standby (or a restored backup) before anything else uses
+    /// it. Every counter, fence and floor moves ``FAILOVER_STEP`` tokens up
+    /// and every lease ends, so no earlier token is accepted or issued
+    /// again. Returns the number of scopes moved.
+    fn failover(&self, py: Python<'_>) -> PyResult<u64> {
+        py.detach(|| self.inner.failover()).py(py)
+    }
+
     /// Moves a manual clock (``?clock=manual``) forward by ``by`` seconds
     /// (or a timedelta): for tests.
     fn advance_clock(&self, py: Python<'_>, by: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -364,3 +364,14 @@ def test_open_errors(tmp_path: pathlib.Path) -> None:
     with pytest.raises(fencing.BackendError):
         fencing.open(f"sqlite:{not_sqlite}")
     assert not_sqlite.read_bytes() == b"this is not a database file, just text" * 100
+
+
+def test_failover_makes_every_earlier_token_stale(sqlite_url: str) -> None:
+    with fencing.open(sqlite_url) as store:
+        t = store.next_token("s")
+        store.put("s", "k", b"v", token=t)
+        assert store.failover() == 1
+        with pytest.raises(fencing.StaleTokenError):
+            store.put("s", "k", b"late", token=t)
+        assert store.next_token("s") == t + fencing.FAILOVER_STEP + 1
+        assert store.fence_of("never-seen") == fencing.FAILOVER_STEP

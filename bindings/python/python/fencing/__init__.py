@@ -34,6 +34,7 @@ from ._errors import (
     VersionMismatchError,
 )
 from ._native import (
+    FAILOVER_STEP,
     MAX_BATCH_OPS,
     MAX_HOLDER_BYTES,
     MAX_KEY_BYTES,
@@ -66,6 +67,7 @@ __all__ = [
     "MAX_LIST_LIMIT",
     "MAX_SCOPE_BYTES",
     "MAX_TOKEN",
+    "FAILOVER_STEP",
     "MAX_VALUE_BYTES",
     "BackendError",
     "ClosedError",

@@ -25,6 +25,7 @@ __all__ = [
     "Receipt",
     "ScopeStatus",
     "MAX_TOKEN",
+    "FAILOVER_STEP",
     "MAX_SCOPE_BYTES",
     "MAX_HOLDER_BYTES",
     "MAX_KEY_BYTES",
@@ -39,6 +40,7 @@ _Bytes = Union[bytes, bytearray, memoryview]
 
 __version__: Final[str]
 MAX_TOKEN: Final[int]
+FAILOVER_STEP: Final[int]
 MAX_SCOPE_BYTES: Final[int]
 MAX_HOLDER_BYTES: Final[int]
 MAX_KEY_BYTES: Final[int]
@@ -267,6 +269,7 @@ class Store:
     def fence_of(self, scope: str) -> int: ...
     def status(self, scope: str) -> ScopeStatus: ...
     def retire(self, scope: str) -> bool: ...
+    def failover(self) -> int: ...
     def advance_clock(self, by: _Seconds) -> None: ...
     def metrics(self) -> Dict[str, Any]: ...
     def metrics_text(self) -> str: ...

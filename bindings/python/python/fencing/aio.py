@@ -377,6 +377,10 @@ class Store:
         """The scope's counter, fence, live lease and number of entries."""
         return await _run(self._store.status, scope)
 
+    async def failover(self) -> int:
+        """The failover step (see ``Store.failover``); the scopes moved."""
+        return await _run(self._store.failover)
+
     async def retire(self, scope: str) -> bool:
         """Drops a scope with no live lease and no entries."""
         return await _run(self._store.retire, scope)
