@@ -886,3 +886,22 @@ fn race(label: &str, url: &str, dir: tempfile::TempDir) -> tempfile::TempDir {
     assert!(figures.acquires >= 50, "too few leases: {figures:?}");
     dir
 }
+
+/// The same race through PgBouncer in transaction mode (docs/postgres.md,
+/// "Poolers"): 8 processes, each a connection of its own, over a server
+/// pool of 3.
+#[test]
+fn processes_race_through_pgbouncer() {
+    let Some(bouncer) = support::pgbouncer_test_url() else {
+        return;
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("fencing-race-")
+        .tempdir()
+        .unwrap();
+    let url = format!(
+        "{bouncer}?schema={}&pooler=transaction&pool_size=1",
+        support::fresh_schema("bouncerrace")
+    );
+    race("pgbouncer_processes", &url, dir);
+}

@@ -367,3 +367,57 @@ def test_tls_refusals_say_why_and_hide_the_password(pg_schema: str) -> None:
             fencing.open(f"{with_password}?{query}&schema={pg_schema}")
         assert says in str(info.value)
         assert password not in str(info.value)
+
+
+# ----- PgBouncer in transaction mode (scripts/pgbouncer) -----
+
+
+def bouncer_url() -> str:
+    """PgBouncer's URL; skipped without it, failed when FENCING_REQUIRE_PG=1."""
+    url = os.environ.get("FENCING_TEST_PGBOUNCER_URL", "")
+    if url:
+        return url
+    if os.environ.get("FENCING_REQUIRE_PG") == "1":
+        pytest.fail(
+            "FENCING_REQUIRE_PG=1 but FENCING_TEST_PGBOUNCER_URL is not set: "
+            "run under scripts/pgbouncer run",
+            pytrace=False,
+        )
+    pytest.skip("no PgBouncer: run the tests under `scripts/pgbouncer run -- ...`")
+
+
+def test_check_in_a_psycopg_transaction_through_pgbouncer(pg_schema: str) -> None:
+    """docs/postgres.md, "Poolers": the store with ?pooler=transaction, and
+    psycopg with prepare_threshold=None (no named statements), both through
+    PgBouncer in transaction mode; a stale check rolls the user's UPDATE
+    back, a current one commits."""
+    pg = need_psycopg()
+    url = bouncer_url()
+    store = fencing.open(f"{url}?schema={pg_schema}&pooler=transaction&clock=manual")
+    try:
+        a = store.acquire(SCOPE, holder="worker-a", ttl=datetime.timedelta(seconds=1))
+        store.advance_clock(datetime.timedelta(seconds=2))
+        b = store.acquire(SCOPE, holder="worker-b", ttl=datetime.timedelta(seconds=30))
+        with pg.connect(url, autocommit=True, prepare_threshold=None) as conn:
+            conn.execute(
+                sql.SQL("CREATE TABLE {}.report (id int PRIMARY KEY, body text NOT NULL)").format(
+                    sql.Identifier(pg_schema)
+                )
+            )
+            conn.execute(
+                sql.SQL("INSERT INTO {}.report VALUES (1, 'v0')").format(sql.Identifier(pg_schema))
+            )
+            for _ in range(10):  # more than psycopg's default threshold of 5
+                with pytest.raises(pg.Error) as caught:
+                    with conn.transaction():
+                        conn.execute(update_sql(pg_schema), ("by A",))
+                        conn.execute(check_sql(pg_schema), (SCOPE, a.token))
+                assert isinstance(fencing.from_postgres_error(caught.value), fencing.StaleTokenError)
+                assert body(conn, pg_schema) == "v0"
+            with conn.transaction():
+                conn.execute(check_sql(pg_schema), (SCOPE, b.token))
+                conn.execute(update_sql(pg_schema), ("by B",))
+            assert body(conn, pg_schema) == "by B"
+        assert store.fence_of(SCOPE) == b.token
+    finally:
+        store.close()

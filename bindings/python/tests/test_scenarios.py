@@ -389,6 +389,19 @@ def test_scenario_postgres(path: pathlib.Path, pg_url: str) -> None:
     run_scenario(path, pg_url)
 
 
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_scenario_postgres_over_tls(path: pathlib.Path, pg_schema: str) -> None:
+    # The TLS-only server (scripts/pg-tls), verified against its test CA.
+    url = os.environ.get("FENCING_TEST_PG_TLS_URL", "")
+    cert_dir = os.environ.get("FENCING_TEST_PG_TLS_DIR", "")
+    if not (url and cert_dir):
+        if os.environ.get("FENCING_REQUIRE_PG") == "1":
+            pytest.fail("FENCING_REQUIRE_PG=1 but the TLS server is not set up", pytrace=False)
+        pytest.skip("no TLS server: run the tests under `scripts/pg-tls run -- ...`")
+    ca = pathlib.Path(cert_dir) / "ca.crt"
+    run_scenario(path, f"{url}?schema={pg_schema}&sslmode=verify-full&sslrootcert={ca}")
+
+
 # ----- the runner itself must be able to fail -----
 
 
