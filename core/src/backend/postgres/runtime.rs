@@ -16,14 +16,15 @@ use crate::error::{Error, Result};
 pub(crate) struct Runtime {
     handle: Handle,
     /// Dropping it ends the runtime thread, and with it every connection.
-    _stop: oneshot::Sender<()>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Runtime {
     pub fn start() -> Result<Runtime> {
         let (stop, stopped) = oneshot::channel::<()>();
         let (ready, handle) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("fencing-postgres".into())
             .spawn(move || {
                 let rt = match tokio::runtime::Builder::new_current_thread()
@@ -47,7 +48,8 @@ impl Runtime {
             .map_err(|e| Error::Backend(format!("postgres: cannot start its runtime: {e}")))?;
         Ok(Runtime {
             handle,
-            _stop: stop,
+            stop: Some(stop),
+            thread: Some(thread),
         })
     }
 
@@ -57,5 +59,19 @@ impl Runtime {
         F::Output: Send + 'static,
     {
         self.handle.spawn(future)
+    }
+}
+
+impl Drop for Runtime {
+    /// Stops the runtime and waits for its thread, which closes every
+    /// connection and ends at once: nothing it allocated outlives the store
+    /// (a process that exits right after sees no thread still running).
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            if thread.thread().id() != std::thread::current().id() {
+                let _ = thread.join();
+            }
+        }
     }
 }
