@@ -32,6 +32,19 @@
 //!    carrying the put's token. No value at all is a `lost-write` when M is
 //!    a put and no delete above M may have happened. Acknowledged writes to a
 //!    key with no successful final read are `unverified-write`.
+//!    After a lossy failover (an asynchronous standby promoted), a put or
+//!    delete acknowledged inside its window (completed after `from`, invoked
+//!    before `end`) counts as indeterminate here, and only here: the old
+//!    primary may have acknowledged it without the standby ever receiving
+//!    it, which is the server's durability, not fencing's promise. Rules 1,
+//!    2, 3, 5 and 6 still see every acknowledged operation: a token issued
+//!    twice or a stale write accepted across a failover is reported.
+//! 7. `token-without-standby`: after a failover that is not lossy (a
+//!    synchronous standby), no issuance invoked after the standby was cut
+//!    off (`cut`) and completed before the primary crashed (`ts`) returned a
+//!    token: no standby can have confirmed its commit. Issuances that
+//!    returned a token in such a window, lossy or not, are counted
+//!    (`partition_tokens`).
 //! 5. `paused-write-accepted`: a process paused for longer than the TTL
 //!    (`pause`..`resume` longer than `ttl_ms`) whose next write with the
 //!    token it acquired before the pause (the first put/claim/delete it invoked
@@ -86,6 +99,12 @@ pub struct Report {
     pub pauses: u64,
     pub kills: u64,
     pub restarts: u64,
+    /// Standbys promoted (`failover` records).
+    pub failovers: u64,
+    /// Puts and deletes acknowledged inside a lossy failover's window.
+    pub lossy_writes: u64,
+    /// Tokens returned while a failover's standby was cut off (rule 7).
+    pub partition_tokens: u64,
     /// Pauses longer than the TTL.
     pub paused_past_ttl: u64,
     /// Of those, the ones after which rule 5 demanded a rejection.
@@ -209,6 +228,9 @@ pub fn check(records: &[Record]) -> Report {
     let mut index: HashMap<(String, u64), usize> = HashMap::new();
     let mut pauses: Vec<(String, u64)> = Vec::new();
     let mut resumes: Vec<(String, u64, u64)> = Vec::new();
+    let mut lossy: Vec<(u64, u64)> = Vec::new();
+    // (cut, crash, lossy) per failover.
+    let mut partitions: Vec<(u64, u64, bool)> = Vec::new();
     for r in records {
         match r {
             Record::Meta {
@@ -278,6 +300,20 @@ pub fn check(records: &[Record]) -> Report {
             },
             Record::Kill { .. } => report.kills += 1,
             Record::Restart { .. } => report.restarts += 1,
+            Record::Failover {
+                from,
+                cut,
+                ts,
+                end,
+                lossy: l,
+                ..
+            } => {
+                report.failovers += 1;
+                partitions.push((*cut, *ts, *l));
+                if *l {
+                    lossy.push((*from, *end));
+                }
+            }
         }
     }
 
@@ -331,7 +367,8 @@ pub fn check(records: &[Record]) -> Report {
             .collect();
         newer.insert(scope, Timeline::new(items));
     }
-    check_final_reads(&ops, &mut report);
+    check_final_reads(&ops, &lossy, &mut report);
+    check_partitions(&ops, &partitions, &mut report);
     if let Some(ttl_ms) = ttl_ms {
         check_pauses(&ops, &resumes, ttl_ms, &newer, &mut report);
     }
@@ -542,7 +579,17 @@ fn check_lives(ops: &[Op], idx: &[usize], report: &mut Report) {
     }
 }
 
-fn check_final_reads(ops: &[Op], report: &mut Report) {
+fn check_final_reads(ops: &[Op], lossy: &[(u64, u64)], report: &mut Report) {
+    // Acknowledged, but maybe on an old primary only (see rule 4).
+    let maybe_lost = |op: &Op| {
+        op.completed()
+            .is_some_and(|d| lossy.iter().any(|&(from, end)| d > from && op.invoke < end))
+    };
+    report.lossy_writes = ops
+        .iter()
+        .filter(|o| matches!(o.kind, OpKind::Put | OpKind::Delete) && o.ok().is_some())
+        .filter(|o| maybe_lost(o))
+        .count() as u64;
     // (scope, key) -> puts and deletes
     let mut puts: BTreeMap<(&str, &str), Vec<usize>> = BTreeMap::new();
     let mut by_value: HashMap<&str, usize> = HashMap::new();
@@ -571,7 +618,7 @@ fn check_final_reads(ops: &[Op], report: &mut Report) {
         let acked = list
             .iter()
             .copied()
-            .filter(|&i| ops[i].ok().is_some())
+            .filter(|&i| ops[i].ok().is_some() && !maybe_lost(&ops[i]))
             .max_by_key(|&i| order(&ops[i]));
         let Some(read) = finals.get(&(*scope, *key)) else {
             if let Some(a) = acked {
@@ -655,6 +702,31 @@ fn check_final_reads(ops: &[Op], report: &mut Report) {
                     ),
                 });
             }
+        }
+    }
+}
+
+/// Rule 7.
+fn check_partitions(ops: &[Op], partitions: &[(u64, u64, bool)], report: &mut Report) {
+    for op in ops.iter().filter(|o| o.kind.issues() && o.p != "final") {
+        let (Some(t), Some(done)) = (op.ok().and_then(|r| r.token), op.completed()) else {
+            continue;
+        };
+        let Some(&(_, _, lossy)) = partitions
+            .iter()
+            .find(|&&(cut, crash, _)| op.invoke > cut && done < crash)
+        else {
+            continue;
+        };
+        report.partition_tokens += 1;
+        if !lossy {
+            report.violations.push(Violation {
+                rule: "token-without-standby",
+                detail: format!(
+                    "{} returned {t} while the synchronous standby was cut off",
+                    op.name()
+                ),
+            });
         }
     }
 }

@@ -12,6 +12,7 @@
 //! | `pause` / `resume` | nemesis | `p`, `ts`: `pause` is written once the process is stopped, `resume` just before `SIGCONT`, so the process was stopped for all of `[pause.ts, resume.ts]` |
 //! | `kill` | nemesis | `p`, `ts` (after `SIGKILL`, once reaped) |
 //! | `restart` | nemesis | `ts`, `end` (server crash + start) |
+//! | `failover` | nemesis | `from` (every commit acknowledged before it is on the standby), `cut` (the standby cut off), `ts` (the old primary crashed), `end` (the new primary open to clients), `lossy` (asynchronous: commits acknowledged after `from` may be gone), `step` (the failover step ran before `end`) |
 //!
 //! An `invoke` without an `ok`/`fail` is indeterminate: the process died
 //! during the call, which may or may not have taken effect.
@@ -150,6 +151,15 @@ pub enum Record {
         ts: u64,
         end: u64,
     },
+    /// A standby promoted after the primary crashed (`--replicas`).
+    Failover {
+        from: u64,
+        cut: u64,
+        ts: u64,
+        end: u64,
+        lossy: bool,
+        step: bool,
+    },
 }
 
 fn put_opt<T: Into<Value>>(m: &mut Map<String, Value>, k: &str, v: Option<T>) {
@@ -212,6 +222,15 @@ impl Record {
             Record::Resume { p, ts } => json!({"ev": "resume", "p": p, "ts": ts}),
             Record::Kill { p, ts } => json!({"ev": "kill", "p": p, "ts": ts}),
             Record::Restart { ts, end } => json!({"ev": "restart", "ts": ts, "end": end}),
+            Record::Failover {
+                from,
+                cut,
+                ts,
+                end,
+                lossy,
+                step,
+            } => json!({"ev": "failover", "from": from, "cut": cut, "ts": ts, "end": end,
+                         "lossy": lossy, "step": step}),
         }
     }
 
@@ -282,6 +301,14 @@ impl Record {
             "restart" => Record::Restart {
                 ts: u("ts")?,
                 end: u("end")?,
+            },
+            "failover" => Record::Failover {
+                from: u("from")?,
+                cut: u("cut")?,
+                ts: u("ts")?,
+                end: u("end")?,
+                lossy: v["lossy"].as_bool().ok_or("failover needs lossy")?,
+                step: v["step"].as_bool().ok_or("failover needs step")?,
             },
             other => return Err(format!("unknown event {other:?}: {line}")),
         })

@@ -1,7 +1,9 @@
 //! `torture`: N worker processes on M scopes of one store, churn workers
 //! that create, retire and re-create a few short-lived scopes, a nemesis that
 //! pauses them past their TTL (SIGSTOP/SIGCONT), kills them (SIGKILL, then
-//! respawns) and, with `--pg-dir`, crashes and restarts the PostgreSQL server;
+//! respawns) and, with `--pg-dir`, crashes and restarts the PostgreSQL server,
+//! or, with `--replicas`, fails a replicated one over (partition a standby,
+//! crash the primary, promote the standby, rejoin the old primary);
 //! then a final read and the history checker. One summary line; exit 1 on
 //! any violation. See tests/torture/README.md.
 
@@ -14,10 +16,11 @@ use fencing_torture::history::{Call, OpKind, Record, Returned, Writer};
 use fencing_torture::{checker, history, now_ns};
 
 mod churn;
+mod failover;
 
 const USAGE: &str = "usage: torture [--url URL] [--workers N] [--scopes M] [--duration 60s] \
 [--max-ops N] [--ttl-ms MS] [--churn N] [--churn-scopes K] [--history FILE] [--pg-dir DIR] \
-[--seed N] [--no-nemesis]
+[--replicas DIR [--failovers N] [--failover-step]] [--seed N] [--no-nemesis]
        torture check HISTORY";
 
 /// Keys each scope's holders write.
@@ -35,6 +38,9 @@ struct Options {
     churn_scopes: usize,
     history: Option<PathBuf>,
     pg_dir: Option<PathBuf>,
+    replicas: Option<PathBuf>,
+    failovers: u32,
+    failover_step: bool,
     seed: u64,
     nemesis: bool,
 }
@@ -67,6 +73,9 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         churn_scopes: 2,
         history: None,
         pg_dir: None,
+        replicas: None,
+        failovers: 3,
+        failover_step: false,
         seed: now_ns(),
         nemesis: true,
     };
@@ -88,11 +97,17 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--churn-scopes" => o.churn_scopes = num(val()?)?.clamp(1, 1000) as usize,
             "--history" => o.history = Some(PathBuf::from(val()?)),
             "--pg-dir" => o.pg_dir = Some(PathBuf::from(val()?)),
+            "--replicas" => o.replicas = Some(PathBuf::from(val()?)),
+            "--failovers" => o.failovers = num(val()?)?.min(100) as u32,
+            "--failover-step" => o.failover_step = true,
             "--seed" => o.seed = num(val()?)?,
             "--no-nemesis" => o.nemesis = false,
             "-h" | "--help" => return Err(USAGE.to_owned()),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
+    }
+    if o.replicas.is_some() && o.pg_dir.is_some() {
+        return Err("--replicas and --pg-dir: one server nemesis at a time".into());
     }
     Ok(o)
 }
@@ -148,19 +163,28 @@ fn print_violations(report: &checker::Report) {
     if report.violations.len() > 50 {
         eprintln!("... and {} more", report.violations.len() - 50);
     }
+    let mut by_rule = std::collections::BTreeMap::new();
+    for v in &report.violations {
+        *by_rule.entry(v.rule).or_insert(0) += 1;
+    }
+    if !by_rule.is_empty() {
+        let counts: Vec<String> = by_rule.iter().map(|(r, n)| format!("{r}={n}")).collect();
+        eprintln!("torture: violations by rule: {}", counts.join(" "));
+    }
 }
 
 fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -> String {
     format!(
-        "torture: backend={backend} operations={} pauses={} kills={} restarts={} violations={} \
+        "torture: backend={backend} operations={} pauses={} kills={} restarts={} failovers={} violations={} \
          tokens_issued={} duplicates={} retires_accepted={} retires_refused={} lives={} \
          (time={}, retires_empty={}, retires_unknown={}, accepted_writes={}, stale_rejections={}, \
          indeterminate={}, paused_past_ttl={}, paused_then_rejected={}, \
-         pauses_without_takeover={}, final_reads={})",
+         pauses_without_takeover={}, final_reads={}, lossy_writes={}, partition_tokens={})",
         r.operations,
         r.pauses,
         r.kills,
         r.restarts,
+        r.failovers,
         r.violations.len(),
         r.tokens_issued,
         r.duplicates,
@@ -177,6 +201,8 @@ fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -
         r.pauses_with_takeover,
         r.pauses_without_takeover,
         r.final_reads,
+        r.lossy_writes,
+        r.partition_tokens,
     )
 }
 
@@ -369,6 +395,16 @@ fn run(o: &Options) -> Result<bool, String> {
     let ttl = Duration::from_millis(o.ttl_ms);
     let mut next_action = Instant::now() + Duration::from_millis(200);
     let mut next_restart = Instant::now() + Duration::from_secs(5 + rng.below(10));
+    let replicas = o
+        .replicas
+        .as_ref()
+        .map(|dir| failover::Replicas::new(dir, o.failover_step))
+        .transpose()?;
+    let mut failovers_done = 0;
+    let failover_at =
+        |k: u32| started + o.duration.mul_f64(f64::from(k + 1) / f64::from(o.failovers + 1));
+    // The old primary rejoining in the background.
+    let mut rejoining: Option<std::thread::JoinHandle<Result<(), String>>> = None;
 
     // The nemesis.
     while Instant::now() < plan.deadline {
@@ -397,6 +433,17 @@ fn run(o: &Options) -> Result<bool, String> {
                     let (id, role, inc) = (w.id, w.role, w.incarnation + 1);
                     crew.0[i] = spawn(&plan, id, role, inc, rng.next())?;
                 }
+            }
+        }
+        if let Some(r) = &replicas {
+            let due = o.nemesis && failovers_done < o.failovers && now >= failover_at(failovers_done);
+            if due && rejoining.as_ref().is_none_or(|h| h.is_finished()) {
+                if let Some(h) = rejoining.take() {
+                    h.join().map_err(|_| "the rejoin panicked")??;
+                }
+                rejoining = Some(r.failover(&mut log)?);
+                failovers_done += 1;
+                continue;
             }
         }
         if !o.nemesis || now < next_action {
@@ -498,6 +545,9 @@ fn run(o: &Options) -> Result<bool, String> {
         }
     }
     drop(crew);
+    if let Some(h) = rejoining.take() {
+        h.join().map_err(|_| "the rejoin panicked")??;
+    }
 
     // The final read, as process "final".
     let store = open_retrying(&url, Duration::from_secs(30))?;
@@ -556,6 +606,12 @@ fn run(o: &Options) -> Result<bool, String> {
         "{}",
         summary_line(backend_name(&url), Some(started.elapsed()), &report)
     );
+    if replicas.is_some() && o.nemesis && failovers_done < o.failovers {
+        return Err(format!(
+            "only {failovers_done} of {} failovers fit in --duration",
+            o.failovers
+        ));
+    }
     Ok(ok)
 }
 
@@ -573,7 +629,7 @@ fn open_retrying(url: &str, patience: Duration) -> Result<Store, String> {
     }
 }
 
-fn append(log: &mut Writer, record: &Record) -> Result<(), String> {
+pub(crate) fn append(log: &mut Writer, record: &Record) -> Result<(), String> {
     log.append(record)
         .map_err(|e| format!("writing the history: {e}"))
 }

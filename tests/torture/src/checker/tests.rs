@@ -534,3 +534,76 @@ fn a_deleted_key_reads_back_empty() {
         vec![]
     );
 }
+
+/// Token 1 acknowledged (replicated), then the standby cut off: token 2
+/// issued and its put acknowledged by the old primary only; the primary
+/// crashes, the standby is promoted (the failover record, `lossy` as
+/// given) and, without the step, hands out token 2 again.
+fn across_a_failover(lossy: bool, reissued: u64, read: Option<(&str, u64)>) -> Report {
+    let failover = format!(
+        r#"{{"ev":"failover","from":15,"cut":18,"ts":40,"end":50,"lossy":{lossy},"step":false}}"#
+    );
+    let reissue = format!(r#"{{"ev":"ok","p":"w3.0","n":1,"ts":61,"token":{reissued}}}"#);
+    run(&lines(&[
+        META,
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":11,"token":1}"#,
+        r#"{"ev":"invoke","p":"w1.0","n":2,"ts":12,"op":"put","scope":"s","key":"a","token":1,"seq":1,"value":"one"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":2,"ts":13,"version":1}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":1,"ts":20,"op":"acquire","scope":"s"}"#,
+        r#"{"ev":"ok","p":"w2.0","n":1,"ts":21,"token":2}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":2,"ts":22,"op":"put","scope":"s","key":"a","token":2,"seq":1,"value":"two"}"#,
+        r#"{"ev":"ok","p":"w2.0","n":2,"ts":23,"version":2}"#,
+        &failover,
+        r#"{"ev":"invoke","p":"w3.0","n":1,"ts":60,"op":"acquire","scope":"s"}"#,
+        &reissue,
+        r#"{"ev":"invoke","p":"final","n":1,"ts":99,"op":"get","scope":"s","key":"a"}"#,
+        &final_read(read),
+    ]))
+}
+
+#[test]
+fn a_lossy_failover_excuses_lost_writes_but_not_reissued_tokens() {
+    // With the step: the new primary's token is far above; "two" is gone,
+    // which asynchronous replication allows.
+    let r = across_a_failover(true, 1 << 40, Some(("one", 1)));
+    assert_eq!(r.violations, vec![]);
+    assert_eq!((r.failovers, r.lossy_writes, r.partition_tokens), (1, 1, 1));
+    // Without the step: token 2 handed out twice, whatever the window says.
+    let r = across_a_failover(true, 2, Some(("one", 1)));
+    assert_eq!(rules(&r), ["duplicate-token"]);
+    assert_eq!(r.duplicates, 1);
+    // Token 2 again, or an older one, after token 2 was told: not increasing.
+    assert_eq!(
+        rules(&across_a_failover(true, 1, Some(("one", 1)))),
+        ["duplicate-token", "token-not-increasing"]
+    );
+    // Synchronous (not lossy): token 2 came back while the standby was
+    // cut off, and its acknowledged write must survive.
+    assert_eq!(
+        rules(&across_a_failover(false, 1 << 40, Some(("one", 1)))),
+        ["lost-write", "token-without-standby"]
+    );
+    assert_eq!(
+        rules(&across_a_failover(false, 1 << 40, Some(("two", 2)))),
+        ["token-without-standby"]
+    );
+}
+
+#[test]
+fn a_synchronous_failover_returns_no_token_while_the_standby_is_cut_off() {
+    // The issuance invoked after the cut fails (BACKEND, outcome unknown);
+    // one invoked before it may complete after it (the standby had it).
+    let r = run(&lines(&[
+        META,
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"next_token","scope":"s"}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":1,"ts":20,"op":"next_token","scope":"s"}"#,
+        r#"{"ev":"ok","p":"w1.0","n":1,"ts":21,"token":1}"#,
+        r#"{"ev":"fail","p":"w2.0","n":1,"ts":39,"code":"BACKEND"}"#,
+        r#"{"ev":"failover","from":5,"cut":15,"ts":40,"end":50,"lossy":false,"step":false}"#,
+        r#"{"ev":"invoke","p":"w2.0","n":2,"ts":60,"op":"next_token","scope":"s"}"#,
+        r#"{"ev":"ok","p":"w2.0","n":2,"ts":61,"token":2}"#,
+    ]));
+    assert_eq!(r.violations, vec![]);
+    assert_eq!((r.failovers, r.partition_tokens, r.indeterminate), (1, 0, 1));
+}

@@ -1,0 +1,141 @@
+//! The failover nemesis (`--replicas DIR`), on a `scripts/pg-replicas` bed:
+//! the standby is cut off (its walreceiver stopped) while the workers carry
+//! on, so that the primary acknowledges commits the standby never gets
+//! (asynchronous), or cannot acknowledge any (synchronous); then the primary
+//! crashes, the standby is promoted and the old primary rejoins as its
+//! standby. With `--failover-step` the new primary is promoted closed to
+//! clients (read-only by default, which target_session_attrs=read-write
+//! passes by), the failover step runs on it, and only then is it opened: as
+//! a failover manager's hook must, before any client can take a token there.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fencing::{Error, Store};
+use fencing_torture::history::{Record, Writer};
+use fencing_torture::now_ns;
+
+/// How long the standby stays cut off before the primary crashes: long
+/// enough for the workers to be handed many tokens the standby never sees,
+/// shorter than the calls' timeout (so that no synchronous commit's wait is
+/// given up, which would make it visible on the old primary alone).
+const PARTITION: Duration = Duration::from_millis(800);
+
+/// The step's connection overrides the closed node's default.
+const STEP_OPTIONS: &str = "options=-c%20default_transaction_read_only%3Doff";
+
+#[derive(Clone)]
+pub struct Replicas {
+    ctl: PathBuf,
+    dir: PathBuf,
+    step: bool,
+    /// Asynchronous standbys: acknowledged commits may be lost.
+    lossy: bool,
+}
+
+impl Replicas {
+    pub fn new(dir: &Path, step: bool) -> Result<Replicas, String> {
+        let ctl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-replicas");
+        let mode = std::fs::read_to_string(dir.join("mode"))
+            .map_err(|e| format!("{}: not a pg-replicas bed ({e})", dir.display()))?;
+        Ok(Replicas {
+            ctl,
+            dir: dir.to_owned(),
+            step,
+            lossy: mode.trim() == "async",
+        })
+    }
+
+    /// `pg-replicas VERB DIR ARGS...`; its output.
+    fn ctl(&self, verb: &str, args: &[&str]) -> Result<String, String> {
+        let out = Command::new("bash")
+            .arg(&self.ctl)
+            .arg(verb)
+            .arg(&self.dir)
+            .args(args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("{}: {e}", self.ctl.display()))?;
+        if !out.status.success() {
+            return Err(format!("pg-replicas {verb} {args:?} failed: {}", out.status));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    }
+
+    /// One failover, recorded. The old primary (and any other standby)
+    /// then rejoins as the new one's standby, in the background: the
+    /// returned handle says how that went (wait for it before the next
+    /// failover, and before the final read).
+    pub fn failover(
+        &self,
+        log: &mut Writer,
+    ) -> Result<std::thread::JoinHandle<Result<(), String>>, String> {
+        let old = self.ctl("primary", &[])?;
+        let nodes = std::fs::read_to_string(self.dir.join("nodes")).map_err(|e| e.to_string())?;
+        let nodes: Vec<&str> = nodes.split_whitespace().collect();
+        let new = *nodes
+            .iter()
+            .find(|n| **n != old)
+            .ok_or("pg-replicas bed without a standby")?;
+        let from = now_ns();
+        self.ctl("catch-up", &[])?;
+        self.ctl("partition", &[new])?;
+        let cut = now_ns();
+        std::thread::sleep(PARTITION);
+        let ts = now_ns();
+        self.ctl("crash-primary", &[])?;
+        if self.step {
+            self.ctl("promote", &[new, "--closed"])?;
+            let moved = self.run_step(new)?;
+            self.ctl("open", &[new])?;
+            eprintln!("torture: failover to node{new}, the step moved {moved} scopes");
+        } else {
+            self.ctl("promote", &[new])?;
+            eprintln!("torture: failover to node{new}, no step");
+        }
+        crate::append(
+            log,
+            &Record::Failover {
+                from,
+                cut,
+                ts,
+                end: now_ns(),
+                lossy: self.lossy,
+                step: self.step,
+            },
+        )?;
+        let others: Vec<String> = nodes
+            .iter()
+            .filter(|n| **n != new)
+            .map(|n| n.to_string())
+            .collect();
+        let me = self.clone();
+        Ok(std::thread::spawn(move || {
+            for n in &others {
+                me.ctl("rejoin", &[n])?;
+            }
+            Ok(())
+        }))
+    }
+
+    /// The failover step on node N, the only client while it is closed.
+    fn run_step(&self, node: &str) -> Result<u64, String> {
+        let urls = self.ctl("urls", &[])?;
+        let index: usize = node.parse().map_err(|_| format!("bad node {node:?}"))?;
+        let url = urls.lines().nth(index).ok_or("pg-replicas urls: too few")?;
+        let url = format!("{url}?{STEP_OPTIONS}");
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            match Store::open(&url).and_then(|s| s.failover()) {
+                Ok(moved) => return Ok(moved),
+                Err(Error::Backend(m)) if Instant::now() < until => {
+                    eprintln!("torture: the failover step: {m}; again");
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => return Err(format!("the failover step on node{node}: {e}")),
+            }
+        }
+    }
+}
