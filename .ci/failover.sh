@@ -4,7 +4,8 @@
 # (the test must see tokens handed out twice), asynchronous with the step
 # (none twice), a synchronous standby with sync_replication=required (no
 # token returned during the partition, none twice). Each on a bed of its own,
-# since a failover changes the topology.
+# since a failover changes the topology. Then the torture harness with its
+# failover nemesis the same three ways, and Patroni under a workload.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,3 +20,72 @@ for mode in async async-step sync; do
     env FENCING_REQUIRE_REPLICAS=1 FENCING_FAILOVER_MODE="$mode" \
     cargo test --locked -q -p fencing --test failover_replicas -- --nocapture
 done
+
+# The torture harness with the failover nemesis (tests/torture): workers
+# pausing, dying and retiring scopes while the standby is cut off, the
+# primary crashes and the standby is promoted, three times a run. Without
+# the step the checker must report tokens handed out twice (exit 1 with
+# duplicates > 0: proof it sees the hole); with the step, and with a
+# synchronous standby under sync_replication=required, no violation.
+cargo build --release --locked -q -p fencing-torture
+BIN=$PWD/target/release/torture
+DURATION=${FAILOVER_TORTURE_DURATION:-30s}
+summaries=()
+failed=0
+torture_round() { # mode, bed flag, url options, torture flags...
+  local mode=$1 flag=$2 opts=$3 out status=0
+  shift 3
+  step "failover torture: $mode, $DURATION, 3 failovers"
+  out=$(mktemp)
+  # shellcheck disable=SC2016
+  bash scripts/pg-replicas run "$flag" -- bash -c \
+    '"$0" --url "$FENCING_TEST_PG_MULTI_URL$1" --replicas "$FENCING_TEST_PG_REPLICAS_DIR" --failovers 3 --duration "$2" "${@:3}"' \
+    "$BIN" "$opts" "$DURATION" "$@" | tee "$out" || status=$?
+  local line
+  line=$(grep '^torture:' "$out" | tail -n 1 || true)
+  summaries+=("$mode: $line")
+  rm -f "$out"
+  case "$mode" in
+    async)
+      # Exit 1 (violations) with tokens handed out twice, three failovers.
+      if [ "$status" != 1 ] || ! grep -q ' failovers=3 ' <<<"$line" || grep -q ' duplicates=0 ' <<<"$line"; then
+        echo "failover torture: the unprotected run must report tokens handed out twice (exit $status)"
+        failed=1
+      fi ;;
+    *)
+      if [ "$status" != 0 ] || ! grep -q ' failovers=3 violations=0 ' <<<"$line"; then
+        echo "failover torture: $mode must pass with three failovers (exit $status)"
+        failed=1
+      fi ;;
+  esac
+}
+torture_round async --async '&call_timeout_ms=2000'
+torture_round async-step --async '&call_timeout_ms=2000' --failover-step
+torture_round sync --sync '&call_timeout_ms=2000&sync_replication=required'
+
+# Patroni (scripts/patroni-bed): the leader killed under a running workload,
+# core/tests/patroni_hook.sh as on_role_change/on_start running the CLI's
+# failover step on the new master. Patroni runs as the postgres user, which
+# may not reach this checkout: the hook and the CLI go to a directory of
+# their own.
+step "failover: Patroni, the leader killed under a workload"
+cargo build --locked -q -p fencing-cli
+cargo test --locked -p fencing --test failover_patroni --no-run -q
+hooks=$(mktemp -d "${TMPDIR:-/tmp}/fencing-hook.XXXXXX")
+cp target/debug/fencing core/tests/patroni_hook.sh "$hooks/"
+chmod 755 "$hooks" "$hooks/fencing" "$hooks/patroni_hook.sh"
+if [ "$(id -u)" = 0 ]; then chown postgres: "$hooks"; fi
+out=$(mktemp)
+status=0
+FENCING_PATRONI_ON_ROLE_CHANGE=$hooks/patroni_hook.sh bash scripts/patroni-bed run -- \
+  env FENCING_REQUIRE_PATRONI=1 cargo test --locked -q -p fencing --test failover_patroni -- --nocapture \
+  | tee "$out" || status=$?
+summaries+=("patroni: $(grep '^patroni failover' "$out" | tail -n 1 || true)")
+echo "the hook's log:"
+cat "$hooks/hook.log" || true
+[ "$status" = 0 ] || { echo "failover: the Patroni test failed"; failed=1; }
+rm -rf "$hooks" "$out"
+
+step "failover: summary"
+printf '%s\n' "${summaries[@]}"
+exit "$failed"

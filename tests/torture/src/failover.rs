@@ -25,17 +25,29 @@ const PARTITION: Duration = Duration::from_millis(800);
 /// The step's connection overrides the closed node's default.
 const STEP_OPTIONS: &str = "options=-c%20default_transaction_read_only%3Doff";
 
+/// Whether and how the failover step runs on each new primary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    None,
+    /// Promoted closed, the step, then opened: what a hook must do.
+    Closed,
+    /// Promoted open, the step right after: clients that reach the new
+    /// primary first may be handed the lost tokens again (shows why the
+    /// node must stay closed).
+    Late,
+}
+
 #[derive(Clone)]
 pub struct Replicas {
     ctl: PathBuf,
     dir: PathBuf,
-    step: bool,
+    step: Step,
     /// Asynchronous standbys: acknowledged commits may be lost.
     lossy: bool,
 }
 
 impl Replicas {
-    pub fn new(dir: &Path, step: bool) -> Result<Replicas, String> {
+    pub fn new(dir: &Path, step: Step) -> Result<Replicas, String> {
         let ctl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-replicas");
         let mode = std::fs::read_to_string(dir.join("mode"))
             .map_err(|e| format!("{}: not a pg-replicas bed ({e})", dir.display()))?;
@@ -59,7 +71,10 @@ impl Replicas {
             .output()
             .map_err(|e| format!("{}: {e}", self.ctl.display()))?;
         if !out.status.success() {
-            return Err(format!("pg-replicas {verb} {args:?} failed: {}", out.status));
+            return Err(format!(
+                "pg-replicas {verb} {args:?} failed: {}",
+                out.status
+            ));
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
     }
@@ -86,14 +101,24 @@ impl Replicas {
         std::thread::sleep(PARTITION);
         let ts = now_ns();
         self.ctl("crash-primary", &[])?;
-        if self.step {
-            self.ctl("promote", &[new, "--closed"])?;
-            let moved = self.run_step(new)?;
-            self.ctl("open", &[new])?;
-            eprintln!("torture: failover to node{new}, the step moved {moved} scopes");
-        } else {
-            self.ctl("promote", &[new])?;
-            eprintln!("torture: failover to node{new}, no step");
+        match self.step {
+            Step::Closed => {
+                self.ctl("promote", &[new, "--closed"])?;
+                let moved = self.run_step(new)?;
+                self.ctl("open", &[new])?;
+                eprintln!("torture: failover to node{new}, the step moved {moved} scopes");
+            }
+            Step::Late => {
+                self.ctl("promote", &[new])?;
+                let moved = self.run_step(new)?;
+                eprintln!(
+                    "torture: failover to node{new}, open, then the step moved {moved} scopes"
+                );
+            }
+            Step::None => {
+                self.ctl("promote", &[new])?;
+                eprintln!("torture: failover to node{new}, no step");
+            }
         }
         crate::append(
             log,
@@ -103,7 +128,7 @@ impl Replicas {
                 ts,
                 end: now_ns(),
                 lossy: self.lossy,
-                step: self.step,
+                step: self.step != Step::None,
             },
         )?;
         let others: Vec<String> = nodes

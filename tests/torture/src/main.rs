@@ -20,7 +20,7 @@ mod failover;
 
 const USAGE: &str = "usage: torture [--url URL] [--workers N] [--scopes M] [--duration 60s] \
 [--max-ops N] [--ttl-ms MS] [--churn N] [--churn-scopes K] [--history FILE] [--pg-dir DIR] \
-[--replicas DIR [--failovers N] [--failover-step]] [--seed N] [--no-nemesis]
+[--replicas DIR [--failovers N] [--failover-step | --failover-step-late]] [--seed N] [--no-nemesis]
        torture check HISTORY";
 
 /// Keys each scope's holders write.
@@ -40,7 +40,7 @@ struct Options {
     pg_dir: Option<PathBuf>,
     replicas: Option<PathBuf>,
     failovers: u32,
-    failover_step: bool,
+    failover_step: failover::Step,
     seed: u64,
     nemesis: bool,
 }
@@ -75,7 +75,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         pg_dir: None,
         replicas: None,
         failovers: 3,
-        failover_step: false,
+        failover_step: failover::Step::None,
         seed: now_ns(),
         nemesis: true,
     };
@@ -99,7 +99,8 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--pg-dir" => o.pg_dir = Some(PathBuf::from(val()?)),
             "--replicas" => o.replicas = Some(PathBuf::from(val()?)),
             "--failovers" => o.failovers = num(val()?)?.min(100) as u32,
-            "--failover-step" => o.failover_step = true,
+            "--failover-step" => o.failover_step = failover::Step::Closed,
+            "--failover-step-late" => o.failover_step = failover::Step::Late,
             "--seed" => o.seed = num(val()?)?,
             "--no-nemesis" => o.nemesis = false,
             "-h" | "--help" => return Err(USAGE.to_owned()),
@@ -401,8 +402,14 @@ fn run(o: &Options) -> Result<bool, String> {
         .map(|dir| failover::Replicas::new(dir, o.failover_step))
         .transpose()?;
     let mut failovers_done = 0;
-    let failover_at =
-        |k: u32| started + o.duration.mul_f64(f64::from(k + 1) / f64::from(o.failovers + 1));
+    // Failover k at (2k+1)/(2N+1) of the run, or once the previous one's
+    // rejoin is over (each takes several seconds): the last one leaves the
+    // workers some time on the new primary.
+    let failover_at = |k: u32| {
+        started
+            + o.duration
+                .mul_f64(f64::from(2 * k + 1) / f64::from(2 * o.failovers + 1))
+    };
     // The old primary rejoining in the background.
     let mut rejoining: Option<std::thread::JoinHandle<Result<(), String>>> = None;
 
@@ -436,7 +443,8 @@ fn run(o: &Options) -> Result<bool, String> {
             }
         }
         if let Some(r) = &replicas {
-            let due = o.nemesis && failovers_done < o.failovers && now >= failover_at(failovers_done);
+            let due =
+                o.nemesis && failovers_done < o.failovers && now >= failover_at(failovers_done);
             if due && rejoining.as_ref().is_none_or(|h| h.is_finished()) {
                 if let Some(h) = rejoining.take() {
                     h.join().map_err(|_| "the rejoin panicked")??;

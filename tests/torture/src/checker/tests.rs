@@ -605,5 +605,8 @@ fn a_synchronous_failover_returns_no_token_while_the_standby_is_cut_off() {
         r#"{"ev":"ok","p":"w2.0","n":2,"ts":61,"token":2}"#,
     ]));
     assert_eq!(r.violations, vec![]);
-    assert_eq!((r.failovers, r.partition_tokens, r.indeterminate), (1, 0, 1));
+    assert_eq!(
+        (r.failovers, r.partition_tokens, r.indeterminate),
+        (1, 0, 1)
+    );
 }
