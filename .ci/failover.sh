@@ -29,22 +29,23 @@ done
 # synchronous standby under sync_replication=required, no violation.
 cargo build --release --locked -q -p fencing-torture
 BIN=$PWD/target/release/torture
-DURATION=${FAILOVER_TORTURE_DURATION:-30s}
+DURATION=${FAILOVER_TORTURE_DURATION:-24s}
 summaries=()
 failed=0
 torture_round() { # mode, bed flag, url options, torture flags...
-  local mode=$1 flag=$2 opts=$3 out status=0
+  local mode=$1 flag=$2 opts=$3 out hist status=0
   shift 3
   step "failover torture: $mode, $DURATION, 3 failovers"
   out=$(mktemp)
+  hist=$(mktemp)
   # shellcheck disable=SC2016
   bash scripts/pg-replicas run "$flag" -- bash -c \
-    '"$0" --url "$FENCING_TEST_PG_MULTI_URL$1" --replicas "$FENCING_TEST_PG_REPLICAS_DIR" --failovers 3 --duration "$2" "${@:3}"' \
-    "$BIN" "$opts" "$DURATION" "$@" | tee "$out" || status=$?
+    '"$0" --url "$FENCING_TEST_PG_MULTI_URL$1" --replicas "$FENCING_TEST_PG_REPLICAS_DIR" --failovers 3 --duration "$2" --history "$3" "${@:4}"' \
+    "$BIN" "$opts" "$DURATION" "$hist" "$@" | tee "$out" || status=$?
   local line
   line=$(grep '^torture:' "$out" | tail -n 1 || true)
   summaries+=("$mode: $line")
-  rm -f "$out"
+  rm -f "$out" "$hist"
   case "$mode" in
     async)
       # Exit 1 (violations) with tokens handed out twice, three failovers.

@@ -95,6 +95,7 @@ impl Replicas {
             .find(|n| **n != old)
             .ok_or("pg-replicas bed without a standby")?;
         let from = now_ns();
+        let began = Instant::now();
         self.ctl("catch-up", &[])?;
         self.ctl("partition", &[new])?;
         let cut = now_ns();
@@ -136,11 +137,20 @@ impl Replicas {
             .filter(|n| **n != new)
             .map(|n| n.to_string())
             .collect();
+        eprintln!(
+            "torture: node{new} open {:.1} s after the failover began",
+            began.elapsed().as_secs_f64()
+        );
         let me = self.clone();
         Ok(std::thread::spawn(move || {
+            let began = Instant::now();
             for n in &others {
                 me.ctl("rejoin", &[n])?;
             }
+            eprintln!(
+                "torture: rejoined in {:.1} s",
+                began.elapsed().as_secs_f64()
+            );
             Ok(())
         }))
     }

@@ -384,7 +384,9 @@ fn run(o: &Options) -> Result<bool, String> {
         scopes: scopes.clone(),
         churn_scopes,
         ttl_ms: o.ttl_ms,
-        deadline: started + o.duration,
+        // With failovers the run lasts until they are all done (bounded
+        // below): the parent stops the workers (SIGTERM) at its end.
+        deadline: started + o.duration * if o.replicas.is_some() { 3 } else { 1 },
         ops_per_worker: (o.max_ops / roles.len() as u64).max(1),
     };
     let mut rng = Rng::new(o.seed);
@@ -412,9 +414,23 @@ fn run(o: &Options) -> Result<bool, String> {
     };
     // The old primary rejoining in the background.
     let mut rejoining: Option<std::thread::JoinHandle<Result<(), String>>> = None;
+    // The end of the run: moved on by each failover, so that the workers
+    // have time on the last new primary too, but never past the workers'
+    // own deadline.
+    let tail = o.duration / (2 * o.failovers + 1);
+    let mut run_end = started + o.duration;
+    let hard_end = if o.replicas.is_some() {
+        plan.deadline - o.duration / 2
+    } else {
+        plan.deadline
+    };
+    let going = |run_end: Instant, failovers_done: u32| {
+        let now = Instant::now();
+        now < hard_end && (now < run_end || (replicas_wanted(o) && failovers_done < o.failovers))
+    };
 
     // The nemesis.
-    while Instant::now() < plan.deadline {
+    while going(run_end, failovers_done) {
         std::thread::sleep(Duration::from_millis(10));
         let now = Instant::now();
         // Resume the workers whose pause is over.
@@ -434,8 +450,7 @@ fn run(o: &Options) -> Result<bool, String> {
         // Respawn the workers that ended early (max ops reached: not respawned).
         for i in 0..crew.0.len() {
             if let Ok(Some(status)) = crew.0[i].child.try_wait() {
-                if !status.success() && Instant::now() + Duration::from_millis(500) < plan.deadline
-                {
+                if !status.success() && Instant::now() + Duration::from_millis(500) < run_end {
                     let w = &crew.0[i];
                     let (id, role, inc) = (w.id, w.role, w.incarnation + 1);
                     crew.0[i] = spawn(&plan, id, role, inc, rng.next())?;
@@ -451,6 +466,7 @@ fn run(o: &Options) -> Result<bool, String> {
                 }
                 rejoining = Some(r.failover(&mut log)?);
                 failovers_done += 1;
+                run_end = run_end.max(Instant::now() + tail);
                 continue;
             }
         }
@@ -532,9 +548,13 @@ fn run(o: &Options) -> Result<bool, String> {
         }
     }
 
-    // Stop: resume the paused, give everyone a moment to finish its call,
-    // then kill what is left (its call in flight stays indeterminate).
+    // Stop: resume the paused, ask everyone to stop after its call, give
+    // them a moment, then kill what is left (its call in flight stays
+    // indeterminate).
     for w in &mut crew.0 {
+        if w.child.try_wait().ok().flatten().is_none() {
+            signal(&w.child, libc::SIGTERM);
+        }
         if w.paused_until.take().is_some() {
             append(
                 &mut log,
@@ -715,8 +735,19 @@ impl Session {
     }
 
     fn done(&self) -> bool {
-        self.n >= self.max_ops
+        self.n >= self.max_ops || STOP.load(std::sync::atomic::Ordering::Relaxed)
     }
+}
+
+/// Set by SIGTERM: the parent's end of the run.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_sigterm(_: libc::c_int) {
+    STOP.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn replicas_wanted(o: &Options) -> bool {
+    o.replicas.is_some() && o.nemesis
 }
 
 /// `torture worker ROLE URL HISTORY NAME SCOPES TTL_MS RUN_MS MAX_OPS SEED`
@@ -727,6 +758,8 @@ fn worker(args: &[String]) -> Result<(), String> {
     // Die with the parent, whatever happens to it.
     // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag on this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+    unsafe { libc::signal(libc::SIGTERM, on_sigterm as *const () as libc::sighandler_t) };
     let num = |s: &str| {
         s.parse::<u64>()
             .map_err(|_| format!("worker: bad number {s:?}"))
