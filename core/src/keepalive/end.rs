@@ -96,6 +96,12 @@ impl LeaseEnd {
         self.work
     }
 
+    /// The same verdict for work that ended as `work`: for a face whose
+    /// lease was ended early (an explicit release) before the work did.
+    pub fn with_work(self, work: WorkOutcome) -> LeaseEnd {
+        LeaseEnd { work, ..self }
+    }
+
     /// The rule for "the work failed and the lease was lost": the loss wins,
     /// and the work's error is attached to it as its cause. True exactly
     /// then; when the lease was released the work's own outcome stands.

@@ -323,7 +323,11 @@ fn finish(holds: &mut Holds, step: &Value) -> Result<Result<Value, Value>, Strin
     let work = match step["work"].as_str() {
         Some("ok") => WorkOutcome::Ok,
         Some("failed") => WorkOutcome::Failed,
-        other => return Err(format!("\"work\" must be \"ok\" or \"failed\", not {other:?}")),
+        other => {
+            return Err(format!(
+                "\"work\" must be \"ok\" or \"failed\", not {other:?}"
+            ))
+        }
     };
     let guard = holds
         .0
