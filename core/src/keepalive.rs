@@ -23,7 +23,8 @@ use crate::store::Store;
 use crate::token::Token;
 use crate::types::Lease;
 
-pub(crate) type OnLost = Box<dyn Fn(&Error) + Send + Sync>;
+/// A loss callback: called once, on the guard's own thread.
+pub type OnLost = Box<dyn Fn(&Error) + Send + Sync>;
 
 struct State {
     lease: Lease,

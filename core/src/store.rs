@@ -208,7 +208,7 @@ impl Store {
         holder: &str,
         ttl: Duration,
         timeout: Option<Duration>,
-        on_lost: Option<Box<dyn Fn(&Error) + Send + Sync>>,
+        on_lost: Option<crate::OnLost>,
     ) -> Result<crate::LeaseGuard> {
         self.lease_guard(scope, holder, ttl, timeout, on_lost)
     }
