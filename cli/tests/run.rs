@@ -304,4 +304,3 @@ fn a_loss_found_only_at_release_ends_the_run_with_lease_lost() {
     // The other holder's lease is untouched.
     assert_eq!(env.status("job")["lease"]["holder"], "other");
 }
-

@@ -252,7 +252,7 @@ impl NativeStore {
             env,
             inline && timeout.is_none(),
             move || {
-                let on_lost = callback.map(|tsfn| -> Box<dyn Fn(&fencing::Error) + Send + Sync> {
+                let on_lost = callback.map(|tsfn| -> fencing::OnLost {
                     Box::new(move |e| {
                         let tsfn = tsfn.lock().unwrap_or_else(PoisonError::into_inner);
                         tsfn.call(e.clone(), ThreadsafeFunctionCallMode::NonBlocking);
