@@ -197,6 +197,13 @@ typedef uint32_t fencing_status;
 typedef struct fencing_entry fencing_entry;
 
 /**
+ * A lease held alive in the background. Made by `fencing_hold_start`, ended and
+ * freed by `fencing_hold_finish` (or `fencing_hold_free`). Any thread may
+ * call `fencing_hold_check` and `fencing_hold_lease` on it at once.
+ */
+typedef struct fencing_hold fencing_hold;
+
+/**
  * One page of a scope's keys, owned by the caller until `fencing_page_free`.
  */
 typedef struct fencing_page fencing_page;
@@ -277,6 +284,37 @@ typedef struct fencing_error {
 } fencing_error;
 
 /**
+ * Called once, on the hold's own keep-alive thread (not the caller's),
+ * when the lease is lost: `status` is why (LEASE_LOST, CLOSED or BACKEND),
+ * `user_data` what `fencing_hold_start` was given. It must return promptly and
+ * must not finish or free the hold; set a flag, and let the thread doing
+ * the work call `fencing_hold_check` or `fencing_hold_finish`. Never called
+ * once `fencing_hold_finish` has returned.
+ */
+typedef void (*fencing_on_lost)(fencing_status status, void *user_data);
+
+/**
+ * A lease: permission with a deadline.
+ */
+typedef struct fencing_lease {
+  uint64_t token;
+  uint64_t ttl_ms;
+  /**
+   * Time left when the store produced this value, on the store's own
+   * clock (client clock skew does not distort it).
+   */
+  uint64_t remaining_ms;
+  /**
+   * The expiry as wall-clock time, milliseconds since the Unix epoch.
+   */
+  uint64_t expires_at_ms;
+  /**
+   * The holder label, NUL-terminated UTF-8.
+   */
+  char holder[FENCING_HOLDER_CAPACITY];
+} fencing_lease;
+
+/**
  * One rejected fenced operation (STALE_TOKEN or SEQUENCE_OUT_OF_ORDER).
  * Strings are NUL-terminated UTF-8 owned by the list they came from.
  */
@@ -309,27 +347,6 @@ typedef struct fencing_rejection {
    */
   uint64_t at_ms;
 } fencing_rejection;
-
-/**
- * A lease: permission with a deadline.
- */
-typedef struct fencing_lease {
-  uint64_t token;
-  uint64_t ttl_ms;
-  /**
-   * Time left when the store produced this value, on the store's own
-   * clock (client clock skew does not distort it).
-   */
-  uint64_t remaining_ms;
-  /**
-   * The expiry as wall-clock time, milliseconds since the Unix epoch.
-   */
-  uint64_t expires_at_ms;
-  /**
-   * The holder label, NUL-terminated UTF-8.
-   */
-  char holder[FENCING_HOLDER_CAPACITY];
-} fencing_lease;
 
 /**
  * What a write (or a checked read) presents. Zero-initialise it and set
@@ -504,6 +521,61 @@ fencing_status fencing_last_error_message(char *buf, size_t len, size_t *out_n);
  * storage; never NULL, never freed.
  */
 const char *fencing_status_name(uint32_t status);
+
+/**
+ * Acquires the scope's lease for `holder` (waiting up to `timeout_ms` of
+ * real time when it is not 0, as `fencing_acquire_wait` does) and keeps it
+ * alive until `fencing_hold_finish`; writes the new hold to `*out_hold`.
+ * `on_lost` (may be NULL) is called with `user_data` on the keep-alive
+ * thread if the lease is lost (see `fencing_on_lost`); `user_data` must be
+ * usable from that thread. The hold keeps the store open for itself: the
+ * store handle may be freed before the hold is finished. Fails like
+ * `fencing_acquire` (LEASE_HELD, INVALID_ARGUMENT, TIMEOUT, ...), writing
+ * nothing.
+ */
+fencing_status fencing_hold_start(const struct fencing_store *store,
+                                  const char *scope,
+                                  const char *holder,
+                                  uint64_t ttl_ms,
+                                  uint64_t timeout_ms,
+                                  fencing_on_lost on_lost,
+                                  void *user_data,
+                                  struct fencing_hold **out_hold);
+
+/**
+ * FENCING_OK while the lease is held; once it is lost, the loss
+ * (LEASE_LOST, CLOSED or BACKEND, details in `fencing_last_error`). Call it
+ * before each protected step; present the hold's token with every write.
+ */
+fencing_status fencing_hold_check(const struct fencing_hold *hold);
+
+/**
+ * Writes the lease as last renewed (its token is the one to present) to
+ * `*out_lease`.
+ */
+fencing_status fencing_hold_lease(const struct fencing_hold *hold, struct fencing_lease *out_lease);
+
+/**
+ * Ends the hold and frees it (also when the verdict is a loss): stops
+ * renewing, releases, and returns the verdict. FENCING_OK: the lease was
+ * held to the end and released. Otherwise the loss: LEASE_LOST (naming the
+ * current lease in `fencing_last_error` when there is one), CLOSED, or
+ * BACKEND when the release could not be made. A loss the keep-alive saw and
+ * one found only at release are reported alike. `work_failed` says whether
+ * the work done under the lease failed; `*out_attach_work_error` (may be
+ * NULL) is set to whether the caller's own error belongs to this loss as
+ * its cause: by the rule, the loss wins, and the work's error goes with
+ * it. NULL `hold` is NULL_PARAMETER and frees nothing.
+ */
+fencing_status fencing_hold_finish(struct fencing_hold *hold,
+                                   bool work_failed,
+                                   bool *out_attach_work_error);
+
+/**
+ * Frees a hold without a verdict (NULL is a no-op): stops renewing and
+ * releases the lease if it is still held, like dropping the guard.
+ */
+void fencing_hold_free(struct fencing_hold *hold);
 
 /**
  * The entry's value: `fencing_entry_value_len` bytes, valid until the entry

@@ -105,14 +105,20 @@ export declare class Store {
   renew(lease: LeaseRef & { ttlMs?: number }, options?: RenewOptions): Promise<Lease>
   /** Ends the lease early if it is still current; resolves to whether it did. */
   release(lease: LeaseRef): Promise<boolean>
-  /** Acquires and keeps the lease alive in the background until `release()`. */
-  lease(scope: string, options: LeaseOptions): Promise<HeldLease>
   /**
-   * Runs `fn` while holding the lease (renewed about every ttl/3, released
-   * at the end). Rejects with the loss (LEASE_LOST) if the keep-alive lost
-   * the lease before `fn` settled.
+   * Acquires (waiting up to `timeoutMs` when given) and keeps the lease
+   * alive in the background until `release()`. `signal` stops a wait and,
+   * once held, aborts `lease.signal` too.
    */
-  withLease<T>(scope: string, options: LeaseOptions, fn: (lease: HeldLease) => T | PromiseLike<T>): Promise<T>
+  lease(scope: string, options: HeldLeaseOptions): Promise<HeldLease>
+  /**
+   * Runs `fn` while holding the lease (renewed about every ttl/3), then ends
+   * it (docs/semantics.md, "Ending a held lease"): held to the end, resolves
+   * to `fn`'s result (or rejects with `fn`'s error); lost, rejects with the
+   * loss (LeaseLostError naming the current holder, ClosedError, ...), with
+   * `fn`'s error as its `cause` when `fn` failed.
+   */
+  withLease<T>(scope: string, options: HeldLeaseOptions, fn: (lease: HeldLease) => T | PromiseLike<T>): Promise<T>
 
   put(scope: string, key: string, value: Value, options: WriteOptions): Promise<Receipt>
   /**
@@ -164,8 +170,33 @@ export declare class HeldLease {
   readonly lost: FencingError | null
   /** Throws `lost` if the lease was lost. */
   check(): void
-  /** Stops renewing and releases; resolves to whether the lease was still current. */
+  /**
+   * Stops renewing and releases: true if the lease was held to the end,
+   * false if it was lost (see `lost`) or already ended; rejects with CLOSED
+   * (or the store's failure) when it cannot be released.
+   */
   release(): Promise<boolean>
+  /** Ends the lease like `withLease`: the core's verdict, given whether the work failed. */
+  finish(workFailed?: boolean): Promise<LeaseVerdict>
+  /** Lets the process exit while the lease is held; returns this lease. */
+  unref(): this
+  /** `await using`: ends the lease, throwing the loss if it was lost. */
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/** `lease()` and `withLease()` options: the lease's, and an AbortSignal. */
+export interface HeldLeaseOptions extends LeaseOptions {
+  signal?: AbortSignal
+}
+
+/** The verdict on a held lease (docs/semantics.md, "Ending a held lease"). */
+export interface LeaseVerdict {
+  /** Held to the end and released. */
+  released: boolean
+  /** The loss (LeaseLostError, ClosedError, ...), or null when released. */
+  lost: FencingError | null
+  /** Whether the work's error goes on the loss as its `cause` (the work failed and the lease was lost). */
+  attachWorkError: boolean
 }
 
 export type ErrorCode =

@@ -156,25 +156,43 @@ class Store {
 
   /**
    * Acquires (waiting up to `timeoutMs` when given) and keeps the lease
-   * alive in the background until `release()`; see `HeldLease`.
+   * alive in the background until `release()`; see `HeldLease`. Options:
+   * `holder`, `ttlMs`, `timeoutMs` (Python's `lease` takes the same, in
+   * seconds), and `signal`: an AbortSignal that stops a wait for the lease
+   * and, once held, aborts `lease.signal` too.
    */
   async lease(scope, options) {
+    const { signal, leaseOptions } = splitSignal(options)
+    signal?.throwIfAborted()
     const controller = new AbortController()
+    const native = this.#native
+    const acquiring = (async () => {
+      try {
+        return await native.lease(scope, leaseOptions, (error) => controller.abort(fencingError(error)))
+      } catch (e) {
+        throw fencingError(e)
+      }
+    })()
     let keeper
-    try {
-      keeper = await this.#native.lease(scope, options, (error) => controller.abort(fencingError(error)))
-    } catch (e) {
-      throw fencingError(e)
+    if (signal === undefined) {
+      keeper = await acquiring
+    } else {
+      keeper = await abortable(acquiring, signal, (late) => late.release().catch(() => {}))
+      const forward = () => controller.abort(signal.reason)
+      signal.addEventListener('abort', forward, { once: true })
+      controller.signal.addEventListener('abort', () => signal.removeEventListener('abort', forward), { once: true })
     }
     return new HeldLease(keeper, controller, kConstruct)
   }
 
   /**
    * Runs `fn(lease)` while holding the lease: renewed in the background
-   * (about every ttl/3), released at the end. Resolves to what `fn`
-   * resolves to. If the keep-alive lost the lease before `fn` settled,
-   * rejects with that loss (LEASE_LOST), with `fn`'s own error as `cause`;
-   * `lease.signal` aborts the moment the loss is known.
+   * (about every ttl/3), ended at the end by the core, whose verdict decides
+   * (docs/semantics.md, "Ending a held lease"): held to the end, it resolves
+   * to what `fn` resolves to (or rejects with `fn`'s error); lost, it rejects
+   * with the loss (LEASE_LOST naming the current holder, CLOSED, ...), with
+   * `fn`'s error as its `cause` when `fn` failed. `lease.signal` aborts the
+   * moment a loss is known (or `options.signal` aborts).
    */
   async withLease(scope, options, fn) {
     if (typeof fn !== 'function') throw invalidType('withLease needs a function to run')
@@ -188,14 +206,10 @@ class Store {
       failed = true
       failure = e
     }
-    const lost = held.lost
-    try {
-      await held.release()
-    } catch {
-      // The lease then ends at its expiry; the work's outcome matters more.
-    }
-    if (lost !== null) {
-      if (failed && !(failure instanceof LeaseLostError)) lost.cause = failure
+    const verdict = await held.finish(failed)
+    if (!verdict.released) {
+      const lost = fencingError(verdict.lost)
+      if (verdict.attachWorkError) lost.cause = failure
       throw lost
     }
     if (failed) throw failure
@@ -273,6 +287,9 @@ class Store {
  * `token` with every write; call `release()` when done. While renewing it
  * keeps the process alive, like a timer.
  */
+// `await using` (Node 20 has only the symbol's registered twin).
+const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')
+
 class HeldLease {
   #keeper
   #controller
@@ -313,10 +330,74 @@ class HeldLease {
     if (lost !== null) throw lost
   }
 
-  /** Stops renewing and releases; resolves to whether the lease was still current. */
+  /**
+   * Stops renewing and releases: resolves to true if the lease was held to
+   * the end, false if it was lost (then `lost` says how) or already ended;
+   * rejects with CLOSED (or the store's failure) when it cannot be released.
+   */
   async release() {
     try { return await this.#keeper.release() } catch (e) { throw fencingError(e) }
   }
+
+  /**
+   * Ends the lease like `withLease` does: resolves to the core's verdict
+   * `{ released, lost, attachWorkError }` given whether the work failed.
+   */
+  async finish(workFailed = false) {
+    if (typeof workFailed !== 'boolean') throw invalidType('finish needs a boolean: whether the work failed')
+    try { return await this.#keeper.finish(workFailed) } catch (e) { throw fencingError(e) }
+  }
+
+  /** Lets the process exit while the lease is held (like `timeout.unref()`). */
+  unref() {
+    this.#keeper.unref()
+    return this
+  }
+
+  /** `await using lease = await store.lease(...)`: ends it, throwing the loss if it was lost. */
+  async [asyncDispose]() {
+    const verdict = await this.finish(false)
+    if (!verdict.released) throw fencingError(verdict.lost)
+  }
+}
+
+
+/** Splits `signal` off a lease's options (the native side knows the rest). */
+function splitSignal(options) {
+  if (options === null || typeof options !== 'object' || !('signal' in options)) {
+    return { signal: undefined, leaseOptions: options }
+  }
+  const { signal, ...leaseOptions } = options
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw invalidType('signal must be an AbortSignal')
+  }
+  return { signal, leaseOptions }
+}
+
+/**
+ * `promise`, unless `signal` aborts first (then rejects with its reason);
+ * a value that arrives after the abort is handed to `late`.
+ */
+function abortable(promise, signal, late) {
+  return new Promise((resolve, reject) => {
+    let aborted = false
+    const onAbort = () => {
+      aborted = true
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        if (aborted) late(value)
+        else resolve(value)
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort)
+        if (!aborted) reject(error)
+      },
+    )
+  })
 }
 
 const open = Store.open

@@ -14,15 +14,26 @@ export declare class NativeKeepAlive {
   /** The lease as last renewed. */
   get lease(): Lease
   /**
-   * The error that ended the keep-alive (usually LEASE_LOST), or null
-   * while the lease is held.
+   * The error that ended the keep-alive (usually LEASE_LOST), or the
+   * loss found at the end; null while the lease is held.
    */
   get lost(): Error | null
   /**
-   * Stops renewing and releases the lease; resolves to whether it was
-   * still current (false once lost, or when already released).
+   * Ends the held lease (stop renewing, release) and resolves to the
+   * core's verdict, judged with whether the work failed.
+   */
+  finish(workFailed: boolean): Promise<LeaseVerdict>
+  /**
+   * Ends the held lease and resolves to true if it was held to the end,
+   * false if it was lost (or already ended); rejects with CLOSED or the
+   * store's failure when it could not be released.
    */
   release(): Promise<boolean>
+  /**
+   * Stops the keep-alive from holding the process open (the lease is
+   * still renewed while the process runs).
+   */
+  unref(): void
 }
 
 /** A handle on one fencing store (the core's `Store`). Made by `open()`. */
@@ -158,6 +169,16 @@ export interface LeaseOptions {
 export interface LeaseRef {
   scope: string
   token: TokenLike
+}
+
+/**
+ * The verdict on a held lease: `released`, or the loss (`lost`), and
+ * whether the work's error is to be attached to it as its cause.
+ */
+export interface LeaseVerdict {
+  released: boolean
+  lost?: Error | null
+  attachWorkError: boolean
 }
 
 /** `list`'s options: keys after `after`, at most `limit` (default 100). */

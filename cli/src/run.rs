@@ -10,7 +10,7 @@ use std::process::{Command, ExitStatus};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use fencing::Error;
+use fencing::{Error, WorkOutcome};
 use nix::sys::signal::{kill, killpg, SigSet, Signal};
 use nix::sys::wait::{waitid, Id, WaitPidFlag};
 use nix::unistd::Pid;
@@ -185,35 +185,33 @@ pub fn main(url_arg: Option<&OsStr>, args: RunArgs) -> Result<u8, Failure> {
         // Once reaped, CMD's pid may be reused: signals no longer go to it.
         set_phase(&phase, Phase::Starting(None));
         let status = child.wait();
-        drop(guard);
         if let Ok(s) = status {
             say(&format!("{:?} ended: {}", args.command[0], describe(s)));
         }
-        return Ok(exit::status_of(fencing::ErrorCode::LeaseLost));
+        // Stopped for the loss: the work failed, and the verdict is the loss.
+        let verdict = guard.finish(WorkOutcome::Failed).verdict().err();
+        return Ok(exit::status_of(verdict.unwrap_or(e).code()));
     }
 
     set_phase(&phase, Phase::Starting(None));
     let status = child
         .wait()
         .map_err(|e| Failure::Other(format!("cannot wait for {:?}: {e}", args.command[0])))?;
-    if let Some(e) = guard.lost() {
-        // CMD finished, but the lease ended before it did.
-        say(&format!("{}: {}", e.code(), exit::message(&e)));
-        say(&format!(
-            "the lease with token {token} was lost before {:?} ended ({})",
-            args.command[0],
-            describe(status)
-        ));
-        return Ok(exit::status_of(fencing::ErrorCode::LeaseLost));
+    // The core's verdict decides (docs/semantics.md, "Ending a held lease"):
+    // released, CMD's own status stands; lost, the loss wins.
+    let end = guard.finish(WorkOutcome::from_failed(!status.success()));
+    match end.verdict() {
+        Ok(()) => Ok(shell_status(status)),
+        Err(e) => {
+            say(&format!("{}: {}", e.code(), exit::message(&e)));
+            say(&format!(
+                "the lease with token {token} was lost before {:?} ended ({})",
+                args.command[0],
+                describe(status)
+            ));
+            Ok(exit::status_of(e.code()))
+        }
     }
-    if let Err(e) = guard.release() {
-        say(&format!(
-            "could not release the lease ({}: {}); it ends at its expiry",
-            e.code(),
-            exit::message(&e)
-        ));
-    }
-    Ok(shell_status(status))
 }
 
 fn set_phase(phase: &Mutex<Phase>, next: Phase) -> Phase {

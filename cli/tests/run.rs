@@ -286,3 +286,21 @@ fn run_rejects_bad_arguments_before_acquiring() {
     assert_eq!(env.run(["run", "job", "--", "true"]).code, 2);
     assert_eq!(env.status("job")["counter"], "0");
 }
+
+#[test]
+fn a_loss_found_only_at_release_ends_the_run_with_lease_lost() {
+    // The command ends its own lease and another holder takes the scope
+    // before any renewal ran: only the release at the end can see it
+    // (docs/semantics.md, "Ending a held lease").
+    let env = Env::new();
+    let script = format!(
+        "{bin} release \"$FENCING_SCOPE\" --token \"$FENCING_TOKEN\" >/dev/null && \
+         {bin} acquire \"$FENCING_SCOPE\" --ttl 60s --holder other >/dev/null",
+        bin = common::BIN
+    );
+    let out = env.run(["run", "job", "--ttl", "60s", "--", "sh", "-c", &script]);
+    assert_eq!(out.code, 15, "{out:?} (15: LEASE_LOST)");
+    assert!(out.stderr.contains("LEASE_LOST"), "{out:?}");
+    // The other holder's lease is untouched.
+    assert_eq!(env.status("job")["lease"]["holder"], "other");
+}

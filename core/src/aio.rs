@@ -24,6 +24,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
+use crate::keepalive::{LeaseEnd, WorkOutcome};
 use crate::metrics::MetricsSnapshot;
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
@@ -242,6 +243,21 @@ impl LeaseGuard {
                 // The guard's callback is gone: only a check can tell now.
                 return self.inner().lost().unwrap_or(Error::Closed);
             }
+        }
+    }
+
+    /// Ends the held lease with one verdict ([`crate::LeaseGuard::finish`],
+    /// docs/semantics.md, "Ending a held lease"); the release runs on the
+    /// blocking pool.
+    pub async fn finish(mut self, work: WorkOutcome) -> LeaseEnd {
+        let guard = self
+            .guard
+            .take()
+            .expect("a live async lease guard holds its guard");
+        match off_executor(move || guard.finish(work)).await {
+            Ok(end) => end,
+            // The blocking pool did not run it (a runtime shutting down).
+            Err(e) => LeaseEnd::failed(e, work),
         }
     }
 

@@ -9,7 +9,10 @@
 //! for as long as the backend lets it, so the renewer and the watchdog that
 //! judges that deadline are two threads (`threads.rs`).
 
+mod end;
 mod threads;
+
+pub use end::{LeaseEnd, WorkOutcome};
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
@@ -20,7 +23,8 @@ use crate::store::Store;
 use crate::token::Token;
 use crate::types::Lease;
 
-pub(crate) type OnLost = Box<dyn Fn(&Error) + Send + Sync>;
+/// A loss callback: called once, on the guard's own thread.
+pub type OnLost = Box<dyn Fn(&Error) + Send + Sync>;
 
 struct State {
     lease: Lease,
@@ -178,22 +182,36 @@ impl LeaseGuard {
     /// `Ok(false)` at once.
     pub fn release(mut self) -> Result<bool> {
         match self.end() {
-            Some(lease) => self.store.release(&lease.scope, lease.token),
-            None => Ok(false),
+            Some(end) if end.releases() => self.store.release(&end.lease.scope, end.lease.token),
+            _ => Ok(false),
         }
     }
 
-    /// Ends the guard once: the lease to release, unless it is known lost
-    /// (or the guard already ended). Never waits for a renewal; waits only
-    /// for an `on_lost` call already running, so that none runs after drop
-    /// or release return.
-    fn end(&mut self) -> Option<Lease> {
+    /// Ends the held lease: stops renewing, releases, and returns the one
+    /// verdict every face translates (docs/semantics.md, "Ending a held
+    /// lease"): released, or lost (`LEASE_LOST` naming the current lease
+    /// when one is, `CLOSED`, or the backend's failure). A loss the
+    /// keep-alive saw and one found only at release (`release` false) are
+    /// reported alike. `work` is how the work under the lease ended; it
+    /// changes no call made here, only which error the caller ends with
+    /// ([`LeaseEnd::attach_work_error`]).
+    pub fn finish(mut self, work: WorkOutcome) -> LeaseEnd {
+        match self.end() {
+            Some(end) => LeaseEnd::judge(&self.store, end.lost, &end.lease, work),
+            None => LeaseEnd::judge(&self.store, Some(Error::Closed), &self.lease(), work),
+        }
+    }
+
+    /// Ends the guard once: the last lease and the loss seen, unless the
+    /// guard already ended. Never waits for a renewal; waits only for an
+    /// `on_lost` call already running, so that none runs after drop,
+    /// release or finish return.
+    fn end(&mut self) -> Option<Ended> {
         if std::mem::replace(&mut self.ended, true) {
             return None;
         }
         let mut s = self.shared.lock();
-        // Other losses (CLOSED, a thread that did not start) still try.
-        let lost = matches!(s.loss(), Some(Error::LeaseLost { .. }));
+        let lost = s.loss();
         s.ended = true;
         let on_lost = s.on_lost.take();
         self.shared.wake.notify_all();
@@ -202,17 +220,32 @@ impl LeaseGuard {
                 s = self.shared.wait(s, Duration::from_secs(1));
             }
         }
-        let lease = (!lost).then(|| s.lease.clone());
+        let lease = s.lease.clone();
         drop(s);
         drop(on_lost);
-        lease
+        Some(Ended { lease, lost })
+    }
+}
+
+/// What ending a guard found.
+struct Ended {
+    lease: Lease,
+    lost: Option<Error>,
+}
+
+impl Ended {
+    /// A lease known lost to `LEASE_LOST` is left alone (a newer holder's,
+    /// or one this holder can no longer vouch for); other losses (`CLOSED`,
+    /// a thread that did not start) still try.
+    fn releases(&self) -> bool {
+        !matches!(self.lost, Some(Error::LeaseLost { .. }))
     }
 }
 
 impl Drop for LeaseGuard {
     fn drop(&mut self) {
-        if let Some(lease) = self.end() {
-            let _ = self.store.release(&lease.scope, lease.token);
+        if let Some(end) = self.end().filter(Ended::releases) {
+            let _ = self.store.release(&end.lease.scope, end.lease.token);
         }
     }
 }

@@ -138,8 +138,21 @@ impl Store {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<Lease> {
+        self.acquire_wait_sent(scope, holder, ttl, timeout)
+            .map(|(lease, _)| lease)
+    }
+
+    /// [`Store::acquire_wait`], with when the acquire that succeeded was sent.
+    fn acquire_wait_sent(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> Result<(Lease, Instant)> {
         let deadline = Instant::now().checked_add(timeout);
         loop {
+            let sent = Instant::now();
             match self.acquire(scope, holder, ttl) {
                 Err(Error::LeaseHeld { remaining, .. }) => {
                     let left = match deadline {
@@ -152,7 +165,7 @@ impl Store {
                     let nap = remaining.max(Duration::from_millis(1)).min(left);
                     self.backend()?.wait_for_release(scope, nap);
                 }
-                other => return other,
+                other => return other.map(|lease| (lease, sent)),
             }
         }
     }
@@ -182,7 +195,22 @@ impl Store {
     /// guard counts the lease's `remaining` from the moment the acquire was
     /// sent.
     pub fn lease(&self, scope: &str, holder: &str, ttl: Duration) -> Result<crate::LeaseGuard> {
-        self.lease_guard(scope, holder, ttl, None)
+        self.lease_guard(scope, holder, ttl, None, None)
+    }
+
+    /// Like [`Store::lease`], waiting up to `timeout` for the lease as
+    /// [`Store::acquire_wait`] does; with `on_lost`, calls it once if the
+    /// lease is lost (see [`Store::keep_alive_with`]). Every face's `lease`
+    /// with a timeout is this.
+    pub fn lease_wait(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        timeout: Option<Duration>,
+        on_lost: Option<crate::OnLost>,
+    ) -> Result<crate::LeaseGuard> {
+        self.lease_guard(scope, holder, ttl, timeout, on_lost)
     }
 
     /// Like [`Store::lease`], calling `on_lost` once if the lease is lost
@@ -194,7 +222,7 @@ impl Store {
         ttl: Duration,
         on_lost: impl Fn(&Error) + Send + Sync + 'static,
     ) -> Result<crate::LeaseGuard> {
-        self.lease_guard(scope, holder, ttl, Some(Box::new(on_lost)))
+        self.lease_guard(scope, holder, ttl, None, Some(Box::new(on_lost)))
     }
 
     fn lease_guard(
@@ -202,10 +230,16 @@ impl Store {
         scope: &str,
         holder: &str,
         ttl: Duration,
+        timeout: Option<Duration>,
         on_lost: Option<crate::keepalive::OnLost>,
     ) -> Result<crate::LeaseGuard> {
-        let sent = Instant::now();
-        let lease = self.acquire(scope, holder, ttl)?;
+        let (lease, sent) = match timeout {
+            Some(timeout) => self.acquire_wait_sent(scope, holder, ttl, timeout)?,
+            None => {
+                let sent = Instant::now();
+                (self.acquire(scope, holder, ttl)?, sent)
+            }
+        };
         Ok(crate::LeaseGuard::start(self.clone(), lease, sent, on_lost))
     }
 

@@ -448,6 +448,82 @@ static json_t *render_metrics(const fencing_store *store, fencing_status *status
   } while (0)
 
 /* Runs one step. `*ok` turns false when the file itself is malformed. */
+/* ----- holds: `hold` keeps a lease alive until the scope's `finish` ----- */
+
+#define MAX_HOLDS 16
+static struct {
+  char *scope;
+  fencing_hold *hold;
+} holds[MAX_HOLDS];
+
+static fencing_hold **hold_slot(const char *scope) {
+  for (size_t i = 0; i < MAX_HOLDS; i++) {
+    if (holds[i].scope != NULL && strcmp(holds[i].scope, scope) == 0) {
+      return &holds[i].hold;
+    }
+  }
+  return NULL;
+}
+
+static bool hold_put(const char *scope, fencing_hold *hold) {
+  for (size_t i = 0; i < MAX_HOLDS; i++) {
+    if (holds[i].scope == NULL) {
+      holds[i].scope = strdup(scope);
+      holds[i].hold = hold;
+      return holds[i].scope != NULL;
+    }
+  }
+  return false;
+}
+
+static fencing_hold *hold_take(const char *scope) {
+  for (size_t i = 0; i < MAX_HOLDS; i++) {
+    if (holds[i].scope != NULL && strcmp(holds[i].scope, scope) == 0) {
+      fencing_hold *hold = holds[i].hold;
+      free(holds[i].scope);
+      holds[i].scope = NULL;
+      holds[i].hold = NULL;
+      return hold;
+    }
+  }
+  return NULL;
+}
+
+/* At the end of a file: holds no `finish` ended are freed (released). */
+static void holds_free_all(void) {
+  for (size_t i = 0; i < MAX_HOLDS; i++) {
+    if (holds[i].scope != NULL) {
+      fencing_hold_free(hold_take(holds[i].scope));
+    }
+  }
+}
+
+/* `finish`: the verdict is FENCING_OK ({released: true}) or the loss, with
+ * `cause: "work"` when the caller's own error goes with it. */
+static outcome finish(const char *scope, json_t *step, bool *ok) {
+  const char *work = json_string_value(json_object_get(step, "work"));
+  bool failed = work != NULL && strcmp(work, "failed") == 0;
+  if (work == NULL || (!failed && strcmp(work, "ok") != 0)) {
+    snprintf(malformed, sizeof malformed, "\"work\" must be \"ok\" or \"failed\"");
+    *ok = false;
+    return (outcome){false, NULL};
+  }
+  fencing_hold *hold = hold_take(scope);
+  if (hold == NULL) {
+    snprintf(malformed, sizeof malformed, "no hold step holds \"%.200s\"", scope);
+    *ok = false;
+    return (outcome){false, NULL};
+  }
+  bool attach = true; /* finish must set it */
+  fencing_status status = fencing_hold_finish(hold, failed, &attach);
+  if (status == FENCING_OK) {
+    return success(json_pack("{s:b}", "released", 1));
+  }
+  outcome o = failure(status);
+  json_object_set_new(o.value, "cause", attach ? json_string("work") : json_null());
+  return o;
+}
+
 static outcome execute(fencing_store *store, json_t *step, bool *ok) {
   const char *op = json_string_value(json_object_get(step, "op"));
   const char *scope = NULL, *holder = NULL, *key = NULL, *url = NULL, *after = NULL;
@@ -487,6 +563,29 @@ static outcome execute(fencing_store *store, json_t *step, bool *ok) {
   }
   DECODE(arg_string(step, "scope", &scope));
 
+  if (strcmp(op, "hold") == 0) {
+    fencing_hold *hold = NULL;
+    DECODE(arg_string(step, "holder", &holder));
+    DECODE(arg_ms(step, "ttl_ms", &ttl));
+    if (hold_slot(scope) != NULL) {
+      snprintf(malformed, sizeof malformed, "\"%.200s\" is already held by a hold step", scope);
+      *ok = false;
+      return (outcome){false, NULL};
+    }
+    status = fencing_hold_start(store, scope, holder, ttl, 0, NULL, NULL, &hold);
+    if (status != FENCING_OK) {
+      return failure(status);
+    }
+    status = fencing_hold_lease(hold, &lease);
+    if (status != FENCING_OK || !hold_put(scope, hold)) {
+      fencing_hold_free(hold);
+      return failure(status);
+    }
+    return success(render_lease(scope, &lease));
+  }
+  if (strcmp(op, "finish") == 0) {
+    return finish(scope, step, ok);
+  }
   if (strcmp(op, "next_token") == 0) {
     status = fencing_next_token(store, scope, &out);
     CALL(status, json_pack("{s:o}", "token", text_of_token(out)));
@@ -776,6 +875,7 @@ static bool run_file(const char *dir, const char *name, const char *backend, con
       break;
     }
   }
+  holds_free_all();
   fencing_store_close(store);
   fencing_store_free(store);
   if (strcmp(backend, "sqlite") == 0) {

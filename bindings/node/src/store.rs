@@ -2,6 +2,8 @@
 //! arguments on the JavaScript thread (a bad argument throws before anything
 //! runs), then hands the core call to [`run::settle`].
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use napi::bindgen_prelude::{Function, PromiseRaw, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Env;
@@ -243,23 +245,22 @@ impl NativeStore {
         let ((scope, holder, ttl, timeout), callback) = args;
         let store = self.store.clone();
         let inline = self.inline;
+        // Shared: the guard's thread calls it, the HeldLease can unref it.
+        let callback = callback.map(|tsfn| Arc::new(Mutex::new(tsfn)));
+        let kept = callback.clone();
         run::settle(
             env,
             inline && timeout.is_none(),
             move || {
-                let lease = match timeout {
-                    Some(timeout) => store.acquire_wait(&scope, &holder, ttl, timeout)?,
-                    None => store.acquire(&scope, &holder, ttl)?,
-                };
-                let guard = match callback {
-                    Some(tsfn) => store.keep_alive_with(lease, move |e| {
+                let on_lost = callback.map(|tsfn| -> fencing::OnLost {
+                    Box::new(move |e| {
+                        let tsfn = tsfn.lock().unwrap_or_else(PoisonError::into_inner);
                         tsfn.call(e.clone(), ThreadsafeFunctionCallMode::NonBlocking);
-                    }),
-                    None => store.keep_alive(lease),
-                };
-                Ok(guard)
+                    })
+                });
+                store.lease_wait(&scope, &holder, ttl, timeout, on_lost)
             },
-            move |_env, guard| Ok(NativeKeepAlive::new(guard, inline)),
+            move |_env, guard| Ok(NativeKeepAlive::new(guard, inline, kept)),
         )
     }
 
@@ -603,7 +604,7 @@ fn with_version(op: fencing::Op, version: Option<u64>) -> fencing::Op {
     }
 }
 
-type OnLost = napi::threadsafe_function::ThreadsafeFunction<
+pub(crate) type OnLost = napi::threadsafe_function::ThreadsafeFunction<
     fencing::Error,
     Unknown<'static>,
     ErrorValue,

@@ -41,24 +41,80 @@ function urlFor(scenario, base) {
 /** Opens `base` (with the scenario's options) and replays every step; throws at the first mismatch. */
 async function run(scenario, base) {
   const store = await open(urlFor(scenario, base))
+  const holds = new Map()
   try {
     for (const [i, step] of scenario.steps.entries()) {
       try {
-        await runStep(store, step)
+        await runStep(store, step, holds)
       } catch (e) {
         e.message = `step ${i + 1} (${JSON.stringify(step)}): ${e.message}`
         throw e
       }
     }
   } finally {
+    for (const h of holds.values()) h.work.resolve()
+    await Promise.allSettled([...holds.values()].map((h) => h.ended))
     await store.close()
   }
 }
 
-async function runStep(store, step) {
+/** The failed work's own error, in a `finish` step with `work: "failed"`. */
+class WorkFailed extends Error {}
+
+/**
+ * `hold`: starts `withLease` with a work that runs until the scope's
+ * `finish` step settles it; resolves once the work runs (the lease is held)
+ * with the lease, or rejects like `withLease` when it cannot start.
+ */
+async function hold(store, step, holds) {
+  const scope = requiredText(step, 'scope')
+  if (holds.has(scope)) throw new RunnerError(`${JSON.stringify(scope)} is already held by an earlier hold step`)
+  let started
+  const running = new Promise((resolve) => { started = resolve })
+  const work = {}
+  const done = new Promise((resolve, reject) => Object.assign(work, { resolve, reject }))
+  const ended = store.withLease(scope, { holder: requiredText(step, 'holder'), ttlMs: step.ttl_ms }, (lease) => {
+    started(lease)
+    return done
+  })
+  const lease = await Promise.race([running, ended])
+  holds.set(scope, { work, ended })
+  return renderLease(lease.lease)
+}
+
+/**
+ * `finish`: settles the hold's work (ok or failed) and awaits `withLease`:
+ * resolved or rejected with the work's own error is `{released: true}`;
+ * any other rejection is the loss, `cause: "work"` when the work's error
+ * is attached to it.
+ */
+async function finish(step, holds) {
+  const scope = requiredText(step, 'scope')
+  if (step.work !== 'ok' && step.work !== 'failed') {
+    throw new RunnerError(`"work" must be "ok" or "failed", not ${JSON.stringify(step.work)}`)
+  }
+  const h = holds.get(scope)
+  if (h === undefined) throw new RunnerError(`no hold step holds ${JSON.stringify(scope)}`)
+  holds.delete(scope)
+  const failure = new WorkFailed('the work failed')
+  if (step.work === 'ok') h.work.resolve('done')
+  else h.work.reject(failure)
+  try {
+    await h.ended
+  } catch (e) {
+    if (e === failure) return { released: true }
+    if (typeof e?.code === 'string') e.scenarioCause = e.cause === failure ? 'work' : null
+    throw e
+  }
+  return { released: true }
+}
+
+async function runStep(store, step, holds = new Map()) {
   let outcome
   try {
-    outcome = { ok: await execute(store, step) }
+    if (step.op === 'hold') outcome = { ok: await hold(store, step, holds) }
+    else if (step.op === 'finish') outcome = { ok: await finish(step, holds) }
+    else outcome = { ok: await execute(store, step) }
   } catch (e) {
     if (e instanceof RunnerError) throw e
     if (typeof e?.code !== 'string') throw e // not an outcome of the operation
@@ -69,6 +125,7 @@ async function runStep(store, step) {
       throw new Error(`expected error ${JSON.stringify(step.error)}, got success ${show(outcome.ok)}`)
     }
     const got = renderError(outcome.err)
+    if (step.op === 'finish') got.cause = outcome.err.scenarioCause ?? null
     subset(step.error, got, `error ${show(got)}`)
   } else if ('err' in outcome) {
     throw new Error(`unexpected error ${outcome.err.code}: ${outcome.err.message}`)

@@ -9,7 +9,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use fencing::{Error, ErrorCode, LeaseGuard};
+use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, WorkOutcome};
 
 use crate::errors::{build, set_lease_lost, to_py, IntoPyResult};
 use crate::types::Lease;
@@ -19,6 +19,7 @@ enum Plan {
         scope: String,
         holder: String,
         ttl: Duration,
+        timeout: Option<Duration>,
     },
     Keep(fencing::Lease),
 }
@@ -29,10 +30,10 @@ enum State {
     /// Another call is entering or leaving (the GIL is released meanwhile).
     Busy,
     Running(LeaseGuard),
-    /// Left (or released early): the last lease and why it was lost, if it was.
+    /// Left (or released early): the last lease and the core's verdict.
     Done {
         lease: fencing::Lease,
-        lost: Option<Error>,
+        end: LeaseEnd,
         lateness: Duration,
     },
 }
@@ -73,10 +74,21 @@ fn lost_error(py: Python<'_>, lease: &fencing::Lease, cause: &Error) -> PyErr {
 }
 
 impl KeepAlive {
-    pub fn acquiring(store: fencing::Store, scope: String, holder: String, ttl: Duration) -> Self {
+    pub fn acquiring(
+        store: fencing::Store,
+        scope: String,
+        holder: String,
+        ttl: Duration,
+        timeout: Option<Duration>,
+    ) -> Self {
         KeepAlive {
             store,
-            state: Mutex::new(State::Ready(Plan::Acquire { scope, holder, ttl })),
+            state: Mutex::new(State::Ready(Plan::Acquire {
+                scope,
+                holder,
+                ttl,
+                timeout,
+            })),
         }
     }
 
@@ -97,53 +109,36 @@ impl KeepAlive {
             State::Running(guard) => Ok((guard.lease(), guard.lost(), guard.last_lateness())),
             State::Done {
                 lease,
-                lost,
+                end,
                 lateness,
-            } => Ok((lease.clone(), lost.clone(), *lateness)),
+            } => Ok((lease.clone(), end.lost().cloned(), *lateness)),
             State::Ready(Plan::Keep(lease)) => Ok((lease.clone(), None, Duration::ZERO)),
             State::Ready(Plan::Acquire { .. }) => Err(not_active("enter the with block first")),
             State::Busy => Err(not_active("it is being acquired or released")),
         }
     }
 
-    /// Stops renewing and releases; `Ok(None)` if it was not running.
-    fn stop(&self, py: Python<'_>) -> PyResult<Option<fencing::Result<bool>>> {
+    /// Ends the held lease through the core (docs/semantics.md, "Ending a
+    /// held lease"); `None` if it was not running.
+    fn stop(&self, py: Python<'_>, work: WorkOutcome) -> Option<LeaseEnd> {
         let guard = {
             let mut state = self.state();
             match std::mem::replace(&mut *state, State::Busy) {
                 State::Running(guard) => guard,
                 other => {
                     *state = other;
-                    return Ok(None);
+                    return None;
                 }
             }
         };
-        let (lease, lost, lateness) = (guard.lease(), guard.lost(), guard.last_lateness());
-        let store = &self.store;
-        let scope = lease.scope.as_str();
-        let (released, lost) = py.detach(|| {
-            let released = guard.release();
-            // A lease that is no longer live at the end was lost during the
-            // block, even if the keep-alive had not noticed yet.
-            let lost = lost.or_else(|| match released {
-                Ok(false) => Some(Error::LeaseLost {
-                    scope: scope.to_owned(),
-                    current: store
-                        .status(scope)
-                        .ok()
-                        .and_then(|s| s.lease)
-                        .map(|l| (l.token, l.holder)),
-                }),
-                _ => None,
-            });
-            (released, lost)
-        });
+        let (lease, lateness) = (guard.lease(), guard.last_lateness());
+        let end = py.detach(|| guard.finish(work));
         *self.state() = State::Done {
             lease,
-            lost,
+            end: end.clone(),
             lateness,
         };
-        Ok(Some(released))
+        Some(end)
     }
 }
 
@@ -167,9 +162,14 @@ impl KeepAlive {
         };
         let store = &this.store;
         let started = match &plan {
-            Plan::Acquire { scope, holder, ttl } => {
-                py.detach(|| store.lease(scope, holder, *ttl)).py(py)
-            }
+            Plan::Acquire {
+                scope,
+                holder,
+                ttl,
+                timeout,
+            } => py
+                .detach(|| store.lease_wait(scope, holder, *ttl, *timeout, None))
+                .py(py),
             Plan::Keep(lease) => Ok(py.detach(|| store.keep_alive(lease.clone()))),
         };
         let mut state = this.state();
@@ -185,43 +185,52 @@ impl KeepAlive {
         }
     }
 
-    /// Stops renewing and releases the lease. Raises LeaseLostError if the
-    /// lease was lost while the block ran, including a lease found no longer
-    /// live at exit (unless the block itself raised: that exception is never
-    /// replaced).
+    /// Stops renewing and releases the lease, and ends the block by the
+    /// core's rule (docs/semantics.md, "Ending a held lease"): a lost lease
+    /// raises the loss (LeaseLostError naming the current holder, or
+    /// ClosedError, ...), with the block's own exception as its
+    /// ``__cause__``; a released one lets the block's outcome stand.
     fn __exit__(
         &self,
         py: Python<'_>,
         exc_type: Option<&Bound<'_, PyType>>,
-        _exc: Option<&Bound<'_, PyAny>>,
+        exc: Option<&Bound<'_, PyAny>>,
         _tb: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let released = self.stop(py)?;
-        if exc_type.is_some() {
+        let work = WorkOutcome::from_failed(exc_type.is_some());
+        let end = match self.stop(py, work) {
+            Some(end) => end,
+            // Released early: the verdict then, judged with this outcome.
+            None => match &*self.state() {
+                State::Done { end, .. } => end.clone().with_work(work),
+                _ => return Ok(false),
+            },
+        };
+        let Err(loss) = end.verdict() else {
             return Ok(false);
+        };
+        let err = to_py(py, &loss);
+        if end.attach_work_error() {
+            if let Some(exc) = exc {
+                err.set_cause(py, Some(PyErr::from_value(exc.clone())));
+            }
         }
-        if let State::Done {
-            lease,
-            lost: Some(cause),
-            ..
-        } = &*self.state()
-        {
-            return Err(lost_error(py, lease, cause));
-        }
-        match released {
-            Some(Err(e)) => Err(to_py(py, &e)),
-            _ => Ok(false),
-        }
+        Err(err)
     }
 
-    /// Stops renewing and releases the lease now; returns whether it was
-    /// still live (False means it was lost: ``lost`` turns true). Leaving the
-    /// block afterwards releases nothing more, and raises LeaseLostError if
-    /// the lease had been lost.
+    /// Stops renewing and releases the lease now (the same end as leaving
+    /// the block); returns True if it was held to the end, False if it was
+    /// lost (``lost`` turns true), and raises ClosedError (or the store's
+    /// failure) when it could not be released. Leaving the block afterwards
+    /// releases nothing more, and raises the loss if there was one.
     fn release(&self, py: Python<'_>) -> PyResult<bool> {
-        match self.stop(py)? {
-            Some(released) => released.py(py),
-            None => Ok(false),
+        let Some(end) = self.stop(py, WorkOutcome::Ok) else {
+            return Ok(false);
+        };
+        match end.verdict() {
+            Ok(()) => Ok(true),
+            Err(Error::LeaseLost { .. }) => Ok(false),
+            Err(e) => Err(to_py(py, &e)),
         }
     }
 
@@ -314,8 +323,12 @@ impl KeepAlive {
                     l.scope, l.token
                 )
             }
-            State::Done { lease, lost, .. } => {
-                let lost = if lost.is_some() { "lost" } else { "released" };
+            State::Done { lease, end, .. } => {
+                let lost = if end.is_released() {
+                    "released"
+                } else {
+                    "lost"
+                };
                 format!(
                     "<fencing.KeepAlive scope={:?} token={} {lost}>",
                     lease.scope, lease.token

@@ -235,26 +235,33 @@ impl Store {
         py.detach(|| self.inner.release(&scope, token)).py(py)
     }
 
-    /// A context manager that acquires the lease on entry, renews it in the
-    /// background about every ttl/3 while the block runs, and releases it
-    /// at exit. If renewal fails, ``lost`` turns true and the exit raises
-    /// LeaseLostError.
-    #[pyo3(signature = (scope, *, holder, ttl))]
+    /// A context manager that acquires the lease on entry (waiting up to
+    /// ``timeout`` seconds, as ``acquire_wait`` does, when given), renews it
+    /// in the background about every ttl/3 while the block runs, and
+    /// releases it at exit. A lease lost during the block raises the loss
+    /// at exit (docs/semantics.md, "Ending a held lease").
+    #[pyo3(signature = (scope, *, holder, ttl, timeout=None))]
     fn lease(
         slf: &Bound<'_, Self>,
         scope: &Bound<'_, PyAny>,
         holder: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
+        timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<KeepAlive> {
         let py = slf.py();
         let scope = text(py, scope, "scope")?;
         let holder = text(py, holder, "holder")?;
         let ttl = duration(py, ttl, "ttl")?;
+        let timeout = match timeout {
+            Some(t) if !t.is_none() => Some(duration(py, t, "timeout")?),
+            _ => None,
+        };
         Ok(KeepAlive::acquiring(
             slf.get().inner.clone(),
             String::from(&*scope),
             String::from(&*holder),
             ttl,
+            timeout,
         ))
     }
 

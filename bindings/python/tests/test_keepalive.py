@@ -117,13 +117,52 @@ def test_an_expired_lease_nobody_took_is_lost_too(mem: fencing.Store) -> None:
     assert (at_exit.value.current_token, at_exit.value.current_holder) == (None, None)
 
 
-def test_the_block_exception_is_never_replaced(mem: fencing.Store) -> None:
-    with pytest.raises(KeyError):
+def test_a_failed_block_under_a_lost_lease_raises_the_loss_with_its_error_as_cause(
+    mem: fencing.Store,
+) -> None:
+    # docs/semantics.md, "Ending a held lease": the loss wins.
+    work = KeyError("the work failed")
+    with pytest.raises(fencing.LeaseLostError) as at_exit:
         with mem.lease("job", holder="a", ttl=60) as lease:
             mem.advance_clock(61)
             mem.acquire("job", holder="b", ttl=60)
-            raise KeyError("the work failed")
+            raise work
+    assert at_exit.value.__cause__ is work
+    assert (at_exit.value.current_token, at_exit.value.current_holder) == (2, "b")
     assert lease.lost
+
+
+def test_a_failed_block_under_a_released_lease_keeps_its_own_error(mem: fencing.Store) -> None:
+    work = KeyError("the work failed")
+    with pytest.raises(KeyError) as raised:
+        with mem.lease("job", holder="a", ttl=60) as lease:
+            raise work
+    assert raised.value is work
+    assert not lease.lost
+    assert mem.status("job").lease is None
+
+
+def test_a_failed_block_in_a_closed_store_raises_closed_with_its_error_as_cause(
+    mem: fencing.Store,
+) -> None:
+    work = KeyError("the work failed")
+    with pytest.raises(fencing.ClosedError) as at_exit:
+        with mem.lease("job", holder="a", ttl=60):
+            mem.close()
+            raise work
+    assert at_exit.value.__cause__ is work
+
+
+def test_lease_waits_for_the_lease_with_a_timeout(mem: fencing.Store) -> None:
+    held = mem.acquire("job", holder="b", ttl=60)
+    with pytest.raises(fencing.TimeoutError):
+        with mem.lease("job", holder="a", ttl=60, timeout=0.05):
+            pass
+    mem.release(held)
+    with mem.lease("job", holder="a", ttl=60, timeout=30) as lease:
+        assert lease.token == 2
+    with pytest.raises(fencing.InvalidArgumentError):
+        mem.lease("job", holder="a", ttl=60, timeout=-1)
 
 
 def test_closing_the_store_inside_the_block(mem: fencing.Store) -> None:

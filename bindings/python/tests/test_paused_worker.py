@@ -149,9 +149,9 @@ def test_stopped_worker_is_fenced_off(spawn: Any, sqlite_url: str, mode: str) ->
         if mode == "keepalive":
             # The child's keep-alive could not renew: leaving its block said so.
             # Its deadline passed while it was stopped, so it judged the loss
-            # itself, without learning who holds the lease now
-            # (docs/semantics.md, Keep-alive).
-            assert result["exit"] == {"code": "LEASE_LOST", "token": None, "holder": None}
+            # itself; the end of the block then names who holds the lease now
+            # (docs/semantics.md, "Ending a held lease").
+            assert result["exit"] == {"code": "LEASE_LOST", "token": lease.token, "holder": "parent"}
 
         entry = store.get("report", "body")
         assert entry is not None

@@ -319,13 +319,67 @@ def execute(store: fencing.Store, step: Dict[str, Json]) -> Json:
     raise RunnerError(f"unknown op {op!r}")
 
 
-def run_step(store: fencing.Store, step: Dict[str, Json]) -> None:
+class WorkFailed(Exception):
+    """The error a ``finish`` step's failed work raises inside the block."""
+
+
+Holds = Dict[str, fencing.KeepAlive]
+
+
+def hold(store: fencing.Store, holds: Holds, step: Dict[str, Json]) -> Json:
+    """Enters a ``with store.lease(...)`` block, left open until ``finish``."""
+    a = Args(step)
+    scope, holder = a.string("scope"), a.string("holder")
+    if scope in holds:
+        raise RunnerError(f"{scope!r} is already held by an earlier hold step")
+    keeper = store.lease(scope, holder=holder, ttl=a.ms("ttl_ms"))
+    keeper.__enter__()
+    holds[scope] = keeper
+    return render_lease(keeper.lease)
+
+
+def finish(holds: Holds, step: Dict[str, Json]) -> Json:
+    """Leaves the hold's block, normally or by the work's exception: the
+    context manager's own exit decides (docs/semantics.md, "Ending a held
+    lease"). Released, the block's outcome stands: ``{released: true}``."""
+    scope = Args(step).string("scope")
+    work = step.get("work")
+    if work not in ("ok", "failed"):
+        raise RunnerError(f'"work" must be "ok" or "failed", not {work!r}')
+    keeper = holds.pop(scope, None)
+    if keeper is None:
+        raise RunnerError(f"no hold step holds {scope!r}")
+    error = WorkFailed("the work failed") if work == "failed" else None
     try:
-        got = execute(store, step)
+        if error is None:
+            keeper.__exit__(None, None, None)
+        else:
+            try:
+                raise error
+            except WorkFailed as e:
+                if not keeper.__exit__(type(e), e, e.__traceback__):
+                    raise
+    except WorkFailed as e:
+        assert e is error, e
+    return {"released": True}
+
+
+def run_step(store: fencing.Store, step: Dict[str, Json], holds: Optional[Holds] = None) -> None:
+    holds = {} if holds is None else holds
+    try:
+        if step.get("op") == "hold":
+            got = hold(store, holds, step)
+        elif step.get("op") == "finish":
+            got = finish(holds, step)
+        else:
+            got = execute(store, step)
     except fencing.FencingError as e:
         if "error" not in step:
             raise AssertionError(f"unexpected error {e.code}: {e}") from e
         rendered = render_error(e)
+        if step.get("op") == "finish":
+            # The failed work's own exception, attached to the loss.
+            rendered["cause"] = "work" if isinstance(e.__cause__, WorkFailed) else None
         try:
             subset(step["error"], rendered)
         except AssertionError as m:
@@ -358,13 +412,19 @@ def run_scenario(path: pathlib.Path, base: str) -> None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     steps = doc["steps"]
     store = fencing.open(url_for(doc, base))
+    holds: Holds = {}
     try:
         for i, step in enumerate(steps, 1):
             try:
-                run_step(store, step)
+                run_step(store, step, holds)
             except AssertionError as e:
                 raise AssertionError(f"{path.name} step {i} ({json.dumps(step)}): {e}") from None
     finally:
+        for keeper in holds.values():
+            try:
+                keeper.release()
+            except fencing.FencingError:
+                pass
         store.close()
 
 

@@ -2,11 +2,12 @@
 //! against a store. The format is documented in `tests/scenarios/README.md`;
 //! the C, Python and Node runners follow the same rules.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fencing::{Entry, Error, Fence, Lease, Op, Receipt, Store, Token};
+use fencing::{Entry, Error, Fence, Lease, LeaseGuard, Op, Receipt, Store, Token, WorkOutcome};
 use serde_json::{json, Map, Value};
 
 /// One scenario file.
@@ -88,9 +89,12 @@ impl Scenario {
     /// the error, naming the step.
     pub fn run(&self, base: &str) -> Result<(), String> {
         let mut store = Store::open(&self.url(base)).map_err(|e| format!("open: {e}"))?;
+        let mut holds = Holds::default();
         let result = self.steps.iter().enumerate().try_for_each(|(i, step)| {
-            run_step(&mut store, step).map_err(|e| format!("step {} ({}): {e}", i + 1, step))
+            run_held_step(&mut store, &mut holds, step)
+                .map_err(|e| format!("step {} ({}): {e}", i + 1, step))
         });
+        drop(holds);
         store.close();
         result
     }
@@ -149,17 +153,29 @@ pub fn run_all(base_url: impl Fn(usize) -> String) -> Result<usize, String> {
     }
 }
 
+/// The leases a scenario holds with `hold`, by scope, until `finish`.
+#[derive(Default)]
+pub struct Holds(HashMap<String, LeaseGuard>);
+
 /// Runs one step against the store and compares the outcome with the
 /// step's `expect` (success, subset match) or `error` (code and details).
+/// A `hold` here ends with the step (see [`run_held_step`]).
 pub fn run_step(store: &mut Store, step: &Value) -> Result<(), String> {
-    let outcome = execute(store, step)?;
+    run_held_step(store, &mut Holds::default(), step)
+}
+
+/// [`run_step`], keeping the leases `hold` takes in `holds` for a later
+/// `finish`.
+pub fn run_held_step(store: &mut Store, holds: &mut Holds, step: &Value) -> Result<(), String> {
+    let outcome = match step["op"].as_str() {
+        Some("hold") => hold(store, holds, step)?.map_err(|e| render_error(&e)),
+        Some("finish") => finish(holds, step)?,
+        _ => execute(store, step)?.map_err(|e| render_error(&e)),
+    };
     match (step.get("error"), outcome) {
-        (Some(want), Err(err)) => {
-            let got = render_error(&err);
-            subset(want, &got).map_err(|m| format!("error {got}: {m}"))
-        }
+        (Some(want), Err(got)) => subset(want, &got).map_err(|m| format!("error {got}: {m}")),
         (Some(want), Ok(got)) => Err(format!("expected error {want}, got success {got}")),
-        (None, Err(err)) => Err(format!("unexpected error {}: {err}", err.code())),
+        (None, Err(got)) => Err(format!("unexpected error {got}")),
         (None, Ok(got)) => match step.get("expect") {
             Some(want) => subset(want, &got).map_err(|m| format!("result {got}: {m}")),
             None => Ok(()),
@@ -280,6 +296,51 @@ fn execute(store: &mut Store, step: &Value) -> Result<Outcome, String> {
             .map(|()| json!({})),
         "metrics" => Ok(render_metrics(store)),
         other => return Err(format!("unknown op {other:?}")),
+    })
+}
+
+/// `hold`: acquires and keeps the lease alive until `finish`.
+fn hold(store: &Store, holds: &mut Holds, step: &Value) -> Result<Outcome, String> {
+    let a = Args(step);
+    let (scope, holder) = (a.string("scope")?, a.string("holder")?);
+    if holds.0.contains_key(&scope) {
+        return Err(format!("{scope:?} is already held by an earlier hold step"));
+    }
+    Ok(a.ms("ttl_ms")
+        .and_then(|ttl| store.lease(&scope, &holder, ttl))
+        .map(|guard| {
+            let lease = render_lease(&guard.lease());
+            holds.0.insert(scope, guard);
+            lease
+        }))
+}
+
+/// `finish`: ends the held lease with the work's outcome; the verdict is
+/// `{released: true}` or the loss, with `cause: "work"` when the work's
+/// error is attached to it (docs/semantics.md, "Ending a held lease").
+fn finish(holds: &mut Holds, step: &Value) -> Result<Result<Value, Value>, String> {
+    let scope = Args(step).string("scope")?;
+    let work = match step["work"].as_str() {
+        Some("ok") => WorkOutcome::Ok,
+        Some("failed") => WorkOutcome::Failed,
+        other => {
+            return Err(format!(
+                "\"work\" must be \"ok\" or \"failed\", not {other:?}"
+            ))
+        }
+    };
+    let guard = holds
+        .0
+        .remove(&scope)
+        .ok_or_else(|| format!("no hold step holds {scope:?}"))?;
+    let end = guard.finish(work);
+    Ok(match end.verdict() {
+        Ok(()) => Ok(json!({ "released": true })),
+        Err(e) => {
+            let mut got = render_error(&e);
+            got["cause"] = json!(end.attach_work_error().then_some("work"));
+            Err(got)
+        }
     })
 }
 

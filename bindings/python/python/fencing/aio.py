@@ -53,8 +53,17 @@ async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
     If the awaiting task is cancelled and the lease arrives anyway, it is
     released at once instead of being held until its ttl runs out.
     """
+    return await _on_own_thread(
+        functools.partial(store.acquire_wait, **kwargs),
+        undo=lambda lease: _release_quietly(store, lease),
+    )
+
+
+async def _on_own_thread(fn: Callable[[], _T], undo: Callable[[_T], None]) -> _T:
+    """A call that may wait long, on a thread of its own (see
+    ``_wait_for_lease``); ``undo`` its result if nobody awaits it any more."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Lease] = loop.create_future()
+    future: asyncio.Future[_T] = loop.create_future()
     context = contextvars.copy_context()
 
     def deliver(outcome: Callable[[], None]) -> bool:
@@ -64,11 +73,11 @@ async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
             return False
         return True
 
-    def settle_result(lease: Lease) -> None:
+    def settle_result(result: _T) -> None:
         if future.cancelled():
-            _release_quietly(store, lease)
+            undo(result)
         else:
-            future.set_result(lease)
+            future.set_result(result)
 
     def settle_error(error: BaseException) -> None:
         if not future.cancelled():
@@ -76,12 +85,12 @@ async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
 
     def wait() -> None:
         try:
-            lease = context.run(functools.partial(store.acquire_wait, **kwargs))
+            result = context.run(fn)
         except BaseException as e:
             deliver(functools.partial(settle_error, e))
         else:
-            if not deliver(functools.partial(settle_result, lease)):
-                _release_quietly(store, lease)
+            if not deliver(functools.partial(settle_result, result)):
+                undo(result)
 
     threading.Thread(target=wait, name="fencing-aio-acquire-wait", daemon=True).start()
     return await future
@@ -90,6 +99,13 @@ async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
 def _release_quietly(store: _native.Store, lease: Lease) -> None:
     try:
         store.release(lease)
+    except FencingError:
+        pass
+
+
+def _release_keeper(keeper: _native.KeepAlive) -> None:
+    try:
+        keeper.release()
     except FencingError:
         pass
 
@@ -132,8 +148,9 @@ class KeepAlive:
     the background, releases at exit, and raises LeaseLostError at exit if the
     lease was lost. See ``fencing.KeepAlive``."""
 
-    def __init__(self, keeper: _native.KeepAlive) -> None:
+    def __init__(self, keeper: _native.KeepAlive, waits: bool = False) -> None:
         self._keeper = keeper
+        self._waits = waits
 
     @property
     def sync(self) -> _native.KeepAlive:
@@ -141,7 +158,11 @@ class KeepAlive:
         return self._keeper
 
     async def __aenter__(self) -> KeepAlive:
-        await _run(self._keeper.__enter__)
+        if self._waits:
+            # A wait for the lease takes a thread of its own (_wait_for_lease).
+            await _on_own_thread(self._keeper.__enter__, undo=_release_keeper)
+        else:
+            await _run(self._keeper.__enter__)
         return self
 
     async def __aexit__(
@@ -153,7 +174,7 @@ class KeepAlive:
         return await _run(self._keeper.__exit__, exc_type, exc, tb)
 
     async def release(self) -> bool:
-        """Stops renewing and releases now; returns whether it was still live."""
+        """Stops renewing and releases now; True if held to the end, False if lost."""
         return await _run(self._keeper.release)
 
     def check(self) -> None:
@@ -289,9 +310,14 @@ class Store:
         """Ends a lease early if it is still live; returns whether it did."""
         return await _run(self._store.release, lease, token=token)
 
-    def lease(self, scope: str, *, holder: str, ttl: Seconds) -> KeepAlive:
-        """``async with store.lease(...) as lease``: acquire, keep alive, release."""
-        return KeepAlive(self._store.lease(scope, holder=holder, ttl=ttl))
+    def lease(
+        self, scope: str, *, holder: str, ttl: Seconds, timeout: Optional[Seconds] = None
+    ) -> KeepAlive:
+        """``async with store.lease(...) as lease``: acquire (waiting up to
+        ``timeout`` seconds when given), keep alive, release; a lease lost
+        during the block raises the loss at exit."""
+        keeper = self._store.lease(scope, holder=holder, ttl=ttl, timeout=timeout)
+        return KeepAlive(keeper, waits=timeout is not None)
 
     def keep_alive(self, lease: Lease) -> KeepAlive:
         """``async with store.keep_alive(lease)``: keep an acquired lease alive."""
