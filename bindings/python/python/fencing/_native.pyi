@@ -4,7 +4,7 @@ module by ``python -m mypy.stubtest fencing`` in CI)."""
 import builtins
 import datetime
 from types import TracebackType
-from typing import Any, Dict, Final, Iterable, List, Optional, Type, Union, final, overload
+from typing import Any, Dict, Final, Iterable, List, Optional, Tuple, Type, Union, final, overload
 
 from typing_extensions import Self
 
@@ -12,6 +12,7 @@ from ._errors import FencingError
 
 __all__ = [
     "KeepAlive",
+    "error_schema",
     "error_from_sqlite_message",
     "error_from_sqlstate",
     "open",
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_VALUE_BYTES",
     "MAX_BATCH_OPS",
     "MAX_LIST_LIMIT",
+    "DEFAULT_LIST_LIMIT",
     "__version__",
 ]
 
@@ -47,13 +49,21 @@ MAX_KEY_BYTES: Final[int]
 MAX_VALUE_BYTES: Final[int]
 MAX_BATCH_OPS: Final[int]
 MAX_LIST_LIMIT: Final[int]
+DEFAULT_LIST_LIMIT: Final[int]
 
 def open(url: str) -> Store:
-    """Opens the store a URL names (``memory:``, ``sqlite:PATH``); the same as
+    """Opens the store a URL names (``memory:``, ``sqlite:PATH``,
+    ``postgres://...``; docs/semantics.md, "URLs and options"); the same as
     ``Store(url)``."""
 
 def parse_token(text: str) -> int:
     """Parses a token's canonical decimal text (``"42"`` -> 42)."""
+
+def error_schema() -> List[Tuple[str, str, List[Tuple[str, str]]]]:
+    """The core's error codes and their details, from which the exceptions'
+    classes and attributes follow: ``[(code, class name, [(attribute,
+    kind), ...]), ...]``, kind one of ``"text"``, ``"number"``,
+    ``"duration"`` (seconds), ``"optional_number"``, ``"optional_text"``."""
 
 def error_from_sqlstate(sqlstate: str, detail: Optional[str] = None) -> Optional[FencingError]:
     """The fencing exception a PostgreSQL error's SQLSTATE (``"FN001"``) and
@@ -62,7 +72,7 @@ def error_from_sqlstate(sqlstate: str, detail: Optional[str] = None) -> Optional
 def error_from_sqlite_message(message: str) -> Optional[FencingError]:
     """The fencing exception an SQLite error message stands for when the
     ``fencing_check`` view raised it (``"STALE_TOKEN: ..."``):
-    ``StaleTokenError``, ``SequenceError`` or ``InvalidArgumentError``, with
+    ``StaleTokenError``, ``SequenceOutOfOrderError`` or ``InvalidArgumentError``, with
     neutral details (the message carries none); None for any other message.
     Returned, not raised."""
 
@@ -265,7 +275,7 @@ class Store:
     def get(
         self, scope: str, key: str, *, token: Optional[int] = None, holder: Optional[str] = None
     ) -> Optional[Entry]: ...
-    def list(self, scope: str, *, after: Optional[str] = None, limit: int = 100) -> Page: ...
+    def list(self, scope: str, *, after: Optional[str] = None, limit: Optional[int] = None) -> Page: ...
     def fence_of(self, scope: str) -> int: ...
     def status(self, scope: str) -> ScopeStatus: ...
     def retire(self, scope: str) -> bool: ...
