@@ -5,6 +5,11 @@
  * a fencing_status (FENCING_OK = 0); out-parameters are written only on
  * success; after a failure, fencing_last_error() tells the details on the
  * same thread. See ffi/README.md, "C API conventions".
+ *
+ * Stores (fencing_store_open): `memory:` (one process), `sqlite:PATH`
+ * (processes on one host) and `postgres://...` / `postgresql://...` (many
+ * hosts), options in the query; the grammar and every option are in
+ * docs/semantics.md, "URLs and options".
  */
 
 #ifndef FENCING_H
@@ -15,6 +20,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/**
+ * The greatest token, 2^63-1, as a uint64_t. Tokens are
+ * `1..=FENCING_MAX_TOKEN`; 0 means "none yet" and is never issued or accepted.
+ */
+#define FENCING_MAX_TOKEN UINT64_C(9223372036854775807)
+
+/** How far fencing_failover moves every counter, fence and floor: 2^40. */
+#define FENCING_FAILOVER_STEP UINT64_C(1099511627776)
 
 #define FENCING_STRINGIFY_(x) #x
 #define FENCING_STRINGIFY(x) FENCING_STRINGIFY_(x)
@@ -37,17 +51,6 @@
  * The library's patch version.
  */
 #define FENCING_VERSION_PATCH 0
-
-/**
- * The greatest token, 2^63-1. Tokens are `1..=FENCING_MAX_TOKEN`; 0 means
- * "none yet" and is never issued or accepted.
- */
-#define FENCING_MAX_TOKEN 9223372036854775807
-
-/**
- * How far `fencing_failover` moves every counter, fence and floor: 2^40.
- */
-#define FENCING_FAILOVER_STEP 1099511627776
 
 /**
  * Scope names: 1..=256 bytes of UTF-8.
@@ -102,7 +105,8 @@
 
 /**
  * What a call did. `FENCING_OK` is 0; 1..=99 are the contract's error codes
- * (one per SPEC error, same meaning in every language); 100 and up belong to
+ * (one per code of docs/semantics.md, "Errors", same meaning in every
+ * language); 100 and up belong to
  * the C ABI itself. A code never changes meaning once released; new codes
  * get new numbers. After any status other than `FENCING_OK`,
  * `fencing_last_error` tells the details on the same thread.
@@ -247,8 +251,8 @@ typedef struct fencing_error {
    */
   const char *key;
   /**
-   * LEASE_HELD: who holds the lease. LEASE_LOST: who holds the lease now
-   * (NULL when no lease is live).
+   * LEASE_HELD: who holds the lease. (LEASE_LOST: deprecated copy of
+   * `current_holder`.)
    */
   const char *holder;
   /**
@@ -273,14 +277,22 @@ typedef struct fencing_error {
    */
   uint64_t actual;
   /**
-   * LEASE_HELD: the live lease's token. LEASE_LOST: the token of the
-   * lease live now (0: none).
+   * LEASE_HELD: the live lease's token. (LEASE_LOST: deprecated copy of
+   * `current_token`.)
    */
   uint64_t token;
   /**
    * LEASE_HELD: milliseconds left on the live lease, on the store's clock.
    */
   uint64_t remaining_ms;
+  /**
+   * LEASE_LOST: the token of the lease live now (0: none).
+   */
+  uint64_t current_token;
+  /**
+   * LEASE_LOST: who holds the lease live now (NULL: none).
+   */
+  const char *current_holder;
 } fencing_error;
 
 /**
@@ -682,10 +694,11 @@ fencing_status fencing_error_from_sqlstate(const char *sqlstate, const char *det
 
 /**
  * Opens the store `url` names and writes a new handle to `*out`:
- * `memory:` (this process only) or `sqlite:PATH` (processes on one host),
- * with options in the query (`?clock=manual&strict=true&eager_fencing=false`;
- * SQLite also `synchronous=full|normal` and `busy_timeout_ms=N`). A bad URL
- * is INVALID_ARGUMENT; a file SQLite cannot use is BACKEND.
+ * `memory:` (this process only), `sqlite:PATH` (processes on one host) or
+ * `postgres://...` / `postgresql://...` (many hosts), with options in the
+ * query (`?clock=manual&strict=true`); the grammar and every option are in
+ * docs/semantics.md, "URLs and options". A bad URL is INVALID_ARGUMENT; a
+ * store that cannot be opened is BACKEND.
  */
 fencing_status fencing_store_open(const char *url, struct fencing_store **out);
 

@@ -1,4 +1,4 @@
-//! `postgres://` beside the classic hand-written SQL (SPEC section 8) run
+//! `postgres://` beside the classic hand-written SQL (docs/performance.md, "The baselines") run
 //! through the same client (the `postgres` crate) on the same server, at 1
 //! and 4 clients, measured in the same run; plus `apply` batches of 1, 10
 //! and 100 puts against single fenced puts; the library's unnamed statements

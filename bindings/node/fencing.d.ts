@@ -85,7 +85,10 @@ export declare function errorFromSqliteMessage(message: string): FencingError | 
  */
 export declare function fromSqliteError(err: unknown): FencingError | null
 
-/** Opens the store a URL names: `sqlite:PATH`, `memory:`, options in the query (`?clock=manual`). */
+/**
+ * Opens the store a URL names: `sqlite:PATH`, `memory:`, `postgres://...`, options in the
+ * query (`?clock=manual`); the grammar is in docs/semantics.md, "URLs and options".
+ */
 export declare function open(url: string): Promise<Store>
 
 /** A handle on one fencing store. Every call that may touch disk returns a Promise. */

@@ -12,7 +12,7 @@ const kConstruct = Symbol('fencing.construct')
 
 // ----- errors -----
 
-/** Base class of every error the store reports; `code` is the SPEC code. */
+/** Base class of every error the store reports; `code` is the code text. */
 class FencingError extends Error {
   constructor(message, details) {
     super(message)
@@ -42,17 +42,6 @@ function defineError(name, code) {
   return cls
 }
 
-const StaleTokenError = defineError('StaleTokenError', 'STALE_TOKEN')
-const SequenceOutOfOrderError = defineError('SequenceOutOfOrderError', 'SEQUENCE_OUT_OF_ORDER')
-const VersionMismatchError = defineError('VersionMismatchError', 'VERSION_MISMATCH')
-const NotFoundError = defineError('NotFoundError', 'NOT_FOUND')
-const LeaseHeldError = defineError('LeaseHeldError', 'LEASE_HELD')
-const LeaseLostError = defineError('LeaseLostError', 'LEASE_LOST')
-const TokenExhaustedError = defineError('TokenExhaustedError', 'TOKEN_EXHAUSTED')
-const TimeoutError = defineError('TimeoutError', 'TIMEOUT')
-const BackendError = defineError('BackendError', 'BACKEND')
-const ClosedError = defineError('ClosedError', 'CLOSED')
-
 /**
  * INVALID_ARGUMENT. Thrown values are `TypeError` (wrong type) or
  * `RangeError` (right type, bad value) with `code: 'INVALID_ARGUMENT'`;
@@ -67,18 +56,27 @@ class InvalidArgumentError extends FencingError {
 Object.defineProperty(InvalidArgumentError.prototype, 'name', { value: 'InvalidArgumentError', writable: true, configurable: true })
 Object.defineProperty(InvalidArgumentError.prototype, 'code', { value: 'INVALID_ARGUMENT', writable: true, configurable: true })
 
-const CLASSES = {
-  STALE_TOKEN: StaleTokenError,
-  SEQUENCE_OUT_OF_ORDER: SequenceOutOfOrderError,
-  VERSION_MISMATCH: VersionMismatchError,
-  NOT_FOUND: NotFoundError,
-  LEASE_HELD: LeaseHeldError,
-  LEASE_LOST: LeaseLostError,
-  TOKEN_EXHAUSTED: TokenExhaustedError,
-  TIMEOUT: TimeoutError,
-  BACKEND: BackendError,
-  CLOSED: ClosedError,
+// One class per code, named by the core (native.errorSchema(); the tests
+// check that each is exported and declared). INVALID_ARGUMENT is thrown as
+// TypeError/RangeError and recognised by the class above.
+const CLASSES = {}
+const CLASS_BY_NAME = {}
+for (const { code, name } of native.errorSchema()) {
+  if (code === 'INVALID_ARGUMENT') continue
+  CLASSES[code] = CLASS_BY_NAME[name] = defineError(name, code)
 }
+const {
+  StaleTokenError,
+  SequenceOutOfOrderError,
+  VersionMismatchError,
+  NotFoundError,
+  LeaseHeldError,
+  LeaseLostError,
+  TokenExhaustedError,
+  TimeoutError,
+  BackendError,
+  ClosedError,
+} = CLASS_BY_NAME
 
 /**
  * Re-creates an error of the native module as an instance of its class (the
@@ -121,7 +119,7 @@ class Store {
     this.#native = handle
   }
 
-  /** Opens the store a URL names: `sqlite:PATH`, `memory:`, with options in the query. */
+  /** Opens the store a URL names: `sqlite:PATH`, `memory:`, `postgres://...` (docs/semantics.md, "URLs and options"). */
   static async open(url) {
     try {
       return new Store(await native.open(url), kConstruct)

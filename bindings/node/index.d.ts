@@ -136,6 +136,27 @@ export declare function errorFromSqliteMessage(message: string): Error | null
  */
 export declare function errorFromSqlstate(sqlstate: string, detail?: string | null): Error | null
 
+/** Every error code with its class name and details, from the core. */
+export declare function errorSchema(): Array<ErrorSchemaEntry>
+
+/**
+ * One code of the core's list, for `fencing.js` (which makes a class of
+ * each) and the tests (which check that every field arrives).
+ */
+export interface ErrorSchemaEntry {
+  /** The code text: `'STALE_TOKEN'`. */
+  code: string
+  /** The class name: `'StaleTokenError'`. */
+  name: string
+  /** The details' property names: `['scope', 'presented', 'current']`. */
+  fields: Array<string>
+  /**
+   * Each detail's kind, in the same order: `'text'`, `'bigint'`,
+   * `'ms'` (a number of milliseconds), `'bigint|null'`, `'text|null'`.
+   */
+  kinds: Array<string>
+}
+
 /** What a write (or a checked read) presents. */
 export interface FenceOptions {
   token: TokenLike
@@ -211,8 +232,8 @@ export interface MetricsSnapshot {
 }
 
 /**
- * Opens the store a URL names (`memory:`, `sqlite:PATH`, with options in
- * the query). Resolves to a native store handle.
+ * Opens the store a URL names (`memory:`, `sqlite:PATH`, `postgres://...`,
+ * with options in the query; docs/semantics.md, "URLs and options"). Resolves to a native store handle.
  */
 export declare function open(url: string): Promise<NativeStore>
 

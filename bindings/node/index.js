@@ -839,6 +839,7 @@ module.exports.NativeKeepAlive = nativeBinding.NativeKeepAlive
 module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.errorFromSqliteMessage = nativeBinding.errorFromSqliteMessage
 module.exports.errorFromSqlstate = nativeBinding.errorFromSqlstate
+module.exports.errorSchema = nativeBinding.errorSchema
 module.exports.MAX_TOKEN = nativeBinding.MAX_TOKEN
 module.exports.open = nativeBinding.open
 module.exports.parseToken = nativeBinding.parseToken

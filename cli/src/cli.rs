@@ -288,7 +288,7 @@ pub struct ListArgs {
     /// Start after this key (the `next` of the previous page)
     #[arg(long)]
     pub after: Option<OsString>,
-    /// Keys per page (1..=1000) [default: 1000]
+    /// Keys per page (1..=1000) [default: 100, as in every face]
     #[arg(long, allow_hyphen_values = true)]
     pub limit: Option<OsString>,
     /// Read every page, not only the first

@@ -245,7 +245,7 @@ fn rebuild(code: fencing::ErrorCode, message: String) -> Error {
 pub fn main(url_arg: Option<&OsStr>, args: DemoArgs) -> Result<u8, Failure> {
     let url = verbs::url(url_arg)?;
     let store = verbs::open(&url)?;
-    if url.starts_with("memory:") {
+    if store.backend_kind() == fencing::BackendKind::Memory {
         return Err(Failure::invalid(
             "the demo runs its workers as separate processes, and a memory: store lives in one \
              process; use sqlite:PATH (the default) or postgres://...",

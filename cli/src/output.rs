@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use fencing::{Entry, Error, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
+use fencing::{Entry, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
 use serde_json::{json, Map, Value};
 
 use crate::exit::{message, Failure};
@@ -103,50 +103,40 @@ pub fn metrics(m: &MetricsSnapshot) -> Value {
     Value::Object(out)
 }
 
-/// `{"error": {"code": "STALE_TOKEN", "message": ..., <details>}}`
+/// `{"error": {"code": "STALE_TOKEN", "message": ..., <details>}}`, the
+/// details named and spelled by the core (`Error::details_json`).
 pub fn error_json(failure: &Failure) -> Value {
     let e = match failure {
         Failure::Store(e) => e,
         Failure::Other(m) => return json!({ "error": { "code": "OTHER", "message": m } }),
     };
-    let mut v = json!({ "code": e.code().as_str(), "message": message(e) });
-    let details = match e {
-        Error::StaleToken {
-            scope,
-            presented,
-            current,
-        } => json!({
-            "scope": scope,
-            "presented": presented.to_string(),
-            "current": current.to_string(),
-        }),
-        Error::SequenceOutOfOrder { presented, last } => {
-            json!({ "presented": presented.to_string(), "last": last.to_string() })
-        }
-        Error::VersionMismatch { expected, actual } => {
-            json!({ "expected": expected.to_string(), "actual": actual.to_string() })
-        }
-        Error::NotFound { scope, key } => json!({ "scope": scope, "key": key }),
-        Error::LeaseHeld {
-            scope,
-            holder,
-            token,
-            remaining,
-        } => json!({
-            "scope": scope,
-            "holder": holder,
-            "token": token.to_string(),
-            "remaining_ms": ms(*remaining),
-        }),
-        Error::LeaseLost { scope, current } => json!({
-            "scope": scope,
-            "current_token": current.as_ref().map(|(t, _)| t.to_string()),
-            "current_holder": current.as_ref().map(|(_, h)| h.clone()),
-        }),
-        _ => json!({}),
-    };
-    if let (Value::Object(v), Value::Object(d)) = (&mut v, details) {
-        v.extend(d);
-    }
+    let mut v = e.details_json();
+    v.insert("code".into(), json!(e.code().as_str()));
+    v.insert("message".into(), json!(message(e)));
     json!({ "error": v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fencing::{Error, ErrorCode, Field};
+
+    #[test]
+    fn every_code_reports_every_field_of_the_core() {
+        for code in ErrorCode::ALL {
+            let out = error_json(&Failure::Store(Error::example(code)));
+            let error = &out["error"];
+            assert_eq!(error["code"], code.as_str());
+            for field in code.fields() {
+                let value = &error[field.json_name()];
+                assert!(
+                    !value.is_null(),
+                    "{code}: {} missing in {out}",
+                    field.json_name()
+                );
+            }
+        }
+        let lease_lost = error_json(&Failure::Store(Error::example(ErrorCode::LeaseLost)));
+        assert!(lease_lost["error"][Field::CurrentHolder.json_name()].is_string());
+    }
 }

@@ -281,7 +281,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 .map(|k| text("--after", k).map(str::to_owned))
                 .transpose()?;
             let limit = match &a.limit {
-                None => fencing::limits::MAX_LIST_LIMIT,
+                None => fencing::defaults::LIST_LIMIT,
                 Some(raw) => {
                     let n = number("--limit", raw)?;
                     usize::try_from(n).map_err(|_| Failure::invalid("--limit is too large"))?

@@ -24,6 +24,7 @@
 pub mod aio;
 mod backend;
 mod clock;
+pub mod defaults;
 mod error;
 mod keepalive;
 pub mod limits;
@@ -36,12 +37,12 @@ mod token;
 mod types;
 mod url;
 
-pub use error::{Error, ErrorCode, Result};
+pub use error::{Detail, DetailKind, Error, ErrorCode, Field, Result};
 pub use keepalive::{LeaseEnd, LeaseGuard, OnLost, WorkOutcome};
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
 pub use rules::FAILOVER_STEP;
 pub use sqlstate::SQLSTATES;
-pub use store::Store;
+pub use store::{BackendKind, Store};
 pub use token::{parse_token_value, Token};
 pub use types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
 pub use url::{ClockKind, Options};

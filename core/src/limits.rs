@@ -1,4 +1,5 @@
-//! Argument validation (check 1 of SPEC section 4): every input is checked
+//! Argument validation (check 1 of docs/semantics.md, "The fenced store";
+//! the limits are its "Limits"): every input is checked
 //! here, before any backend sees it.
 
 use std::time::Duration;

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use crate::error::ErrorCode;
 use crate::token::Token;
@@ -162,7 +162,8 @@ impl Metrics {
 
     /// A keep-alive renewal ran `lateness_ms` behind its schedule.
     pub fn renewal_lateness(&self, lateness_ms: u64, ttl_ms: u64) {
-        if lateness_ms > ttl_ms / 3 {
+        let ms = Duration::from_millis;
+        if crate::defaults::is_pause(ms(lateness_ms), ms(ttl_ms)) {
             self.pauses_detected.fetch_add(1, Ordering::Relaxed);
             self.longest_pause_ms
                 .fetch_max(lateness_ms, Ordering::Relaxed);

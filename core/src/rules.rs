@@ -39,7 +39,8 @@ impl LeaseRecord {
 /// How the fence treats a token equal to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Mode {
-    /// Acquire raises the fence to the new token (SPEC: on by default).
+    /// Acquire raises the fence to the new token (on by default:
+    /// docs/semantics.md, "Leases").
     pub eager_fencing: bool,
     /// A token may write only once: after its first accepted write, the
     /// same token is stale.
@@ -189,7 +190,8 @@ impl ScopeCore {
         current
     }
 
-    /// Check 2 (token against fence) and check 3 (seq) of SPEC section 4.
+    /// Check 2 (token against fence) and check 3 (seq) of docs/semantics.md,
+    /// "The fenced store".
     pub fn check(&self, scope: &str, fence: &Fence) -> Result<()> {
         self.check_token(scope, fence.token)?;
         if fence.token.get() == self.fence {

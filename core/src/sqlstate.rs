@@ -3,12 +3,9 @@
 //! run `fencing.check(scope, token)` inside their own transaction through any
 //! driver and want the same typed error.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
-use crate::error::{Error, ErrorCode};
-use crate::token::Token;
+use crate::error::{DetailSource, Error, ErrorCode, Field};
 
 /// `(SQLSTATE, code)`: never renumbered once released.
 pub const SQLSTATES: [(&str, ErrorCode); 8] = [
@@ -43,53 +40,50 @@ impl Error {
     /// fields at their neutral values (empty text, 0) rather than failing.
     pub fn from_sqlstate(sqlstate: &str, detail: Option<&str>) -> Option<Error> {
         let code = ErrorCode::from_sqlstate(sqlstate)?;
-        let d: Value = detail
+        let json: Value = detail
             .and_then(|t| serde_json::from_str(t).ok())
             .unwrap_or(Value::Null);
-        let text = |name: &str| d.get(name).and_then(Value::as_str).unwrap_or("").to_owned();
-        let number = |name: &str| match d.get(name) {
-            Some(Value::String(s)) => s.parse::<u64>().ok(),
-            Some(v) => v.as_u64(),
-            None => None,
-        };
-        let token = |name: &str| number(name).and_then(Token::new);
-        Some(match code {
-            ErrorCode::StaleToken => Error::StaleToken {
-                scope: text("scope"),
-                presented: token("presented").unwrap_or(Token::MAX),
-                current: number("current").unwrap_or(0),
-            },
-            ErrorCode::SequenceOutOfOrder => Error::SequenceOutOfOrder {
-                presented: number("presented").unwrap_or(0),
-                last: number("last").unwrap_or(0),
-            },
-            ErrorCode::VersionMismatch => Error::VersionMismatch {
-                expected: number("expected").unwrap_or(0),
-                actual: number("actual").unwrap_or(0),
-            },
-            ErrorCode::NotFound => Error::NotFound {
-                scope: text("scope"),
-                key: text("key"),
-            },
-            ErrorCode::LeaseHeld => Error::LeaseHeld {
-                scope: text("scope"),
-                holder: text("holder"),
-                token: token("token").unwrap_or(Token::MAX),
-                remaining: Duration::from_millis(number("remaining_ms").unwrap_or(0)),
-            },
-            ErrorCode::LeaseLost => Error::LeaseLost {
-                scope: text("scope"),
-                current: token("current_token").map(|t| (t, text("current_holder"))),
-            },
-            ErrorCode::TokenExhausted => Error::TokenExhausted,
-            _ => Error::InvalidArgument(text("message")),
-        })
+        Some(Error::from_details(code, &JsonDetails(json)))
+    }
+}
+
+/// A DETAIL object, read by the fields' JSON names.
+struct JsonDetails(Value);
+
+impl DetailSource for JsonDetails {
+    fn text(&self, field: Field) -> Option<String> {
+        self.0.get(field.json_name())?.as_str().map(str::to_owned)
+    }
+
+    fn number(&self, field: Field) -> Option<u64> {
+        match self.0.get(field.json_name())? {
+            Value::String(s) => s.parse().ok(),
+            v => v.as_u64(),
+        }
+    }
+
+    fn message(&self) -> String {
+        let message = self.0.get("message").and_then(Value::as_str);
+        message.unwrap_or_default().to_owned()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::token::Token;
+    use std::time::Duration;
+
+    #[test]
+    fn the_details_json_of_every_code_reads_back_the_same() {
+        for (state, code) in SQLSTATES {
+            let e = Error::example(code);
+            let mut json = e.details_json();
+            json.insert("message".into(), "example".into());
+            let text = Value::Object(json).to_string();
+            assert_eq!(Error::from_sqlstate(state, Some(&text)), Some(e), "{code}");
+        }
+    }
 
     #[test]
     fn every_sqlstate_maps_both_ways() {

@@ -25,8 +25,46 @@ pub struct Store {
     inner: Arc<Inner>,
 }
 
+/// Where a store keeps its state, as the store itself knows it (faces ask
+/// this instead of reading the URL's text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// `memory:`: one process, gone with it.
+    Memory,
+    /// `sqlite:PATH`: processes on one host.
+    Sqlite,
+    /// `postgres://...`, `postgresql://...`: many hosts.
+    Postgres,
+}
+
+impl BackendKind {
+    /// `"memory"`, `"sqlite"`, `"postgres"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Memory => "memory",
+            BackendKind::Sqlite => "sqlite",
+            BackendKind::Postgres => "postgres",
+        }
+    }
+
+    /// The kind of store a URL names, checked as `Store::open` checks it
+    /// (`INVALID_ARGUMENT` for a bad URL), without opening anything.
+    pub fn of_url(url: &str) -> Result<BackendKind> {
+        Ok(BackendKind::of(&url::parse(url)?.location))
+    }
+
+    fn of(location: &Location) -> BackendKind {
+        match location {
+            Location::Memory => BackendKind::Memory,
+            Location::Sqlite { .. } => BackendKind::Sqlite,
+            Location::Postgres(_) => BackendKind::Postgres,
+        }
+    }
+}
+
 struct Inner {
     backend: Box<dyn Backend>,
+    kind: BackendKind,
     metrics: Metrics,
     closed: AtomicBool,
 }
@@ -51,6 +89,7 @@ impl Store {
             eager_fencing: target.options.eager_fencing,
             strict: target.options.strict,
         };
+        let kind = BackendKind::of(&target.location);
         let backend: Box<dyn Backend> = match target.location {
             Location::Memory => {
                 let clock = match target.options.clock {
@@ -79,10 +118,16 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 backend,
+                kind,
                 metrics: Metrics::default(),
                 closed: AtomicBool::new(false),
             }),
         })
+    }
+
+    /// Where this store keeps its state.
+    pub fn backend_kind(&self) -> BackendKind {
+        self.inner.kind
     }
 
     fn backend(&self) -> Result<&dyn Backend> {

@@ -1,5 +1,7 @@
-//! Store URLs: `memory:`, `sqlite:PATH`, each with an optional query of
-//! store options (`?clock=manual&strict=true`).
+//! Store URLs: `memory:`, `sqlite:PATH`, `postgres://...` (or
+//! `postgresql://`), each with an optional query of store options
+//! (`?clock=manual&strict=true`). The grammar, written once for every face:
+//! docs/semantics.md, "URLs and options".
 
 use std::path::PathBuf;
 use std::time::Duration;

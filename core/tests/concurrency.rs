@@ -534,7 +534,7 @@ fn check(store: &Store, log: &[Event], strict: bool) {
         }
     }
 
-    // Cross-check with the handle's metrics (SPEC 7).
+    // Cross-check with the handle's metrics (docs/semantics.md, "Metrics").
     let m = store.metrics();
     let count = |f: &dyn Fn(&Event) -> bool| log.iter().filter(|e| f(e)).count() as u64;
     assert_eq!(

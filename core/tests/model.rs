@@ -1,6 +1,6 @@
 //! Model-based test: random sequences of operations run against a
 //! `memory:` store on a manual clock and, step by step, against a small
-//! reference model of SPEC.md written here from scratch (plain maps, no
+//! reference model of docs/semantics.md written here from scratch (plain maps, no
 //! code shared with the crate). Every step must give the same success value
 //! or the same error (code and details), and after every step the whole
 //! observable state (status, entries, key lists of every scope) must agree.
@@ -11,7 +11,7 @@
 //! leases, retirement, ...) were actually reached, so it cannot pass by
 //! only ever exercising the happy path.
 //!
-//! Semantics modelled (SPEC plus the project's decisions): checks in the
+//! Semantics modelled (docs/semantics.md): checks in the
 //! order arguments, token vs fence, seq, expected_version / NOT_FOUND; a
 //! token equal to the fence passes unless the fence is sealed; an accepted
 //! write sets fence := token, last_seq := seq, sealed := strict; claim and an
@@ -38,7 +38,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, Test
 const SCOPES: [&str; 3] = ["s0", "s1", "s2"];
 const KEYS: [&str; 3] = ["a", "b", "c"];
 const HOLDERS: [&str; 2] = ["h0", "h1"];
-/// SPEC 1: tokens are 1..=2^63-1.
+/// docs/semantics.md, "Tokens": tokens are 1..=2^63-1.
 const MAX_TOKEN: u64 = i64::MAX as u64;
 /// Sequence numbers and expected versions share the token's range.
 const MAX_SEQ: u64 = i64::MAX as u64;

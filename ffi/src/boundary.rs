@@ -12,7 +12,7 @@ use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-use fencing::Error;
+use fencing::{Detail, Error, Field};
 
 use crate::args;
 use crate::status::fencing_status::{self, *};
@@ -84,6 +84,8 @@ struct Record {
     actual: u64,
     token: u64,
     remaining_ms: u64,
+    current_token: u64,
+    current_holder: Option<CString>,
 }
 
 thread_local! {
@@ -112,6 +114,8 @@ impl Record {
             actual: 0,
             token: 0,
             remaining_ms: 0,
+            current_token: 0,
+            current_holder: None,
         }
     }
 
@@ -134,49 +138,36 @@ impl Record {
         }
     }
 
+    /// The core's details, each in its own field (`Error::details`).
     fn from_error(e: &Error) -> Record {
         let mut r = Record::new(fencing_status::from_code(e.code()), e.to_string());
-        match e {
-            Error::StaleToken {
-                scope,
-                presented,
-                current,
-            } => {
-                r.scope = Some(c_text(scope));
-                r.presented = presented.get();
-                r.current = *current;
+        for (field, detail) in e.details() {
+            let text = match detail {
+                Detail::Text(t) => Some(c_text(t)),
+                Detail::OptionalText(t) => t.map(c_text),
+                Detail::Number(_) | Detail::Duration(_) | Detail::OptionalNumber(_) => None,
+            };
+            let number = match detail {
+                Detail::Number(n) | Detail::OptionalNumber(Some(n)) => n,
+                Detail::Duration(d) => Detail::millis(d),
+                Detail::Text(_) | Detail::OptionalText(_) | Detail::OptionalNumber(None) => 0,
+            };
+            match field {
+                Field::Scope => r.scope = text,
+                Field::Key => r.key = text,
+                Field::Holder => r.holder = text,
+                Field::Presented => r.presented = number,
+                Field::Current => r.current = number,
+                Field::Last => r.last = number,
+                Field::Expected => r.expected = number,
+                Field::Actual => r.actual = number,
+                Field::Token => r.token = number,
+                Field::Remaining => r.remaining_ms = number,
+                // Also in `token`/`holder`, where LEASE_LOST put them before
+                // 0.2 (deprecated there; ffi/README.md, "Error details").
+                Field::CurrentToken => (r.current_token, r.token) = (number, number),
+                Field::CurrentHolder => (r.current_holder, r.holder) = (text.clone(), text),
             }
-            Error::SequenceOutOfOrder { presented, last } => {
-                r.presented = *presented;
-                r.last = *last;
-            }
-            Error::VersionMismatch { expected, actual } => {
-                r.expected = *expected;
-                r.actual = *actual;
-            }
-            Error::NotFound { scope, key } => {
-                r.scope = Some(c_text(scope));
-                r.key = Some(c_text(key));
-            }
-            Error::LeaseHeld {
-                scope,
-                holder,
-                token,
-                remaining,
-            } => {
-                r.scope = Some(c_text(scope));
-                r.holder = Some(c_text(holder));
-                r.token = token.get();
-                r.remaining_ms = args::millis(*remaining);
-            }
-            Error::LeaseLost { scope, current } => {
-                r.scope = Some(c_text(scope));
-                if let Some((token, holder)) = current {
-                    r.token = token.get();
-                    r.holder = Some(c_text(holder));
-                }
-            }
-            _ => {}
         }
         r
     }
@@ -229,8 +220,8 @@ pub struct fencing_error {
     pub scope: *const c_char,
     /// NOT_FOUND: the key.
     pub key: *const c_char,
-    /// LEASE_HELD: who holds the lease. LEASE_LOST: who holds the lease now
-    /// (NULL when no lease is live).
+    /// LEASE_HELD: who holds the lease. (LEASE_LOST: deprecated copy of
+    /// `current_holder`.)
     pub holder: *const c_char,
     /// STALE_TOKEN: the token presented. SEQUENCE_OUT_OF_ORDER: the seq
     /// presented.
@@ -243,11 +234,15 @@ pub struct fencing_error {
     pub expected: u64,
     /// VERSION_MISMATCH: the entry's version (0: it does not exist).
     pub actual: u64,
-    /// LEASE_HELD: the live lease's token. LEASE_LOST: the token of the
-    /// lease live now (0: none).
+    /// LEASE_HELD: the live lease's token. (LEASE_LOST: deprecated copy of
+    /// `current_token`.)
     pub token: u64,
     /// LEASE_HELD: milliseconds left on the live lease, on the store's clock.
     pub remaining_ms: u64,
+    /// LEASE_LOST: the token of the lease live now (0: none).
+    pub current_token: u64,
+    /// LEASE_LOST: who holds the lease live now (NULL: none).
+    pub current_holder: *const c_char,
 }
 
 /// Writes the details of the calling thread's last failure to `*out`.
@@ -272,6 +267,8 @@ pub extern "C" fn fencing_last_error(out: *mut fencing_error) -> fencing_status 
                 actual: r.actual,
                 token: r.token,
                 remaining_ms: r.remaining_ms,
+                current_token: r.current_token,
+                current_holder: text(&r.current_holder),
             },
             None => fencing_error {
                 status: FENCING_OK,
@@ -286,6 +283,8 @@ pub extern "C" fn fencing_last_error(out: *mut fencing_error) -> fencing_status 
                 actual: 0,
                 token: 0,
                 remaining_ms: 0,
+                current_token: 0,
+                current_holder: ptr::null(),
             },
         });
         out.set(details);
@@ -349,6 +348,51 @@ mod tests {
         assert_eq!(status, FENCING_PANIC);
         assert!(msg.contains("boom 42"), "{msg}");
         assert_eq!(boundary_or(7u32, || panic!("x")), 7);
+    }
+
+    /// Whether `field` has a value in `e` (a string that is not NULL, a
+    /// number that is not 0).
+    fn is_set(e: &fencing_error, field: Field) -> bool {
+        match field {
+            Field::Scope => !e.scope.is_null(),
+            Field::Key => !e.key.is_null(),
+            Field::Holder => !e.holder.is_null(),
+            Field::Presented => e.presented != 0,
+            Field::Current => e.current != 0,
+            Field::Last => e.last != 0,
+            Field::Expected => e.expected != 0,
+            Field::Actual => e.actual != 0,
+            Field::Token => e.token != 0,
+            Field::Remaining => e.remaining_ms != 0,
+            Field::CurrentToken => e.current_token != 0,
+            Field::CurrentHolder => !e.current_holder.is_null(),
+        }
+    }
+
+    #[test]
+    fn every_code_reports_every_field_of_the_core() {
+        for code in fencing::ErrorCode::ALL {
+            let error = Error::example(code);
+            assert_eq!(
+                boundary(|| Err(error.clone().into())),
+                fencing_status::from_code(code)
+            );
+            let mut e = std::mem::MaybeUninit::<fencing_error>::uninit();
+            assert_eq!(fencing_last_error(e.as_mut_ptr()), FENCING_OK);
+            let e = unsafe { e.assume_init() };
+            for (field, detail) in error.details() {
+                assert!(is_set(&e, field), "{code}: {field:?} missing");
+                if let Detail::Text(t) | Detail::OptionalText(Some(t)) = detail {
+                    let name = match field {
+                        Field::Scope => e.scope,
+                        Field::Key => e.key,
+                        Field::Holder => e.holder,
+                        _ => e.current_holder,
+                    };
+                    assert_eq!(unsafe { CStr::from_ptr(name) }.to_str().unwrap(), t);
+                }
+            }
+        }
     }
 
     #[test]

@@ -45,9 +45,15 @@ pub const FENCING_VERSION_MINOR: u32 = 1;
 /// The library's patch version.
 pub const FENCING_VERSION_PATCH: u32 = 0;
 
-/// The greatest token, 2^63-1. Tokens are `1..=FENCING_MAX_TOKEN`; 0 means
-/// "none yet" and is never issued or accepted.
+// The two 64-bit constants are written into the header by hand
+// (ffi/cbindgen.toml, `after_includes`) as `UINT64_C(...)`: cbindgen would
+// write a plain literal, a signed `long`, and `FENCING_MAX_TOKEN + 1` in a
+// user's C would overflow.
+
+/// cbindgen:ignore
+/// The greatest token, 2^63-1.
 pub const FENCING_MAX_TOKEN: u64 = 9_223_372_036_854_775_807;
+/// cbindgen:ignore
 /// How far `fencing_failover` moves every counter, fence and floor: 2^40.
 pub const FENCING_FAILOVER_STEP: u64 = 1_099_511_627_776;
 /// Scope names: 1..=256 bytes of UTF-8.
@@ -111,4 +117,21 @@ static VERSION_TEXT: &CStr =
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_version() -> *const c_char {
     VERSION_TEXT.as_ptr()
+}
+
+#[cfg(test)]
+mod tests {
+    /// The constants cbindgen does not write (ffi/cbindgen.toml) say in the
+    /// header what the crate says.
+    #[test]
+    fn the_hand_written_header_constants_match() {
+        let header = include_str!("../../include/fencing.h");
+        for (name, value) in [
+            ("FENCING_MAX_TOKEN", super::FENCING_MAX_TOKEN),
+            ("FENCING_FAILOVER_STEP", super::FENCING_FAILOVER_STEP),
+        ] {
+            let line = format!("#define {name} UINT64_C({value})\n");
+            assert!(header.contains(&line), "the header lacks {line:?}");
+        }
+    }
 }

@@ -5,7 +5,8 @@ use std::ffi::CStr;
 use fencing::ErrorCode;
 
 /// What a call did. `FENCING_OK` is 0; 1..=99 are the contract's error codes
-/// (one per SPEC error, same meaning in every language); 100 and up belong to
+/// (one per code of docs/semantics.md, "Errors", same meaning in every
+/// language); 100 and up belong to
 /// the C ABI itself. A code never changes meaning once released; new codes
 /// get new numbers. After any status other than `FENCING_OK`,
 /// `fencing_last_error` tells the details on the same thread.

@@ -30,10 +30,11 @@ pub(crate) fn store<'a>(ptr: *const fencing_store) -> Result<&'a Store, Failure>
 }
 
 /// Opens the store `url` names and writes a new handle to `*out`:
-/// `memory:` (this process only) or `sqlite:PATH` (processes on one host),
-/// with options in the query (`?clock=manual&strict=true&eager_fencing=false`;
-/// SQLite also `synchronous=full|normal` and `busy_timeout_ms=N`). A bad URL
-/// is INVALID_ARGUMENT; a file SQLite cannot use is BACKEND.
+/// `memory:` (this process only), `sqlite:PATH` (processes on one host) or
+/// `postgres://...` / `postgresql://...` (many hosts), with options in the
+/// query (`?clock=manual&strict=true`); the grammar and every option are in
+/// docs/semantics.md, "URLs and options". A bad URL is INVALID_ARGUMENT; a
+/// store that cannot be opened is BACKEND.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_store_open(
     url: *const c_char,

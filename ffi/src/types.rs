@@ -208,21 +208,54 @@ pub(crate) fn scope_info(s: &ScopeStatus) -> Result<fencing_scope_info, Failure>
     })
 }
 
+impl fencing_metrics {
+    /// The field of the core's counter `name`, if this struct has one (a
+    /// test checks that it has one for each).
+    fn slot(&mut self, name: &str) -> Option<&mut u64> {
+        Some(match name {
+            "tokens_issued" => &mut self.tokens_issued,
+            "leases_acquired" => &mut self.leases_acquired,
+            "acquire_conflicts" => &mut self.acquire_conflicts,
+            "renewals" => &mut self.renewals,
+            "renewal_failures" => &mut self.renewal_failures,
+            "releases" => &mut self.releases,
+            "writes_accepted" => &mut self.writes_accepted,
+            "stale_rejections" => &mut self.stale_rejections,
+            "sequence_rejections" => &mut self.sequence_rejections,
+            "version_conflicts" => &mut self.version_conflicts,
+            "pauses_detected" => &mut self.pauses_detected,
+            "longest_pause_ms" => &mut self.longest_pause_ms,
+            _ => return None,
+        })
+    }
+}
+
+/// Filled from the core's list of counters (`MetricsSnapshot::counters`).
 impl From<&MetricsSnapshot> for fencing_metrics {
     fn from(m: &MetricsSnapshot) -> fencing_metrics {
-        fencing_metrics {
-            tokens_issued: m.tokens_issued,
-            leases_acquired: m.leases_acquired,
-            acquire_conflicts: m.acquire_conflicts,
-            renewals: m.renewals,
-            renewal_failures: m.renewal_failures,
-            releases: m.releases,
-            writes_accepted: m.writes_accepted,
-            stale_rejections: m.stale_rejections,
-            sequence_rejections: m.sequence_rejections,
-            version_conflicts: m.version_conflicts,
-            pauses_detected: m.pauses_detected,
-            longest_pause_ms: m.longest_pause_ms,
+        let mut out = fencing_metrics::default();
+        for (name, _, value) in m.counters() {
+            if let Some(slot) = out.slot(name) {
+                *slot = value;
+            }
         }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_counter_of_the_core_has_its_field() {
+        let core = MetricsSnapshot::default().counters();
+        let mut m = fencing_metrics::default();
+        for (name, _, _) in &core {
+            assert!(m.slot(name).is_some(), "fencing_metrics lacks {name}");
+        }
+        // And no field the core does not fill.
+        let fields = std::mem::size_of::<fencing_metrics>() / std::mem::size_of::<u64>();
+        assert_eq!(fields, core.len());
     }
 }

@@ -17,3 +17,10 @@ int fencing_header_twice(void) {
                         const fencing_fence *, fencing_receipt *) = fencing_put;
   return (int)f.token + (put != 0) + (int)sizeof(FENCING_VERSION);
 }
+
+/* The token limits are unsigned 64-bit constants: arithmetic on them in a
+ * user's C neither overflows a (signed) long nor changes type. */
+_Static_assert(FENCING_MAX_TOKEN + 1 == UINT64_C(9223372036854775808), "MAX_TOKEN + 1 fits");
+_Static_assert(FENCING_MAX_TOKEN - FENCING_MAX_TOKEN - 1 > 0, "MAX_TOKEN is unsigned");
+_Static_assert(sizeof(FENCING_MAX_TOKEN) == sizeof(uint64_t), "MAX_TOKEN is 64 bits");
+_Static_assert(FENCING_FAILOVER_STEP - FENCING_FAILOVER_STEP - 1 > 0, "FAILOVER_STEP is unsigned");

@@ -104,8 +104,8 @@ static int worker_a(const char *url, int to_parent, int from_parent) {
   /* The keep-alive would learn it too: the lease is B's now. */
   CHECK_STATUS(FENCING_LEASE_LOST, fencing_renew(s, SCOPE, lease.token, TTL_MS, &lease));
   CHECK_OK(fencing_last_error(&err));
-  CHECK_U64(err.token, newer);
-  CHECK_STR(err.holder, "worker-b");
+  CHECK_U64(err.current_token, newer);
+  CHECK_STR(err.current_holder, "worker-b");
   /* B's report is there, untouched. */
   CHECK_OK(fencing_get(s, SCOPE, KEY, NULL, &e));
   CHECK(e != NULL && fencing_entry_value_len(e) == strlen("B's report") &&

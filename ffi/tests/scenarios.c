@@ -118,8 +118,9 @@ static json_t *render_error(fencing_status status) {
     json_object_set_new(v, "remaining_ms", json_integer((json_int_t)e.remaining_ms));
     break;
   case FENCING_LEASE_LOST:
-    json_object_set_new(v, "current_token", e.token ? text_of_token(e.token) : json_null());
-    json_object_set_new(v, "current_holder", text_or_null(e.holder));
+    json_object_set_new(v, "current_token",
+                        e.current_token ? text_of_token(e.current_token) : json_null());
+    json_object_set_new(v, "current_holder", text_or_null(e.current_holder));
     break;
   default:
     break;

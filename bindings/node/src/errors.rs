@@ -1,12 +1,14 @@
-//! Turning failures into JavaScript `Error` objects: `code` is the SPEC code
+//! Turning failures into JavaScript `Error` objects: `code` is the code
 //! string, details are properties (64-bit numbers as `bigint`). The package's
 //! `fencing.js` re-creates them as instances of its error classes; a marker
 //! (`Symbol.for('fencing.native')`) tells it which errors came from here.
 
 use std::ptr;
 
+use fencing::{Detail, DetailKind, ErrorCode, Field};
 use napi::bindgen_prelude::{Object, ToNapiValue, TypeName, Unknown};
 use napi::{check_status, sys, Env, ValueType};
+use napi_derive::napi;
 
 /// Every way an operation can fail before or inside the core.
 pub(crate) enum Failure {
@@ -118,56 +120,78 @@ unsafe fn marker_symbol(env: sys::napi_env) -> napi::Result<sys::napi_value> {
     Ok(marker)
 }
 
-/// The core's error with its details as properties.
+/// The core's error with its details (`Error::details`) as properties,
+/// named in camelCase (`currentToken`, `remainingMs`).
 unsafe fn core_error(env: sys::napi_env, e: &fencing::Error) -> napi::Result<sys::napi_value> {
-    use fencing::Error as E;
     let kind = match e {
-        E::InvalidArgument(_) => Kind::Range,
+        fencing::Error::InvalidArgument(_) => Kind::Range,
         _ => Kind::Plain,
     };
     let raw = unsafe { make(env, kind, e.code().as_str(), &e.to_string()) }?;
     let mut obj = Object::from_raw(env, raw);
-    match e {
-        E::StaleToken {
-            scope,
-            presented,
-            current,
-        } => {
-            obj.set("scope", scope.as_str())?;
-            obj.set("presented", presented.get())?;
-            obj.set("current", *current)?;
+    for (field, detail) in e.details() {
+        let name = property_name(field);
+        match detail {
+            Detail::Text(t) => obj.set(name, t)?,
+            Detail::Number(n) => obj.set(name, n)?,
+            Detail::Duration(d) => obj.set(name, crate::types::millis(d))?,
+            Detail::OptionalNumber(n) => obj.set(name, n)?,
+            Detail::OptionalText(t) => obj.set(name, t)?,
         }
-        E::SequenceOutOfOrder { presented, last } => {
-            obj.set("presented", *presented)?;
-            obj.set("last", *last)?;
-        }
-        E::VersionMismatch { expected, actual } => {
-            obj.set("expected", *expected)?;
-            obj.set("actual", *actual)?;
-        }
-        E::NotFound { scope, key } => {
-            obj.set("scope", scope.as_str())?;
-            obj.set("key", key.as_str())?;
-        }
-        E::LeaseHeld {
-            scope,
-            holder,
-            token,
-            remaining,
-        } => {
-            obj.set("scope", scope.as_str())?;
-            obj.set("holder", holder.as_str())?;
-            obj.set("token", token.get())?;
-            obj.set("remainingMs", crate::types::millis(*remaining))?;
-        }
-        E::LeaseLost { scope, current } => {
-            obj.set("scope", scope.as_str())?;
-            obj.set("currentToken", current.as_ref().map(|(t, _)| t.get()))?;
-            obj.set("currentHolder", current.as_ref().map(|(_, h)| h.as_str()))?;
-        }
-        E::TokenExhausted | E::InvalidArgument(_) | E::Timeout | E::Backend(_) | E::Closed => {}
     }
     Ok(raw)
+}
+
+/// A field's JavaScript name: its JSON name in camelCase.
+fn property_name(field: Field) -> String {
+    let mut words = field.json_name().split('_');
+    let first = words.next().unwrap_or_default().to_owned();
+    words.fold(first, |mut name, word| {
+        let mut chars = word.chars();
+        name.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+        name.push_str(chars.as_str());
+        name
+    })
+}
+
+fn kind_name(field: Field) -> String {
+    match field.kind() {
+        DetailKind::Text => "text",
+        DetailKind::Number => "bigint",
+        DetailKind::Duration => "ms",
+        DetailKind::OptionalNumber => "bigint|null",
+        DetailKind::OptionalText => "text|null",
+    }
+    .to_owned()
+}
+
+/// One code of the core's list, for `fencing.js` (which makes a class of
+/// each) and the tests (which check that every field arrives).
+#[napi(object)]
+pub struct ErrorSchemaEntry {
+    /// The code text: `'STALE_TOKEN'`.
+    pub code: String,
+    /// The class name: `'StaleTokenError'`.
+    pub name: String,
+    /// The details' property names: `['scope', 'presented', 'current']`.
+    pub fields: Vec<String>,
+    /// Each detail's kind, in the same order: `'text'`, `'bigint'`,
+    /// `'ms'` (a number of milliseconds), `'bigint|null'`, `'text|null'`.
+    pub kinds: Vec<String>,
+}
+
+/// Every error code with its class name and details, from the core.
+#[napi]
+pub fn error_schema() -> Vec<ErrorSchemaEntry> {
+    ErrorCode::ALL
+        .iter()
+        .map(|&code| ErrorSchemaEntry {
+            code: code.as_str().to_owned(),
+            name: code.type_name().to_owned(),
+            fields: code.fields().into_iter().map(property_name).collect(),
+            kinds: code.fields().into_iter().map(kind_name).collect(),
+        })
+        .collect()
 }
 
 /// A core error handed to JavaScript as a value (a keep-alive's loss, passed
@@ -191,7 +215,8 @@ impl ToNapiValue for ErrorValue {
 }
 
 /// A panic inside the binding or the core: reported, never unwound into
-/// Node. Not a SPEC outcome, so it carries the BACKEND code and says what
+/// Node. Not an outcome of the contract (docs/semantics.md, "Errors"), so
+/// it carries the BACKEND code and says what
 /// happened.
 pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> fencing::Error {
     let what = payload

@@ -21,6 +21,7 @@ mod types;
 use napi::bindgen_prelude::{Unknown, *};
 use napi_derive::napi;
 
+pub use errors::{error_schema, ErrorSchemaEntry};
 pub use keepalive::NativeKeepAlive;
 pub use sqlite_check::error_from_sqlite_message;
 pub use sqlstate::error_from_sqlstate;
@@ -38,8 +39,8 @@ pub fn parse_token(env: &Env, text: Unknown) -> Result<u64> {
     fencing::parse_token_value(&text).map_err(|e| errors::Failure::Core(e).into_napi(env))
 }
 
-/// Opens the store a URL names (`memory:`, `sqlite:PATH`, with options in
-/// the query). Resolves to a native store handle.
+/// Opens the store a URL names (`memory:`, `sqlite:PATH`, `postgres://...`,
+/// with options in the query; docs/semantics.md, "URLs and options"). Resolves to a native store handle.
 #[napi(
     catch_unwind,
     ts_args_type = "url: string",
@@ -50,7 +51,7 @@ pub fn open<'env>(env: &'env Env, url: Unknown) -> Result<PromiseRaw<'env, Nativ
     // `memory:` never touches disk or network and never blocks for long: its
     // operations run inline and return settled promises. Every other backend
     // runs on the blocking thread pool.
-    let inline = url.starts_with("memory:");
+    let inline = fencing::BackendKind::of_url(&url) == Ok(fencing::BackendKind::Memory);
     run::settle(
         env,
         inline,

@@ -15,9 +15,6 @@ use crate::keepalive::NativeKeepAlive;
 use crate::run;
 use crate::types::{Entry, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
 
-/// Default page size of `list` when no `limit` is given.
-const DEFAULT_LIST_LIMIT: usize = 100;
-
 /// A handle on one fencing store (the core's `Store`). Made by `open()`.
 #[napi]
 pub struct NativeStore {
@@ -183,12 +180,16 @@ impl NativeStore {
                 let lease = js(env, &lease);
                 let (scope, token) = convert::lease_ref(lease, "lease")?;
                 let o = convert::options(js(env, &options), "options", &["ttlMs"], false)?;
-                let ttl = match o.map(|o| o.optional_millis("ttlMs")).transpose()?.flatten() {
-                    Some(ttl) => ttl,
-                    None => convert::lease_ttl(lease)?.ok_or_else(|| {
-                        Failure::Type("renew needs options.ttlMs (or lease.ttlMs)".into())
-                    })?,
+                let given = o.map(|o| o.optional_millis("ttlMs")).transpose()?.flatten();
+                // The rule is the core's; a missing option is a TypeError here.
+                let own = if given.is_none() {
+                    convert::lease_ttl(lease)?
+                } else {
+                    None
                 };
+                let ttl = fencing::defaults::renew_ttl(given, own).map_err(|_| {
+                    Failure::Type("renew needs options.ttlMs (or lease.ttlMs)".into())
+                })?;
                 Ok((scope, token, ttl))
             },
             |s, (scope, token, ttl)| s.renew(&scope, token, ttl),
@@ -443,10 +444,10 @@ impl NativeStore {
                             Some((v, what)) => {
                                 usize::try_from(convert::count(v, &what)?).unwrap_or(usize::MAX)
                             }
-                            None => DEFAULT_LIST_LIMIT,
+                            None => fencing::defaults::LIST_LIMIT,
                         },
                     ),
-                    None => (None, DEFAULT_LIST_LIMIT),
+                    None => (None, fencing::defaults::LIST_LIMIT),
                 };
                 Ok((scope, after, limit))
             },

@@ -225,35 +225,79 @@ pub struct MetricsSnapshot {
     pub rejections: Vec<Rejection>,
 }
 
+impl MetricsSnapshot {
+    /// The property of the core's counter `name`, if this object has one (a
+    /// test checks that it has one for each).
+    fn slot(&mut self, name: &str) -> Option<&mut u64> {
+        Some(match name {
+            "tokens_issued" => &mut self.tokens_issued,
+            "leases_acquired" => &mut self.leases_acquired,
+            "acquire_conflicts" => &mut self.acquire_conflicts,
+            "renewals" => &mut self.renewals,
+            "renewal_failures" => &mut self.renewal_failures,
+            "releases" => &mut self.releases,
+            "writes_accepted" => &mut self.writes_accepted,
+            "stale_rejections" => &mut self.stale_rejections,
+            "sequence_rejections" => &mut self.sequence_rejections,
+            "version_conflicts" => &mut self.version_conflicts,
+            "pauses_detected" => &mut self.pauses_detected,
+            "longest_pause_ms" => &mut self.longest_pause_ms,
+            _ => return None,
+        })
+    }
+}
+
+/// Filled from the core's list of counters (`MetricsSnapshot::counters`).
 impl From<fencing::MetricsSnapshot> for MetricsSnapshot {
     fn from(m: fencing::MetricsSnapshot) -> MetricsSnapshot {
-        MetricsSnapshot {
-            tokens_issued: m.tokens_issued,
-            leases_acquired: m.leases_acquired,
-            acquire_conflicts: m.acquire_conflicts,
-            renewals: m.renewals,
-            renewal_failures: m.renewal_failures,
-            releases: m.releases,
-            writes_accepted: m.writes_accepted,
-            stale_rejections: m.stale_rejections,
-            sequence_rejections: m.sequence_rejections,
-            version_conflicts: m.version_conflicts,
-            pauses_detected: m.pauses_detected,
-            longest_pause_ms: m.longest_pause_ms,
-            rejections: m
-                .rejections
-                .into_iter()
-                .map(|r| Rejection {
-                    code: r.code.as_str().to_owned(),
-                    scope: r.scope,
-                    key: r.key,
-                    presented: r.presented.get(),
-                    current: r.current,
-                    seq: r.seq,
-                    holder: r.holder,
-                    at: r.at.into(),
-                })
-                .collect(),
+        let mut out = MetricsSnapshot {
+            tokens_issued: 0,
+            leases_acquired: 0,
+            acquire_conflicts: 0,
+            renewals: 0,
+            renewal_failures: 0,
+            releases: 0,
+            writes_accepted: 0,
+            stale_rejections: 0,
+            sequence_rejections: 0,
+            version_conflicts: 0,
+            pauses_detected: 0,
+            longest_pause_ms: 0,
+            rejections: Vec::new(),
+        };
+        for (name, _, value) in m.counters() {
+            if let Some(slot) = out.slot(name) {
+                *slot = value;
+            }
+        }
+        out.rejections = m
+            .rejections
+            .into_iter()
+            .map(|r| Rejection {
+                code: r.code.as_str().to_owned(),
+                scope: r.scope,
+                key: r.key,
+                presented: r.presented.get(),
+                current: r.current,
+                seq: r.seq,
+                holder: r.holder,
+                at: r.at.into(),
+            })
+            .collect();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_counter_of_the_core_has_its_property() {
+        let core = fencing::MetricsSnapshot::default().counters();
+        let mut m = MetricsSnapshot::from(fencing::MetricsSnapshot::default());
+        for (name, _, _) in &core {
+            assert!(m.slot(name).is_some(), "MetricsSnapshot lacks {name}");
         }
     }
 }

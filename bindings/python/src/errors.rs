@@ -1,33 +1,17 @@
 //! The core's errors as instances of the exception classes defined in
-//! `fencing/_errors.py` (one subclass of `FencingError` per SPEC code, with
-//! the details as attributes).
+//! `fencing/_errors.py`: one subclass of `FencingError` per code, named by
+//! the core (`ErrorCode::type_name`), with the core's details
+//! (`Error::details`) as attributes of the same names.
 
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyString, PyType};
 
-use fencing::{Error, ErrorCode};
+use fencing::{Detail, DetailKind, Error, ErrorCode, Field, Token};
 
 /// The class of each code, in the order of `ErrorCode::ALL`.
 static CLASSES: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
-
-/// The Python class name for each code.
-fn class_name(code: ErrorCode) -> &'static str {
-    match code {
-        ErrorCode::StaleToken => "StaleTokenError",
-        ErrorCode::SequenceOutOfOrder => "SequenceError",
-        ErrorCode::VersionMismatch => "VersionMismatchError",
-        ErrorCode::NotFound => "NotFoundError",
-        ErrorCode::LeaseHeld => "LeaseHeldError",
-        ErrorCode::LeaseLost => "LeaseLostError",
-        ErrorCode::TokenExhausted => "TokenExhaustedError",
-        ErrorCode::InvalidArgument => "InvalidArgumentError",
-        ErrorCode::Timeout => "TimeoutError",
-        ErrorCode::Backend => "BackendError",
-        ErrorCode::Closed => "ClosedError",
-    }
-}
 
 fn class(py: Python<'_>, code: ErrorCode) -> PyResult<&Bound<'_, PyType>> {
     let classes = CLASSES.get_or_try_init(py, || -> PyResult<Vec<Py<PyType>>> {
@@ -36,7 +20,7 @@ fn class(py: Python<'_>, code: ErrorCode) -> PyResult<&Bound<'_, PyType>> {
             .iter()
             .map(|&c| {
                 Ok(module
-                    .getattr(class_name(c))?
+                    .getattr(c.type_name())?
                     .cast_into::<PyType>()?
                     .unbind())
             })
@@ -75,53 +59,59 @@ pub fn build(
 
 fn set_details(e: &Bound<'_, PyAny>, error: &Error) -> PyResult<()> {
     let py = e.py();
-    match error {
-        Error::StaleToken {
-            scope,
-            presented,
-            current,
-        } => {
-            e.setattr(intern!(py, "scope"), scope)?;
-            e.setattr(intern!(py, "presented"), presented.get())?;
-            e.setattr(intern!(py, "current"), current)?;
-        }
-        Error::SequenceOutOfOrder { presented, last } => {
-            e.setattr(intern!(py, "presented"), presented)?;
-            e.setattr(intern!(py, "last"), last)?;
-        }
-        Error::VersionMismatch { expected, actual } => {
-            e.setattr(intern!(py, "expected"), expected)?;
-            e.setattr(intern!(py, "actual"), actual)?;
-        }
-        Error::NotFound { scope, key } => {
-            e.setattr(intern!(py, "scope"), scope)?;
-            e.setattr(intern!(py, "key"), key)?;
-        }
-        Error::LeaseHeld {
-            scope,
-            holder,
-            token,
-            remaining,
-        } => {
-            e.setattr(intern!(py, "scope"), scope)?;
-            e.setattr(intern!(py, "holder"), holder)?;
-            e.setattr(intern!(py, "token"), token.get())?;
-            e.setattr(intern!(py, "remaining"), remaining.as_secs_f64())?;
-        }
-        Error::LeaseLost { scope, current } => {
-            set_lease_lost(
-                e,
-                scope,
-                current.as_ref().map(|(t, h)| (t.get(), h.as_str())),
-            )?;
-        }
-        Error::TokenExhausted
-        | Error::InvalidArgument(_)
-        | Error::Timeout
-        | Error::Backend(_)
-        | Error::Closed => {}
+    for (field, detail) in error.details() {
+        let value = match detail {
+            Detail::Text(t) => t.into_pyobject(py)?.into_any(),
+            Detail::Number(n) => n.into_pyobject(py)?.into_any(),
+            Detail::Duration(d) => d.as_secs_f64().into_pyobject(py)?.into_any(),
+            Detail::OptionalNumber(n) => n.into_pyobject(py)?,
+            Detail::OptionalText(t) => t.into_pyobject(py)?,
+        };
+        e.setattr(attribute(py, field), value)?;
     }
     Ok(())
+}
+
+/// The field's attribute name, interned once (rejections are a hot path).
+fn attribute(py: Python<'_>, field: Field) -> &Bound<'_, PyString> {
+    static NAMES: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
+    let names = NAMES.get_or_init(py, || {
+        let intern = |f: &Field| PyString::intern(py, f.name()).unbind();
+        Field::ALL.iter().map(intern).collect()
+    });
+    let index = Field::ALL.iter().position(|&f| f == field).unwrap_or(0);
+    names[index].bind(py)
+}
+
+/// `(code, class name, [(field, kind), ...])`.
+type SchemaEntry = (
+    &'static str,
+    &'static str,
+    Vec<(&'static str, &'static str)>,
+);
+
+/// The core's list of codes and their details, for `fencing._native`:
+/// `[(code, class name, [(field, kind), ...]), ...]` with kinds `"text"`,
+/// `"number"`, `"duration"` (seconds), `"optional_number"`,
+/// `"optional_text"`. The package's tests check its classes against it.
+#[pyfunction]
+pub fn error_schema() -> Vec<SchemaEntry> {
+    ErrorCode::ALL
+        .iter()
+        .map(|&code| {
+            let fields = code.fields().into_iter().map(|f| {
+                let kind = match f.kind() {
+                    DetailKind::Text => "text",
+                    DetailKind::Number => "number",
+                    DetailKind::Duration => "duration",
+                    DetailKind::OptionalNumber => "optional_number",
+                    DetailKind::OptionalText => "optional_text",
+                };
+                (f.name(), kind)
+            });
+            (code.as_str(), code.type_name(), fields.collect())
+        })
+        .collect()
 }
 
 /// The attributes of a `LeaseLostError`.
@@ -130,11 +120,9 @@ pub fn set_lease_lost(
     scope: &str,
     current: Option<(u64, &str)>,
 ) -> PyResult<()> {
-    let py = e.py();
-    e.setattr(intern!(py, "scope"), scope)?;
-    e.setattr(intern!(py, "current_token"), current.map(|(t, _)| t))?;
-    e.setattr(intern!(py, "current_holder"), current.map(|(_, h)| h))?;
-    Ok(())
+    let current = current.and_then(|(t, h)| Some((Token::new(t)?, h.to_owned())));
+    let scope = scope.to_owned();
+    set_details(e, &Error::LeaseLost { scope, current })
 }
 
 /// The Python exception for a core error.

@@ -32,6 +32,8 @@ mod _native {
     use pyo3::prelude::*;
 
     #[pymodule_export]
+    use crate::errors::error_schema;
+    #[pymodule_export]
     use crate::keepalive::KeepAlive;
     #[pymodule_export]
     use crate::sqlite_check::error_from_sqlite_message;
@@ -66,6 +68,9 @@ mod _native {
     /// Largest `limit` of one `list` page.
     #[pymodule_export]
     const MAX_LIST_LIMIT: usize = fencing::limits::MAX_LIST_LIMIT;
+    /// Keys in one `list` page when no `limit` is given.
+    #[pymodule_export]
+    const DEFAULT_LIST_LIMIT: usize = fencing::defaults::LIST_LIMIT;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

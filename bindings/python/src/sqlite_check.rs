@@ -12,7 +12,7 @@ use crate::errors::to_py;
 
 /// The fencing exception an SQLite error message stands for, when the
 /// ``fencing_check`` view raised it (the message starts with the code and a
-/// colon: ``"STALE_TOKEN: ..."``): ``StaleTokenError``, ``SequenceError`` or
+/// colon: ``"STALE_TOKEN: ..."``): ``StaleTokenError``, ``SequenceOutOfOrderError`` or
 /// ``InvalidArgumentError``. The message carries no details, so ``scope``
 /// and the numbers are neutral. None for any other message. The exception
 /// is returned, not raised.

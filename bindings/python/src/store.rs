@@ -15,10 +15,13 @@ use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
 /// A handle on one fencing store, opened from a URL:
 ///
 /// - ``memory:``: in this process only, for threads and tests;
-/// - ``sqlite:PATH``: one durable file shared by every process on the host.
+/// - ``sqlite:PATH``: one durable file shared by every process on the host;
+/// - ``postgres://...`` (or ``postgresql://``): one schema of a PostgreSQL
+///   database, for many hosts.
 ///
 /// Options go in the query, e.g. ``memory:?clock=manual`` or
-/// ``sqlite:fence.db?strict=true``. The handle is thread-safe: threads (and
+/// ``sqlite:fence.db?strict=true``; the grammar and every option are in
+/// docs/semantics.md, "URLs and options". The handle is thread-safe: threads (and
 /// asyncio tasks through ``fencing.aio``) share it, and every call releases
 /// the GIL while the store works. Use it as a context manager, or call
 /// ``close()``, to close it; later calls raise ClosedError.
@@ -28,8 +31,8 @@ pub struct Store {
     scheme: String,
 }
 
-/// Opens the store a URL names (``memory:``, ``sqlite:PATH``); the same as
-/// ``Store(url)``.
+/// Opens the store a URL names (``memory:``, ``sqlite:PATH``,
+/// ``postgres://...``); the same as ``Store(url)``.
 #[pyfunction]
 pub fn open(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Store> {
     Store::new(py, url)
@@ -81,8 +84,8 @@ impl Store {
     fn new(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Store> {
         let url = text(py, url, "url")?;
         let inner = py.detach(|| fencing::Store::open(&url)).py(py)?;
-        // Only the scheme is kept for repr: a URL may carry credentials.
-        let scheme = url.split(':').next().unwrap_or_default().to_owned();
+        // Only the backend's kind is shown by repr: a URL may carry credentials.
+        let scheme = inner.backend_kind().as_str().to_owned();
         Ok(Store { inner, scheme })
     }
 }
@@ -212,11 +215,8 @@ impl Store {
         ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Lease> {
         let (scope, token, known) = lease_target(py, lease, token)?;
-        let ttl = match (ttl, known) {
-            (Some(t), _) => duration(py, t, "ttl")?,
-            (None, Some(l)) => l.ttl,
-            (None, None) => return Err(invalid(py, "renewing by scope and token needs ttl=")),
-        };
+        let ttl = ttl.map(|t| duration(py, t, "ttl")).transpose()?;
+        let ttl = fencing::defaults::renew_ttl(ttl, known.map(|l| l.ttl)).py(py)?;
         let inner = py.detach(|| self.inner.renew(&scope, token, ttl)).py(py)?;
         Ok(Lease { inner })
     }
@@ -440,9 +440,10 @@ impl Store {
         Ok(entry.map(|e| Entry::new(py, e)))
     }
 
-    /// Up to ``limit`` keys of the scope after ``after``, in byte order;
-    /// pass the page's ``next`` as ``after`` for the following page.
-    #[pyo3(signature = (scope, *, after=None, limit=None), text_signature = "(self, scope, *, after=None, limit=100)")]
+    /// Up to ``limit`` keys (default ``DEFAULT_LIST_LIMIT``) of the scope
+    /// after ``after``, in byte order; pass the page's ``next`` as ``after``
+    /// for the following page.
+    #[pyo3(signature = (scope, *, after=None, limit=None))]
     fn list(
         &self,
         py: Python<'_>,
@@ -454,7 +455,7 @@ impl Store {
         let after = optional_text(py, after, "after")?;
         let limit = match limit {
             Some(l) => usize::try_from(count(py, l, "limit")?).unwrap_or(usize::MAX),
-            None => 100,
+            None => fencing::defaults::LIST_LIMIT,
         };
         let page = py
             .detach(|| self.inner.list(&scope, after.as_deref(), limit))

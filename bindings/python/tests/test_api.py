@@ -69,7 +69,7 @@ def test_parse_token() -> None:
 def test_exception_tree() -> None:
     codes = {
         fencing.StaleTokenError: "STALE_TOKEN",
-        fencing.SequenceError: "SEQUENCE_OUT_OF_ORDER",
+        fencing.SequenceOutOfOrderError: "SEQUENCE_OUT_OF_ORDER",
         fencing.VersionMismatchError: "VERSION_MISMATCH",
         fencing.NotFoundError: "NOT_FOUND",
         fencing.LeaseHeldError: "LEASE_HELD",

@@ -543,42 +543,12 @@ fn render_metrics(store: &Store) -> Value {
     Value::Object(out)
 }
 
-/// An error as the scenario files spell it.
+/// An error as the scenario files spell it: the code and the core's details
+/// (`Error::details_json`).
 pub fn render_error(err: &Error) -> Value {
-    let mut v = json!({ "code": err.code().as_str() });
-    let details = match err {
-        Error::StaleToken {
-            scope,
-            presented,
-            current,
-        } => {
-            json!({ "scope": scope, "presented": presented.to_string(), "current": current.to_string() })
-        }
-        Error::SequenceOutOfOrder { presented, last } => {
-            json!({ "presented": presented.to_string(), "last": last.to_string() })
-        }
-        Error::VersionMismatch { expected, actual } => {
-            json!({ "expected": expected.to_string(), "actual": actual.to_string() })
-        }
-        Error::NotFound { scope, key } => json!({ "scope": scope, "key": key }),
-        Error::LeaseHeld {
-            holder,
-            token,
-            remaining,
-            ..
-        } => {
-            json!({ "holder": holder, "token": token.to_string(), "remaining_ms": remaining.as_millis() as u64 })
-        }
-        Error::LeaseLost { current, .. } => json!({
-            "current_token": current.as_ref().map(|(t, _)| t.to_string()),
-            "current_holder": current.as_ref().map(|(_, h)| h.clone()),
-        }),
-        _ => json!({}),
-    };
-    if let (Value::Object(v), Value::Object(d)) = (&mut v, details) {
-        v.extend(d);
-    }
-    v
+    let mut v = err.details_json();
+    v.insert("code".into(), json!(err.code().as_str()));
+    Value::Object(v)
 }
 
 /// `want` matches `got` when every field of `want` is in `got` with a

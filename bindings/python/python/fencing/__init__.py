@@ -28,12 +28,14 @@ from ._errors import (
     LeaseLostError,
     NotFoundError,
     SequenceError,
+    SequenceOutOfOrderError,
     StaleTokenError,
     TimeoutError,
     TokenExhaustedError,
     VersionMismatchError,
 )
 from ._native import (
+    DEFAULT_LIST_LIMIT,
     FAILOVER_STEP,
     MAX_BATCH_OPS,
     MAX_HOLDER_BYTES,
@@ -61,6 +63,7 @@ from ._postgres import from_postgres_error
 from ._sqlite import from_sqlite_error
 
 __all__ = [
+    "DEFAULT_LIST_LIMIT",
     "MAX_BATCH_OPS",
     "MAX_HOLDER_BYTES",
     "MAX_KEY_BYTES",
@@ -85,6 +88,7 @@ __all__ = [
     "Receipt",
     "ScopeStatus",
     "SequenceError",
+    "SequenceOutOfOrderError",
     "StaleTokenError",
     "Store",
     "TimeoutError",

@@ -17,6 +17,7 @@ from typing import ClassVar, Optional
 __all__ = [
     "FencingError",
     "StaleTokenError",
+    "SequenceOutOfOrderError",
     "SequenceError",
     "VersionMismatchError",
     "NotFoundError",
@@ -31,8 +32,9 @@ __all__ = [
 
 
 class FencingError(Exception):
-    """Every error fencing raises. ``code`` is the stable SPEC code text
-    (``"STALE_TOKEN"``, ...), the same in every language."""
+    """Every error fencing raises. ``code`` is the stable code text
+    (``"STALE_TOKEN"``, ...), the same in every language; the subclasses'
+    names and attributes are the core's (docs/semantics.md, "Error codes")."""
 
     code: ClassVar[str] = ""
 
@@ -64,7 +66,7 @@ class StaleTokenError(FencingError):
         self.current = current
 
 
-class SequenceError(FencingError):
+class SequenceOutOfOrderError(FencingError):
     """The write's ``seq`` is not after the last accepted seq of its token."""
 
     code: ClassVar[str] = "SEQUENCE_OUT_OF_ORDER"
@@ -151,6 +153,10 @@ class LeaseLostError(FencingError):
         self.current_holder = current_holder
 
 
+#: The name ``SequenceOutOfOrderError`` had before 0.2; the same class.
+SequenceError = SequenceOutOfOrderError
+
+
 class TokenExhaustedError(FencingError):
     """The scope's counter is at MAX_TOKEN: tokens never wrap."""
 
@@ -185,5 +191,5 @@ class ClosedError(FencingError):
 # Shown as fencing.StaleTokenError (where users import them from), not as
 # fencing._errors.StaleTokenError, in tracebacks and reprs.
 for _name in __all__:
-    globals()[_name].__module__ = "fencing"
+    globals()[_name].__module__ = "fencing"  # the alias is the same class
 del _name

@@ -4,7 +4,7 @@ module by ``python -m mypy.stubtest fencing`` in CI)."""
 import builtins
 import datetime
 from types import TracebackType
-from typing import Any, Dict, Final, Iterable, List, Optional, Type, Union, final, overload
+from typing import Any, Dict, Final, Iterable, List, Optional, Tuple, Type, Union, final, overload
 
 from typing_extensions import Self
 
@@ -12,6 +12,7 @@ from ._errors import FencingError
 
 __all__ = [
     "KeepAlive",
+    "error_schema",
     "error_from_sqlite_message",
     "error_from_sqlstate",
     "open",
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_VALUE_BYTES",
     "MAX_BATCH_OPS",
     "MAX_LIST_LIMIT",
+    "DEFAULT_LIST_LIMIT",
     "__version__",
 ]
 
@@ -47,13 +49,21 @@ MAX_KEY_BYTES: Final[int]
 MAX_VALUE_BYTES: Final[int]
 MAX_BATCH_OPS: Final[int]
 MAX_LIST_LIMIT: Final[int]
+DEFAULT_LIST_LIMIT: Final[int]
 
 def open(url: str) -> Store:
-    """Opens the store a URL names (``memory:``, ``sqlite:PATH``); the same as
+    """Opens the store a URL names (``memory:``, ``sqlite:PATH``,
+    ``postgres://...``; docs/semantics.md, "URLs and options"); the same as
     ``Store(url)``."""
 
 def parse_token(text: str) -> int:
     """Parses a token's canonical decimal text (``"42"`` -> 42)."""
+
+def error_schema() -> List[Tuple[str, str, List[Tuple[str, str]]]]:
+    """The core's error codes and their details, from which the exceptions'
+    classes and attributes follow: ``[(code, class name, [(attribute,
+    kind), ...]), ...]``, kind one of ``"text"``, ``"number"``,
+    ``"duration"`` (seconds), ``"optional_number"``, ``"optional_text"``."""
 
 def error_from_sqlstate(sqlstate: str, detail: Optional[str] = None) -> Optional[FencingError]:
     """The fencing exception a PostgreSQL error's SQLSTATE (``"FN001"``) and
@@ -62,7 +72,7 @@ def error_from_sqlstate(sqlstate: str, detail: Optional[str] = None) -> Optional
 def error_from_sqlite_message(message: str) -> Optional[FencingError]:
     """The fencing exception an SQLite error message stands for when the
     ``fencing_check`` view raised it (``"STALE_TOKEN: ..."``):
-    ``StaleTokenError``, ``SequenceError`` or ``InvalidArgumentError``, with
+    ``StaleTokenError``, ``SequenceOutOfOrderError`` or ``InvalidArgumentError``, with
     neutral details (the message carries none); None for any other message.
     Returned, not raised."""
 
@@ -71,17 +81,23 @@ class Lease:
     """A lease: permission with a deadline."""
 
     @property
-    def scope(self) -> str: ...
+    def scope(self) -> str:
+        """The scope the lease is on."""
     @property
-    def holder(self) -> str: ...
+    def holder(self) -> str:
+        """Who holds it (a label for people; the token is what counts)."""
     @property
-    def token(self) -> int: ...
+    def token(self) -> int:
+        """The lease's fencing token: present it with every write."""
     @property
-    def ttl(self) -> float: ...
+    def ttl(self) -> float:
+        """The lease's time to live, in seconds."""
     @property
-    def remaining(self) -> float: ...
+    def remaining(self) -> float:
+        """Seconds left when the store answered, on the store's own clock."""
     @property
-    def expires_at(self) -> datetime.datetime: ...
+    def expires_at(self) -> datetime.datetime:
+        """When it expires, on the store's clock (never compare with this host's clock)."""
     def __eq__(self, other: object, /) -> bool: ...
     def __ne__(self, other: object, /) -> bool: ...
 
@@ -90,9 +106,11 @@ class Receipt:
     """The outcome of one accepted put or delete."""
 
     @property
-    def version(self) -> int: ...
+    def version(self) -> int:
+        """The entry's version after the write (0 after a delete)."""
     @property
-    def token(self) -> int: ...
+    def token(self) -> int:
+        """The token the write presented."""
     def __eq__(self, other: object, /) -> bool: ...
     def __ne__(self, other: object, /) -> bool: ...
     def __hash__(self, /) -> int: ...
@@ -102,13 +120,17 @@ class Entry:
     """A stored value and the generation that wrote it."""
 
     @property
-    def key(self) -> str: ...
+    def key(self) -> str:
+        """The entry's key."""
     @property
-    def value(self) -> bytes: ...
+    def value(self) -> bytes:
+        """The stored bytes."""
     @property
-    def version(self) -> int: ...
+    def version(self) -> int:
+        """1 when created, one more with every put."""
     @property
-    def token(self) -> int: ...
+    def token(self) -> int:
+        """The token of the write that stored it."""
     def __eq__(self, other: object, /) -> bool: ...
 
 @final
@@ -116,9 +138,11 @@ class Page:
     """One page of a scope's keys, in byte order."""
 
     @property
-    def keys(self) -> List[str]: ...
+    def keys(self) -> List[str]:
+        """The keys of this page, in byte order."""
     @property
-    def next(self) -> Optional[str]: ...
+    def next(self) -> Optional[str]:
+        """Pass as ``after`` for the next page; None on the last page."""
     def __eq__(self, other: object, /) -> bool: ...
     def __ne__(self, other: object, /) -> bool: ...
 
@@ -127,13 +151,17 @@ class ScopeStatus:
     """Everything known about one scope, for operators."""
 
     @property
-    def counter(self) -> int: ...
+    def counter(self) -> int:
+        """The last token the scope issued (0: none)."""
     @property
-    def fence(self) -> int: ...
+    def fence(self) -> int:
+        """The greatest token the scope has accepted (0: none)."""
     @property
-    def entries(self) -> int: ...
+    def entries(self) -> int:
+        """How many entries the scope holds."""
     @property
-    def lease(self) -> Optional[Lease]: ...
+    def lease(self) -> Optional[Lease]:
+        """The live lease, or None."""
     def __eq__(self, other: object, /) -> bool: ...
     def __ne__(self, other: object, /) -> bool: ...
 
@@ -145,11 +173,14 @@ class Put:
         cls, key: str, value: _Bytes, *, expected_version: Optional[int] = None
     ) -> Self: ...
     @property
-    def key(self) -> str: ...
+    def key(self) -> str:
+        """The key to write."""
     @property
-    def value(self) -> bytes: ...
+    def value(self) -> bytes:
+        """The bytes to store."""
     @property
-    def expected_version(self) -> Optional[int]: ...
+    def expected_version(self) -> Optional[int]:
+        """The version the entry must have (0: must not exist), or None."""
     def __eq__(self, other: object, /) -> bool: ...
     def __ne__(self, other: object, /) -> bool: ...
 
@@ -159,9 +190,11 @@ class Delete:
 
     def __new__(cls, key: str, *, expected_version: Optional[int] = None) -> Self: ...
     @property
-    def key(self) -> str: ...
+    def key(self) -> str:
+        """The key to delete."""
     @property
-    def expected_version(self) -> Optional[int]: ...
+    def expected_version(self) -> Optional[int]:
+        """The version the entry must have, or None."""
     def __eq__(self, other: object, /) -> bool: ...
     def __ne__(self, other: object, /) -> bool: ...
 
@@ -177,26 +210,38 @@ class KeepAlive:
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> bool: ...
-    def release(self) -> bool: ...
-    def check(self) -> None: ...
+    def release(self) -> bool:
+        """Stops renewing and releases the lease: True when it was held to the end, False when
+        it was lost; raises ClosedError (or the backend's error) when that cannot be told."""
+    def check(self) -> None:
+        """Raises the error that ended the lease (LeaseLostError, ...) if it is gone."""
     @property
-    def lost(self) -> bool: ...
+    def lost(self) -> bool:
+        """Whether the lease is lost (or may be: its deadline passed)."""
     @property
-    def lost_error(self) -> Optional[BaseException]: ...
+    def lost_error(self) -> Optional[BaseException]:
+        """The error that ended the lease, or None while it is held."""
     @property
-    def active(self) -> bool: ...
+    def active(self) -> bool:
+        """Whether the lease is still being held and renewed."""
     @property
-    def lease(self) -> Lease: ...
+    def lease(self) -> Lease:
+        """The lease as last renewed."""
     @property
-    def token(self) -> int: ...
+    def token(self) -> int:
+        """The lease's token: present it with every write."""
     @property
-    def scope(self) -> str: ...
+    def scope(self) -> str:
+        """The scope the lease is on."""
     @property
-    def holder(self) -> str: ...
+    def holder(self) -> str:
+        """Who holds it."""
     @property
-    def expires_at(self) -> datetime.datetime: ...
+    def expires_at(self) -> datetime.datetime:
+        """When the lease as last renewed expires, on the store's clock."""
     @property
-    def last_lateness(self) -> float: ...
+    def last_lateness(self) -> float:
+        """How late the last renewal ran behind its schedule, in seconds (a pause shows here)."""
 
 @final
 class Store:
@@ -210,27 +255,48 @@ class Store:
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> bool: ...
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Closes the store; later calls on it (and on every clone) raise ClosedError."""
     @property
-    def closed(self) -> bool: ...
-    def next_token(self, scope: str) -> int: ...
-    def advance_counter(self, scope: str, floor: int) -> int: ...
-    def acquire(self, scope: str, *, holder: str, ttl: _Seconds) -> Lease: ...
+    def closed(self) -> bool:
+        """Whether the store was closed."""
+    def next_token(self, scope: str) -> int:
+        """Issues the scope's next token (strictly greater than every earlier one)."""
+    def advance_counter(self, scope: str, floor: int) -> int:
+        """Raises the scope's counter to at least ``floor`` (never lowers it); returns the counter."""
+    def acquire(self, scope: str, *, holder: str, ttl: _Seconds) -> Lease:
+        """Takes the scope's lease with a new token; LeaseHeldError while another lease is live."""
     def acquire_wait(
         self, scope: str, *, holder: str, ttl: _Seconds, timeout: _Seconds
-    ) -> Lease: ...
+    ) -> Lease:
+        """Like ``acquire``, but waits up to ``timeout`` seconds for a live lease to end;
+        TimeoutError after."""
     @overload
-    def renew(self, lease: Lease, *, token: None = None, ttl: Optional[_Seconds] = None) -> Lease: ...
+    def renew(self, lease: Lease, *, token: None = None, ttl: Optional[_Seconds] = None) -> Lease:
+        """Extends a lease by ``ttl`` from now (default: the lease's own ttl), only while it is the
+        live lease; else LeaseLostError naming the current one. By scope, ``token=`` and
+        ``ttl=`` are required."""
     @overload
-    def renew(self, lease: str, *, token: int, ttl: _Seconds) -> Lease: ...
+    def renew(self, lease: str, *, token: int, ttl: _Seconds) -> Lease:
+        """Extends a lease by ``ttl`` from now (default: the lease's own ttl), only while it is the
+        live lease; else LeaseLostError naming the current one. By scope, ``token=`` and
+        ``ttl=`` are required."""
     @overload
-    def release(self, lease: Lease, *, token: None = None) -> bool: ...
+    def release(self, lease: Lease, *, token: None = None) -> bool:
+        """Ends a lease early if it is still live; returns whether it did. Never touches a newer
+        lease."""
     @overload
-    def release(self, lease: str, *, token: int) -> bool: ...
+    def release(self, lease: str, *, token: int) -> bool:
+        """Ends a lease early if it is still live; returns whether it did. Never touches a newer
+        lease."""
     def lease(
         self, scope: str, *, holder: str, ttl: _Seconds, timeout: Optional[_Seconds] = None
-    ) -> KeepAlive: ...
-    def keep_alive(self, lease: Lease) -> KeepAlive: ...
+    ) -> KeepAlive:
+        """Acquires the lease (waiting up to ``timeout`` seconds for a live one to end, like
+        ``acquire_wait``) and keeps it alive in the background while a ``with`` block runs
+        (renewed about every ttl/3); ended at exit as docs/semantics.md "Ending a held lease" says."""
+    def keep_alive(self, lease: Lease) -> KeepAlive:
+        """Keeps an already acquired lease alive in the background, like ``lease``."""
     def put(
         self,
         scope: str,
@@ -241,7 +307,9 @@ class Store:
         seq: Optional[int] = None,
         holder: Optional[str] = None,
         expected_version: Optional[int] = None,
-    ) -> Receipt: ...
+    ) -> Receipt:
+        """Writes ``value`` under ``key`` if ``token`` passes the scope's fence (StaleTokenError
+        otherwise), and ``seq``/``expected_version`` their checks."""
     def delete(
         self,
         scope: str,
@@ -251,7 +319,9 @@ class Store:
         seq: Optional[int] = None,
         holder: Optional[str] = None,
         expected_version: Optional[int] = None,
-    ) -> Receipt: ...
+    ) -> Receipt:
+        """Deletes the entry under ``key``, checked like ``put``; NotFoundError when it does not
+        exist."""
     def apply(
         self,
         scope: str,
@@ -260,18 +330,35 @@ class Store:
         token: int,
         seq: Optional[int] = None,
         holder: Optional[str] = None,
-    ) -> builtins.list[Receipt]: ...
+    ) -> builtins.list[Receipt]:
+        """Applies every operation of the batch or none, behind one fence check; one receipt per
+        operation."""
     def claim(
         self, scope: str, *, token: int, seq: Optional[int] = None, holder: Optional[str] = None
-    ) -> None: ...
+    ) -> None:
+        """Raises the scope's fence to ``token`` without writing (StaleTokenError if it is older)."""
     def get(
         self, scope: str, key: str, *, token: Optional[int] = None, holder: Optional[str] = None
-    ) -> Optional[Entry]: ...
-    def list(self, scope: str, *, after: Optional[str] = None, limit: int = 100) -> Page: ...
-    def fence_of(self, scope: str) -> int: ...
-    def status(self, scope: str) -> ScopeStatus: ...
-    def retire(self, scope: str) -> bool: ...
-    def failover(self) -> int: ...
-    def advance_clock(self, by: _Seconds) -> None: ...
-    def metrics(self) -> Dict[str, Any]: ...
-    def metrics_text(self) -> str: ...
+    ) -> Optional[Entry]:
+        """Reads an entry (None if missing); with ``token=``, checked like a write first."""
+    def list(self, scope: str, *, after: Optional[str] = None, limit: Optional[int] = None) -> Page:
+        """Up to ``limit`` keys (default ``DEFAULT_LIST_LIMIT``) after ``after``, in byte order;
+        pass the page's ``next`` as ``after`` for the following page."""
+    def fence_of(self, scope: str) -> int:
+        """The greatest token the scope has accepted (0: none)."""
+    def status(self, scope: str) -> ScopeStatus:
+        """The scope's counter, fence, entry count and live lease."""
+    def retire(self, scope: str) -> bool:
+        """Drops a scope that has no live lease and no entries; a scope created afterwards
+        starts above every token this one issued or accepted. Returns whether there was
+        state to drop."""
+    def failover(self) -> int:
+        """The failover step, once on a new primary promoted from an asynchronous standby
+        (or a restored backup): every counter, fence and floor moves ``FAILOVER_STEP`` up and
+        every lease ends. Returns the number of scopes moved."""
+    def advance_clock(self, by: _Seconds) -> None:
+        """Moves a manual clock (``?clock=manual``) forward by ``by`` seconds; for tests."""
+    def metrics(self) -> Dict[str, Any]:
+        """The handle's counters and its last rejections, as a dict."""
+    def metrics_text(self) -> str:
+        """The handle's metrics in the Prometheus text format."""

@@ -137,7 +137,8 @@ class Opening:
 
 
 def open(url: str) -> Opening:
-    """Opens the store a URL names (``memory:``, ``sqlite:PATH``) off the event
+    """Opens the store a URL names (``memory:``, ``sqlite:PATH``,
+    ``postgres://...``; docs/semantics.md, "URLs and options") off the event
     loop: ``store = await fencing.aio.open(url)``, or
     ``async with fencing.aio.open(url) as store:`` to close it at the end."""
     return Opening(url)
@@ -391,8 +392,8 @@ class Store:
         """Reads an entry (None if missing); with ``token=``, checked like a write."""
         return await _run(self._store.get, scope, key, token=token, holder=holder)
 
-    async def list(self, scope: str, *, after: Optional[str] = None, limit: int = 100) -> Page:
-        """Up to ``limit`` keys after ``after``, in byte order."""
+    async def list(self, scope: str, *, after: Optional[str] = None, limit: Optional[int] = None) -> Page:
+        """Up to ``limit`` keys (default ``DEFAULT_LIST_LIMIT``) after ``after``, in byte order."""
         return await _run(self._store.list, scope, after=after, limit=limit)
 
     async def fence_of(self, scope: str) -> int:

@@ -1,0 +1,57 @@
+//! The values a face uses when its caller leaves one out, and the rules
+//! derived from a lease's TTL. Decided here once, like the limits
+//! ([`crate::limits`]): faces read them, never restate them.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Keys in one `list` page when the caller gives no `limit` (every face,
+/// the CLI included; 1..=[`crate::limits::MAX_LIST_LIMIT`] may be asked for).
+pub const LIST_LIMIT: usize = 100;
+
+/// The TTL a renewal asks for: the one given, else the lease's own TTL (when
+/// the caller passed the lease itself, not just its scope and token).
+/// `INVALID_ARGUMENT` when neither is known.
+pub fn renew_ttl(given: Option<Duration>, lease_ttl: Option<Duration>) -> Result<Duration> {
+    given.or(lease_ttl).ok_or_else(|| {
+        Error::invalid("renewing by scope and token needs a ttl (or pass the lease itself)")
+    })
+}
+
+/// How often a keep-alive renews a lease of `ttl`: a third of it, so two
+/// renewals may fail before the lease runs out.
+pub fn renew_interval(ttl: Duration) -> Duration {
+    (ttl / 3).max(Duration::from_millis(1))
+}
+
+/// Whether a renewal that ran `lateness` behind its schedule means the
+/// process was paused (GC, SIGSTOP, VM suspend) long enough to put a lease of
+/// `ttl` at risk: more than a third of the TTL. Counted in the metrics
+/// (`pauses_detected`, `longest_pause_ms`).
+pub fn is_pause(lateness: Duration, ttl: Duration) -> bool {
+    lateness > ttl / 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renewal_takes_the_given_ttl_then_the_leases_own() {
+        let s = Duration::from_secs;
+        assert_eq!(renew_ttl(Some(s(5)), Some(s(30))), Ok(s(5)));
+        assert_eq!(renew_ttl(None, Some(s(30))), Ok(s(30)));
+        let none = renew_ttl(None, None).unwrap_err();
+        assert_eq!(none.code(), crate::ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn a_pause_is_more_than_a_third_of_the_ttl() {
+        let ms = Duration::from_millis;
+        assert!(!is_pause(ms(100), ms(300)));
+        assert!(is_pause(ms(101), ms(300)));
+        assert_eq!(renew_interval(ms(300)), ms(100));
+        assert_eq!(renew_interval(ms(1)), ms(1));
+    }
+}
