@@ -160,7 +160,7 @@ pub fn main(url_arg: Option<&OsStr>, args: RunArgs) -> Result<u8, Failure> {
     if let Some(e) = lost {
         let late = guard.last_lateness();
         say(&format!("{}: {}", e.code(), exit::message(&e)));
-        if late > args.ttl / 3 {
+        if fencing::defaults::is_pause(late, args.ttl) {
             say(&format!(
                 "the keep-alive ran {} late: this process was paused past its lease",
                 humantime::format_duration(Duration::from_millis(

@@ -50,8 +50,8 @@ static void a_takeover_is_a_loss_naming_the_new_holder(bool work_failed) {
   CHECK_STATUS(FENCING_LEASE_LOST, fencing_hold_finish(hold, work_failed, &attach));
   fencing_error e;
   CHECK_OK(fencing_last_error(&e));
-  CHECK_U64(e.token, 2);
-  CHECK_STR(e.holder, "b");
+  CHECK_U64(e.current_token, 2);
+  CHECK_STR(e.current_holder, "b");
   CHECK(attach == work_failed);
   fencing_scope_info info;
   CHECK_OK(fencing_scope_status(store, "job", &info));
@@ -98,8 +98,8 @@ static void the_callback_reports_a_loss_seen_by_the_keep_alive(void) {
   CHECK_STATUS(FENCING_LEASE_LOST, fencing_hold_finish(hold, false, NULL));
   fencing_error e;
   CHECK_OK(fencing_last_error(&e));
-  CHECK_U64(e.token, 2);
-  CHECK_STR(e.holder, "b");
+  CHECK_U64(e.current_token, 2);
+  CHECK_STR(e.current_holder, "b");
   CHECK(atomic_load(&lost_calls) == 1);
   fencing_store_free(store);
 }

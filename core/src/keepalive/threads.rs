@@ -50,7 +50,7 @@ pub(super) fn deadline(sent: Instant, lease: &Lease) -> Instant {
 /// About ttl/3, or a third of what is left if that is less (a lease handed
 /// to `keep_alive` some time after it was acquired).
 fn interval(lease: &Lease) -> Duration {
-    (lease.ttl.min(lease.remaining) / 3).max(Duration::from_millis(1))
+    crate::defaults::renew_interval(lease.ttl.min(lease.remaining))
 }
 
 /// Waits for the deadline, records the loss, and tells `on_lost` once,
