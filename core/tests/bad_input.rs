@@ -202,6 +202,27 @@ fn bad_urls_are_invalid() {
     }
 }
 
+/// `sqlite://rel.db` (SQLAlchemy's habit) would be `/rel.db` at the
+/// filesystem root if taken as a path: refused, naming both right spellings,
+/// and no file appears anywhere.
+#[test]
+fn sqlite_double_slash_is_refused_with_the_right_spelling() {
+    let name = format!("fencing-bad-input-{}.db", std::process::id());
+    for url in [
+        format!("sqlite://{name}"),
+        format!("sqlite:///{name}"),
+        format!("sqlite:////{name}"),
+    ] {
+        let err = Store::open(&url).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{url}");
+        let message = err.to_string();
+        assert!(message.contains(&format!("sqlite:{name}")), "{message}");
+        assert!(message.contains(&format!("sqlite:/{name}")), "{message}");
+    }
+    assert!(!std::path::Path::new("/").join(&name).exists());
+    assert!(!std::path::Path::new(&name).exists());
+}
+
 #[test]
 fn a_closed_store_is_closed_for_every_call_and_arguments_come_first() {
     let (store, t) = fixture();

@@ -155,7 +155,8 @@ static void setup(const char *url) {
 static void bad_urls(const char *db_dir) {
   static const char *bad[] = {"",          "memory",         "redis://localhost", "memory:?x=1",
                               "memory:?clock", "memory:?strict=yes", "memory:?clock=manual&clock=manual",
-                              "sqlite:",   "SQLITE:x.db",    " memory:"};
+                              "sqlite:",   "SQLITE:x.db",    " memory:",
+                              "sqlite://rel.db", "sqlite:///rel.db"};
   fencing_store *out;
   char url[5000], path[256];
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -163,6 +164,10 @@ static void bad_urls(const char *db_dir) {
     REFUSED(FENCING_INVALID_ARGUMENT, fencing_store_open(bad[i], &out));
     UNTOUCHED(out);
   }
+  /* sqlite://rel.db would be /rel.db: the message shows the right spelling. */
+  REFUSED(FENCING_INVALID_ARGUMENT, fencing_store_open("sqlite://rel.db", &out));
+  CHECK(strstr(fencing_last_error(), "sqlite:rel.db") != NULL);
+  CHECK(strstr(fencing_last_error(), "sqlite:/rel.db") != NULL);
   /* over 4096 bytes */
   memset(url, 'x', sizeof url);
   memcpy(url, "memory:?", 8);
