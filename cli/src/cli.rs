@@ -12,6 +12,11 @@ use crate::exit;
 
 pub const DEFAULT_URL: &str = "sqlite:fencing.db";
 
+/// Printed after clap's error when a write has no token.
+pub const MISSING_TOKEN: &str = "\
+tip: a write needs the token of a lease: pass --token T (T as `fencing acquire SCOPE` printed it), \
+or set $FENCING_TOKEN, which `fencing run SCOPE -- CMD` does for CMD";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "fencing",

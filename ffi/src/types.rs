@@ -122,6 +122,13 @@ pub struct fencing_metrics {
 #[inline(always)]
 pub(crate) fn fence(ptr: *const fencing_fence, what: &'static str) -> Result<Fence, Failure> {
     let raw = args::object(ptr, what)?;
+    // A zero-initialised `fencing_fence` is the likely mistake: say so.
+    if raw.token == 0 {
+        return Err(Error::InvalidArgument(
+            "token 0 means none: did you set fence.token?".into(),
+        )
+        .into());
+    }
     let mut fence = Fence::new(args::token(raw.token)?);
     if raw.has_seq {
         fence.seq = Some(raw.seq);

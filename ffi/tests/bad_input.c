@@ -166,8 +166,8 @@ static void bad_urls(const char *db_dir) {
   }
   /* sqlite://rel.db would be /rel.db: the message shows the right spelling. */
   REFUSED(FENCING_INVALID_ARGUMENT, fencing_store_open("sqlite://rel.db", &out));
-  CHECK(strstr(fencing_last_error(), "sqlite:rel.db") != NULL);
-  CHECK(strstr(fencing_last_error(), "sqlite:/rel.db") != NULL);
+  CHECK(strstr(last_message(), "sqlite:rel.db") != NULL);
+  CHECK(strstr(last_message(), "sqlite:/rel.db") != NULL);
   /* over 4096 bytes */
   memset(url, 'x', sizeof url);
   memcpy(url, "memory:?", 8);
@@ -294,6 +294,10 @@ static void bad_writes(void) {
   NAMES("fence");
   REFUSED(FENCING_NULL_PARAMETER, fencing_put(s, "s", "k", v, 3, &f2, NULL)); /* writes nothing */
   NAMES("out_receipt");
+  /* A zero-initialised fence: the message names the field to set. */
+  f = (fencing_fence){0};
+  REFUSED(FENCING_INVALID_ARGUMENT, fencing_put(s, "s", "k", v, 3, &f, &r));
+  CHECK(strstr(last_message(), "token 0 means none: did you set fence.token?") != NULL);
   REFUSED(FENCING_INVALID_ARGUMENT, fencing_put(s, "s", "", v, 3, &f2, &r));
   REFUSED(FENCING_INVALID_ARGUMENT, fencing_put(s, "s", long_key, v, 3, &f2, &r));
   REFUSED(FENCING_INVALID_ARGUMENT, fencing_put(s, "", "k", v, 3, &f2, &r));

@@ -171,7 +171,7 @@ impl Store {
     ) -> PyResult<Lease> {
         let scope = text(py, scope, "scope")?;
         let holder = text(py, holder, "holder")?;
-        let ttl = duration(py, ttl, "ttl")?;
+        let ttl = convert::ttl(py, ttl)?;
         let inner = py
             .detach(|| self.inner.acquire(&scope, &holder, ttl))
             .py(py)?;
@@ -191,7 +191,7 @@ impl Store {
     ) -> PyResult<Lease> {
         let scope = text(py, scope, "scope")?;
         let holder = text(py, holder, "holder")?;
-        let ttl = duration(py, ttl, "ttl")?;
+        let ttl = convert::ttl(py, ttl)?;
         let timeout = duration(py, timeout, "timeout")?;
         let inner = py
             .detach(|| self.inner.acquire_wait(&scope, &holder, ttl, timeout))
@@ -213,7 +213,7 @@ impl Store {
     ) -> PyResult<Lease> {
         let (scope, token, known) = lease_target(py, lease, token)?;
         let ttl = match (ttl, known) {
-            (Some(t), _) => duration(py, t, "ttl")?,
+            (Some(t), _) => convert::ttl(py, t)?,
             (None, Some(l)) => l.ttl,
             (None, None) => return Err(invalid(py, "renewing by scope and token needs ttl=")),
         };
@@ -249,7 +249,7 @@ impl Store {
         let py = slf.py();
         let scope = text(py, scope, "scope")?;
         let holder = text(py, holder, "holder")?;
-        let ttl = duration(py, ttl, "ttl")?;
+        let ttl = convert::ttl(py, ttl)?;
         Ok(KeepAlive::acquiring(
             slf.get().inner.clone(),
             String::from(&*scope),
