@@ -84,6 +84,9 @@ pub enum Command {
     /// a restored backup) before anything else uses it; every counter, fence and floor moves
     /// 2^40 up and every lease ends, so no earlier token is accepted or issued again
     Failover,
+    /// Create or upgrade the store's schema (deploy time) without opening a store, so that
+    /// fencing.check / fencing_check work before any process opened it; idempotent
+    Migrate,
     /// Print this process's store metrics as Prometheus text
     Metrics,
     /// Internal: one worker of `fencing demo`

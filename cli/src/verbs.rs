@@ -212,7 +212,9 @@ impl Out {
 
 pub fn main(url_arg: Option<&OsStr>, json: bool, command: Command) -> Result<u8, Failure> {
     let url = match command {
-        Command::Acquire(_) | Command::Renew(_) | Command::Release(_) => announced_url(url_arg)?,
+        Command::Acquire(_) | Command::Renew(_) | Command::Release(_) | Command::Migrate => {
+            announced_url(url_arg)?
+        }
         _ => url(url_arg)?,
     };
     let out = verb(&url, json, command)?;
@@ -400,6 +402,14 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 line(&plain),
             )
         }
+        Command::Migrate => {
+            fencing::migrate(url)?;
+            let shown = without_password(url);
+            Out::new(
+                json!({ "migrated": true, "url": shown }),
+                line(format!("schema ready: {shown}")),
+            )
+        }
         Command::Metrics => {
             let store = open(url)?;
             let m = store.metrics();
@@ -420,7 +430,10 @@ mod tests {
         for (url, shown) in [
             ("sqlite:fencing.db", "sqlite:fencing.db"),
             ("postgres://u@h/db", "postgres://u@h/db"),
-            ("postgres://u:s3cret@h:5432/db", "postgres://u:***@h:5432/db"),
+            (
+                "postgres://u:s3cret@h:5432/db",
+                "postgres://u:***@h:5432/db",
+            ),
             ("postgres://u:p@ss@h/db?x=1", "postgres://u:***@h/db?x=1"),
             (
                 "postgresql://h/db?password=s3cret&sslmode=require",

@@ -408,7 +408,9 @@ fn lease_verbs_say_which_store_and_warn_when_it_is_the_implicit_default() {
     let here = env.dir.path().canonicalize().unwrap().join("fencing.db");
     let warned = |out: &common::Out| {
         out.stderr.contains("warning: no --url and no $FENCING_URL")
-            && out.stderr.contains(&format!("FENCING_URL=sqlite:{}", here.display()))
+            && out
+                .stderr
+                .contains(&format!("FENCING_URL=sqlite:{}", here.display()))
             && out.stderr.lines().count() == 1
     };
     let mut c = bare(env.dir.path());
@@ -433,4 +435,26 @@ fn lease_verbs_say_which_store_and_warn_when_it_is_the_implicit_default() {
         .args(["acquire", "s", "--ttl", "30s"]);
     let out = run(c, None);
     assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{out:?}");
+}
+
+#[test]
+fn migrate_makes_the_file_and_is_idempotent() {
+    let env = Env::new();
+    for _ in 0..2 {
+        let out = env.run(["migrate"]);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert_eq!(out.text(), format!("schema ready: {}\n", env.url));
+    }
+    assert!(env.path("store.db").exists());
+    let out = env.run(["--json", "migrate"]);
+    assert_eq!(out.json()["migrated"], true);
+    // A file fencing did not make is refused, as open refuses it.
+    std::fs::write(
+        env.path("other.db"),
+        b"not a database at all, not even close",
+    )
+    .unwrap();
+    let mut c = bare(env.dir.path());
+    c.args(["--url", "sqlite:other.db", "migrate"]);
+    run(c, None).fails_with("BACKEND", 19);
 }

@@ -41,7 +41,7 @@ pub use keepalive::LeaseGuard;
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
 pub use rules::FAILOVER_STEP;
 pub use sqlstate::SQLSTATES;
-pub use store::Store;
+pub use store::{migrate, Store};
 pub use token::{parse_token_value, Token};
 pub use types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
 pub use url::{ClockKind, Options};

@@ -211,7 +211,10 @@ fn a_lease_and_a_guard_become_fences_with_their_token_and_holder() {
     let store = Store::open("memory:").unwrap();
     let lease = store.acquire("s", "a", Duration::from_secs(10)).unwrap();
     let fence = Fence::from(&lease);
-    assert_eq!((fence.token, fence.holder.as_deref()), (lease.token, Some("a")));
+    assert_eq!(
+        (fence.token, fence.holder.as_deref()),
+        (lease.token, Some("a"))
+    );
     store.put("s", "k", b"v", &fence).unwrap();
     store.release("s", lease.token).unwrap();
     let guard = store.lease("s", "b", Duration::from_secs(10)).unwrap();

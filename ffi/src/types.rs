@@ -124,10 +124,9 @@ pub(crate) fn fence(ptr: *const fencing_fence, what: &'static str) -> Result<Fen
     let raw = args::object(ptr, what)?;
     // A zero-initialised `fencing_fence` is the likely mistake: say so.
     if raw.token == 0 {
-        return Err(Error::InvalidArgument(
-            "token 0 means none: did you set fence.token?".into(),
-        )
-        .into());
+        return Err(
+            Error::InvalidArgument("token 0 means none: did you set fence.token?".into()).into(),
+        );
     }
     let mut fence = Fence::new(args::token(raw.token)?);
     if raw.has_seq {

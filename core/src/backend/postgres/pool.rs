@@ -252,11 +252,10 @@ impl Pool {
             Some(Err(e)) => return Err(Error::Backend(format!("postgres: connect task: {e}"))),
             Some(Ok(connected)) => connected,
         };
-        let (client, socket, warnings) =
-            connected.map_err(|e| match tls::explain(&e) {
-                Some(tls) => Error::Backend(tls),
-                None => self.unreachable(&e),
-            })?;
+        let (client, socket, warnings) = connected.map_err(|e| match tls::explain(&e) {
+            Some(tls) => Error::Backend(tls),
+            None => self.unreachable(&e),
+        })?;
         let conn = Conn {
             client,
             statements: Vec::new(),
