@@ -321,6 +321,18 @@ class HeldLease {
 
 const open = Store.open
 
+/**
+ * Creates or upgrades the schema of the store a URL names without opening a
+ * store (deploy time; `fencing.check` then works before any store opened it).
+ */
+async function migrate(url) {
+  try {
+    return await native.migrate(url)
+  } catch (e) {
+    throw fencingError(e)
+  }
+}
+
 /** Parses the token text form (`'42'` -> `42n`; `'0'` -> `0n`, "none"). */
 function parseToken(text) {
   try {
@@ -388,6 +400,7 @@ function fromSqliteError(err) {
 
 module.exports = {
   open,
+  migrate,
   Store,
   HeldLease,
   parseToken,

@@ -35,6 +35,16 @@ pub fn open(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Store> {
     Store::new(py, url)
 }
 
+/// Creates or upgrades the schema of the store a URL names, without opening
+/// a store (deploy time; afterwards ``fencing.check`` works on PostgreSQL and
+/// ``fencing_check`` on SQLite before any process opened the store).
+/// Idempotent; ``memory:`` has no schema and returns at once.
+#[pyfunction]
+pub fn migrate(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<()> {
+    let url = convert::text(py, url, "url")?;
+    py.detach(|| fencing::migrate(&url)).py(py)
+}
+
 /// Parses a token's canonical decimal text (``"42"`` -> 42). ``"0"`` parses
 /// to 0 ("none yet"), which no operation accepts as a token. Anything that
 /// is not canonical decimal within 0..=MAX_TOKEN raises InvalidArgumentError.

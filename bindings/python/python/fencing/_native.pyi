@@ -14,6 +14,7 @@ __all__ = [
     "KeepAlive",
     "error_from_sqlite_message",
     "error_from_sqlstate",
+    "migrate",
     "open",
     "parse_token",
     "Store",
@@ -51,6 +52,10 @@ MAX_LIST_LIMIT: Final[int]
 def open(url: str) -> Store:
     """Opens the store a URL names (``memory:``, ``sqlite:PATH``); the same as
     ``Store(url)``."""
+
+def migrate(url: str) -> None:
+    """Creates or upgrades the schema of the store a URL names, without
+    opening a store; idempotent."""
 
 def parse_token(text: str) -> int:
     """Parses a token's canonical decimal text (``"42"`` -> 42)."""
