@@ -73,12 +73,19 @@ fn open_close(what: &str, url: &str, n: u64) {
 #[test]
 fn memory_stays_bounded_on_every_backend() {
     open_close("memory: open/close", "memory:", 10_000);
-    operations("memory: operations", &Store::open("memory:").unwrap(), 100_000);
+    operations(
+        "memory: operations",
+        &Store::open("memory:").unwrap(),
+        100_000,
+    );
 
     let dir = tempfile::tempdir().unwrap();
     // Without an fsync per commit (the same code otherwise): memory, not
     // the disk, is what this measures.
-    let url = format!("{}?synchronous=normal", sqlite_url(&dir.path().join("leak.db")));
+    let url = format!(
+        "{}?synchronous=normal",
+        sqlite_url(&dir.path().join("leak.db"))
+    );
     // Each open opens the file and checks its schema in a write transaction
     // (milliseconds each in a debug build): 2,000 of them.
     open_close("sqlite: open/close", &url, 2_000);
