@@ -88,6 +88,11 @@
 #define FENCING_HOLDER_CAPACITY 257
 
 /**
+ * The size of `fencing_lease.scope`: the longest scope plus its NUL.
+ */
+#define FENCING_SCOPE_CAPACITY 257
+
+/**
  * A buffer of this size holds any token-domain number as text plus its NUL
  * (`fencing_token_format`).
  */
@@ -324,6 +329,11 @@ typedef struct fencing_lease {
    * The holder label, NUL-terminated UTF-8.
    */
   char holder[FENCING_HOLDER_CAPACITY];
+  /**
+   * The scope the lease is on, NUL-terminated UTF-8: the struct is
+   * self-contained (no pointer, nothing to free), like `holder`.
+   */
+  char scope[FENCING_SCOPE_CAPACITY];
 } fencing_lease;
 
 /**
@@ -703,6 +713,16 @@ fencing_status fencing_error_from_sqlstate(const char *sqlstate, const char *det
 fencing_status fencing_store_open(const char *url, struct fencing_store **out);
 
 /**
+ * Creates or upgrades the schema of the store `url` names without opening
+ * a store (deploy time: `fencing.check` on PostgreSQL and `fencing_check` on
+ * SQLite then work before any process opened the store). Idempotent;
+ * `memory:` has no schema (FENCING_OK). The same refusals as
+ * `fencing_store_open`: a bad URL is INVALID_ARGUMENT, a file or schema
+ * fencing did not make (or a newer one) is BACKEND and is left alone.
+ */
+fencing_status fencing_migrate(const char *url);
+
+/**
  * Frees a handle from `fencing_store_open` (NULL is a no-op). It does not
  * release leases; other handles on the same SQLite file are unaffected.
  */
@@ -776,7 +796,8 @@ fencing_status fencing_release(const struct fencing_store *store,
 /**
  * Stores `value_len` bytes at `value` (NULL allowed when `value_len` is 0)
  * under `key`, checked against the scope's fence: STALE_TOKEN,
- * SEQUENCE_OUT_OF_ORDER. On success the fence is the token.
+ * SEQUENCE_OUT_OF_ORDER. On success the fence is the token and the receipt
+ * goes to `*out_receipt`, which may be NULL when it is not wanted.
  */
 fencing_status fencing_put(const struct fencing_store *store,
                            const char *scope,
@@ -788,7 +809,7 @@ fencing_status fencing_put(const struct fencing_store *store,
 
 /**
  * Deletes `key`, checked like a put; NOT_FOUND when it does not exist. The
- * receipt's version is 0.
+ * receipt's version is 0 (`out_receipt` may be NULL).
  */
 fencing_status fencing_delete(const struct fencing_store *store,
                               const char *scope,
@@ -798,7 +819,8 @@ fencing_status fencing_delete(const struct fencing_store *store,
 
 /**
  * One put or delete with its condition (`op->has_expected_version`):
- * VERSION_MISMATCH when the entry is not at the expected version.
+ * VERSION_MISMATCH when the entry is not at the expected version
+ * (`out_receipt` may be NULL).
  */
 fencing_status fencing_execute(const struct fencing_store *store,
                                const char *scope,
@@ -809,8 +831,7 @@ fencing_status fencing_execute(const struct fencing_store *store,
 /**
  * Applies `ops_len` puts and deletes (1..=1000) under one check of the
  * fence, in order, all or nothing. On success writes one receipt per op to
- * `out_receipts` (an array of `ops_len`; NULL allowed only when `ops_len`
- * is 0, which is INVALID_ARGUMENT anyway).
+ * `out_receipts` (an array of `ops_len`), or nothing when it is NULL.
  */
 fencing_status fencing_apply(const struct fencing_store *store,
                              const char *scope,

@@ -91,6 +91,12 @@ export declare function fromSqliteError(err: unknown): FencingError | null
  */
 export declare function open(url: string): Promise<Store>
 
+/**
+ * Creates or upgrades the schema of the store a URL names without opening a
+ * store (deploy time); idempotent. `memory:` has no schema.
+ */
+export declare function migrate(url: string): Promise<void>
+
 /** A handle on one fencing store. Every call that may touch disk returns a Promise. */
 export declare class Store {
   private constructor()

@@ -108,6 +108,26 @@ function invalidType(message) {
   return err
 }
 
+// ----- JSON -----
+
+/**
+ * `JSON.stringify` of a receipt or a lease: bigints (tokens, versions) as
+ * decimal strings, which `parseToken` and every token argument take back
+ * exactly. Non-enumerable, so `deepStrictEqual` and spreading see only data.
+ */
+function toJSON() {
+  const out = {}
+  for (const [key, value] of Object.entries(this)) out[key] = typeof value === 'bigint' ? value.toString() : value
+  return out
+}
+
+function jsonable(value) {
+  if (value !== null && typeof value === 'object') {
+    Object.defineProperty(value, 'toJSON', { value: toJSON, configurable: true, writable: true })
+  }
+  return value
+}
+
 // ----- the store -----
 
 /** A handle on one fencing store. Made by `open(url)`. */
@@ -137,15 +157,15 @@ class Store {
   }
 
   async acquire(scope, options) {
-    try { return await this.#native.acquire(scope, options) } catch (e) { throw fencingError(e) }
+    try { return jsonable(await this.#native.acquire(scope, options)) } catch (e) { throw fencingError(e) }
   }
 
   async acquireWait(scope, options) {
-    try { return await this.#native.acquireWait(scope, options) } catch (e) { throw fencingError(e) }
+    try { return jsonable(await this.#native.acquireWait(scope, options)) } catch (e) { throw fencingError(e) }
   }
 
   async renew(lease, options) {
-    try { return await this.#native.renew(lease, options) } catch (e) { throw fencingError(e) }
+    try { return jsonable(await this.#native.renew(lease, options)) } catch (e) { throw fencingError(e) }
   }
 
   async release(lease) {
@@ -215,19 +235,19 @@ class Store {
   }
 
   async put(scope, key, value, options) {
-    try { return await this.#native.put(scope, key, value, options) } catch (e) { throw fencingError(e) }
+    try { return jsonable(await this.#native.put(scope, key, value, options)) } catch (e) { throw fencingError(e) }
   }
 
   putSync(scope, key, value, options) {
-    try { return this.#native.putSync(scope, key, value, options) } catch (e) { throw fencingError(e) }
+    try { return jsonable(this.#native.putSync(scope, key, value, options)) } catch (e) { throw fencingError(e) }
   }
 
   async delete(scope, key, options) {
-    try { return await this.#native.delete(scope, key, options) } catch (e) { throw fencingError(e) }
+    try { return jsonable(await this.#native.delete(scope, key, options)) } catch (e) { throw fencingError(e) }
   }
 
   async apply(scope, ops, options) {
-    try { return await this.#native.apply(scope, ops, options) } catch (e) { throw fencingError(e) }
+    try { return (await this.#native.apply(scope, ops, options)).map(jsonable) } catch (e) { throw fencingError(e) }
   }
 
   async claim(scope, options) {
@@ -400,6 +420,18 @@ function abortable(promise, signal, late) {
 
 const open = Store.open
 
+/**
+ * Creates or upgrades the schema of the store a URL names without opening a
+ * store (deploy time; `fencing.check` then works before any store opened it).
+ */
+async function migrate(url) {
+  try {
+    return await native.migrate(url)
+  } catch (e) {
+    throw fencingError(e)
+  }
+}
+
 /** Parses the token text form (`'42'` -> `42n`; `'0'` -> `0n`, "none"). */
 function parseToken(text) {
   try {
@@ -467,6 +499,7 @@ function fromSqliteError(err) {
 
 module.exports = {
   open,
+  migrate,
   Store,
   HeldLease,
   parseToken,

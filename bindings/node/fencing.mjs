@@ -4,6 +4,7 @@ import fencing from './fencing.js'
 
 export const {
   open,
+  migrate,
   Store,
   HeldLease,
   parseToken,

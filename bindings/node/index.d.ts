@@ -36,7 +36,17 @@ export declare class NativeKeepAlive {
   unref(): void
 }
 
-/** A handle on one fencing store (the core's `Store`). Made by `open()`. */
+/**
+ * A handle on one fencing store (the core's `Store`). Made by `open()`.
+ *
+ * `close()` lets go of the core store at once rather than when V8 collects
+ * this handle: napi runs a wrapped object's finalizer only from the event
+ * loop, after a collection, so a loop that opens and closes stores without
+ * yielding to the event loop (`await` on settled promises never does) kept
+ * every store's memory (the memory backend's shards, some 18 KiB) until it
+ * ended. A closed handle answers every call through one shared closed
+ * store: the same argument checks first, then CLOSED.
+ */
 export declare class NativeStore {
   nextToken(scope: string): Promise<bigint>
   advanceCounter(scope: string, floor: TokenLike): Promise<bigint>
@@ -230,6 +240,13 @@ export interface MetricsSnapshot {
   /** The most recent rejections, oldest first. */
   rejections: Array<Rejection>
 }
+
+/**
+ * Creates or upgrades the schema of the store a URL names, without opening
+ * a store (deploy time: `fencing.check` and `fencing_check` then work before
+ * any process opened the store). Idempotent; `memory:` has no schema.
+ */
+export declare function migrate(url: string): Promise<void>
 
 /**
  * Opens the store a URL names (`memory:`, `sqlite:PATH`, `postgres://...`,

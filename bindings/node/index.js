@@ -841,5 +841,6 @@ module.exports.errorFromSqliteMessage = nativeBinding.errorFromSqliteMessage
 module.exports.errorFromSqlstate = nativeBinding.errorFromSqlstate
 module.exports.errorSchema = nativeBinding.errorSchema
 module.exports.MAX_TOKEN = nativeBinding.MAX_TOKEN
+module.exports.migrate = nativeBinding.migrate
 module.exports.open = nativeBinding.open
 module.exports.parseToken = nativeBinding.parseToken

@@ -12,6 +12,11 @@ use crate::exit;
 
 pub const DEFAULT_URL: &str = "sqlite:fencing.db";
 
+/// Printed after clap's error when a write has no token.
+pub const MISSING_TOKEN: &str = "\
+tip: a write needs the token of a lease: pass --token T (T as `fencing acquire SCOPE` printed it), \
+or set $FENCING_TOKEN, which `fencing run SCOPE -- CMD` does for CMD";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "fencing",
@@ -79,6 +84,9 @@ pub enum Command {
     /// a restored backup) before anything else uses it; every counter, fence and floor moves
     /// 2^40 up and every lease ends, so no earlier token is accepted or issued again
     Failover,
+    /// Create or upgrade the store's schema (deploy time) without opening a store, so that
+    /// fencing.check / fencing_check work before any process opened it; idempotent
+    Migrate,
     /// Print this process's store metrics as Prometheus text
     Metrics,
     /// Internal: one worker of `fencing demo`

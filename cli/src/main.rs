@@ -20,7 +20,10 @@ use crate::exit::Failure;
 
 fn main() -> ExitCode {
     restore_sigpipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let json = cli.json;
     let result = match cli.command {
         Command::Demo(args) => demo::main(cli.url.as_deref(), args),
@@ -35,6 +38,18 @@ fn main() -> ExitCode {
             ExitCode::from(failure.exit_status())
         }
     }
+}
+
+/// clap's own report (help, version, or a usage error: status 2), with the
+/// way out when the missing argument is the token.
+fn usage_error(e: clap::Error) -> ExitCode {
+    let missing_token = e.kind() == clap::error::ErrorKind::MissingRequiredArgument
+        && e.to_string().contains("--token");
+    let _ = e.print();
+    if missing_token {
+        let _ = writeln!(std::io::stderr().lock(), "{}", cli::MISSING_TOKEN);
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
 /// One line on stderr (and, with `--json`, one error object on stdout).

@@ -87,7 +87,7 @@ fn forward_signals(foreground: bool) -> Arc<Mutex<Phase>> {
 }
 
 pub fn main(url_arg: Option<&OsStr>, args: RunArgs) -> Result<u8, Failure> {
-    let url = verbs::url(url_arg)?;
+    let url = verbs::announced_url(url_arg)?;
     let scope = verbs::text("the scope", &args.scope)?.to_owned();
     let holder = verbs::holder(args.holder.as_deref())?;
     // Before any other thread starts, so that every thread blocks them.

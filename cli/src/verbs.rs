@@ -21,6 +21,73 @@ pub fn url(url: Option<&OsStr>) -> Result<String, Failure> {
     }
 }
 
+/// [`url`] for the commands that take a lease (`run`, `acquire`, `renew`,
+/// `release`), which say once on stderr which store they use: always as a
+/// warning when no URL was given (the default is relative to the working
+/// directory, so commands started from different directories would use
+/// different stores and exclude nothing), and on a terminal otherwise (a
+/// script's stderr stays quiet). The password never appears.
+pub fn announced_url(url_arg: Option<&OsStr>) -> Result<String, Failure> {
+    let chosen = url(url_arg)?;
+    let notice = match url_arg {
+        None => Some(default_warning()),
+        Some(_) if std::io::stderr().is_terminal() => {
+            Some(format!("fencing: store {}", without_password(&chosen)))
+        }
+        Some(_) => None,
+    };
+    if let Some(notice) = notice {
+        let _ = writeln!(std::io::stderr().lock(), "{notice}");
+    }
+    Ok(chosen)
+}
+
+fn default_warning() -> String {
+    let file = DEFAULT_URL.trim_start_matches("sqlite:");
+    let here = std::env::current_dir()
+        .map(|d| d.join(file).display().to_string())
+        .unwrap_or_else(|_| file.to_owned());
+    format!(
+        "fencing: warning: no --url and no $FENCING_URL, so the store is the default \
+         {DEFAULT_URL} in the working directory ({here}); commands started elsewhere use \
+         another store and do not exclude this one: set FENCING_URL=sqlite:{here}"
+    )
+}
+
+/// The URL as it may be shown: a password in the user part or in the query
+/// (`password=`) becomes `***`.
+pub fn without_password(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut shown = match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            match authority.rsplit_once('@') {
+                Some((user, host)) if user.contains(':') => {
+                    let name = user.split_once(':').map_or(user, |(n, _)| n);
+                    format!("{scheme}://{name}:***@{host}{path}")
+                }
+                _ => base.to_owned(),
+            }
+        }
+        None => base.to_owned(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) if k == "password" => format!("{k}=***"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        shown.push('?');
+        shown.push_str(&pairs.join("&"));
+    }
+    shown
+}
+
 pub fn open(url: &str) -> Result<Store, Failure> {
     Ok(Store::open(url)?)
 }
@@ -144,7 +211,12 @@ impl Out {
 }
 
 pub fn main(url_arg: Option<&OsStr>, json: bool, command: Command) -> Result<u8, Failure> {
-    let url = url(url_arg)?;
+    let url = match command {
+        Command::Acquire(_) | Command::Renew(_) | Command::Release(_) | Command::Migrate => {
+            announced_url(url_arg)?
+        }
+        _ => url(url_arg)?,
+    };
     let out = verb(&url, json, command)?;
     let mut stdout = std::io::stdout().lock();
     let written = if json {
@@ -330,6 +402,14 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 line(&plain),
             )
         }
+        Command::Migrate => {
+            fencing::migrate(url)?;
+            let shown = without_password(url);
+            Out::new(
+                json!({ "migrated": true, "url": shown }),
+                line(format!("schema ready: {shown}")),
+            )
+        }
         Command::Metrics => {
             let store = open(url)?;
             let m = store.metrics();
@@ -339,4 +419,28 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             unreachable!("dispatched in main")
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_password;
+
+    #[test]
+    fn a_shown_url_never_has_the_password() {
+        for (url, shown) in [
+            ("sqlite:fencing.db", "sqlite:fencing.db"),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            (
+                "postgres://u:s3cret@h:5432/db",
+                "postgres://u:***@h:5432/db",
+            ),
+            ("postgres://u:p@ss@h/db?x=1", "postgres://u:***@h/db?x=1"),
+            (
+                "postgresql://h/db?password=s3cret&sslmode=require",
+                "postgresql://h/db?password=***&sslmode=require",
+            ),
+        ] {
+            assert_eq!(without_password(url), shown);
+        }
+    }
 }

@@ -254,11 +254,17 @@ fn bad_urls() {
         "sqlite:x.db?foo=1",
         "sqlite:x.db?strict=maybe",
         "memory:?clock=manual&clock=manual",
+        "sqlite://rel.db",
+        "sqlite:///rel.db",
     ] {
         let mut c = bare(env.dir.path());
         c.args(["--url", url, "status", "s"]);
         let out = run(c, None);
         out.fails_with("INVALID_ARGUMENT", 17);
+        if url.starts_with("sqlite://") {
+            assert!(out.stderr.contains("sqlite:rel.db"), "{out:?}");
+            assert!(out.stderr.contains("sqlite:/rel.db"), "{out:?}");
+        }
     }
     let mut c = bare(env.dir.path());
     c.env("FENCING_URL", "redis://x").args(["status", "s"]);

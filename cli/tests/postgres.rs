@@ -86,3 +86,37 @@ fn a_paused_run_on_postgres_loses_its_lease() {
     ]);
     assert_eq!(run(c, None).text(), "2\n");
 }
+
+/// `fencing migrate` makes the schema, and nothing else: psql's
+/// `fencing.check` works on it before any store opened it.
+#[test]
+fn migrate_makes_a_schema_that_check_can_use_before_any_store() {
+    let Some(base) = fencing_scenarios::postgres_test_url() else {
+        return;
+    };
+    let schema = fencing_scenarios::fresh_schema("cli_migrate");
+    let url = format!("{base}?schema={schema}");
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        let mut c = bare(dir.path());
+        c.args(["--url", &url, "migrate"]);
+        let out = run(c, None);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert!(out.text().starts_with("schema ready: "), "{out:?}");
+    }
+    let check = |token: u64| {
+        std::process::Command::new("psql")
+            .args([&base, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c"])
+            .arg(format!("SELECT \"{schema}\".check('s', {token})"))
+            .output()
+            .unwrap()
+    };
+    let ok = check(2);
+    assert!(ok.status.success(), "{ok:?}");
+    let stale = check(1);
+    assert!(!stale.status.success());
+    assert!(
+        String::from_utf8_lossy(&stale.stderr).contains("STALE_TOKEN"),
+        "{stale:?}"
+    );
+}

@@ -385,3 +385,76 @@ fn failover_moves_every_token_past_the_lost_history() {
     assert_eq!(env.run(["next-token", "s"]).text(), "1099511627779\n");
     assert_eq!(env.run(["fence", "never-seen"]).text(), "1099511627776\n");
 }
+
+#[test]
+fn a_write_without_a_token_names_fencing_token_and_fencing_run() {
+    let env = Env::new();
+    for args in [
+        vec!["put", "s", "k", "--value", "x"],
+        vec!["delete", "s", "k"],
+    ] {
+        let out = env.run(&args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(out.stderr.contains("$FENCING_TOKEN"), "{out:?}");
+        assert!(out.stderr.contains("fencing run"), "{out:?}");
+    }
+    // Nothing was created.
+    assert!(!env.path("store.db").exists());
+}
+
+#[test]
+fn lease_verbs_say_which_store_and_warn_when_it_is_the_implicit_default() {
+    let env = Env::new();
+    let here = env.dir.path().canonicalize().unwrap().join("fencing.db");
+    let warned = |out: &common::Out| {
+        out.stderr.contains("warning: no --url and no $FENCING_URL")
+            && out
+                .stderr
+                .contains(&format!("FENCING_URL=sqlite:{}", here.display()))
+            && out.stderr.lines().count() == 1
+    };
+    let mut c = bare(env.dir.path());
+    c.args(["acquire", "s", "--ttl", "30s"]);
+    let out = run(c, None);
+    assert_eq!((out.code, out.text().as_str()), (0, "1\n"), "{out:?}");
+    assert!(warned(&out), "{out:?}");
+    let mut c = bare(env.dir.path());
+    c.args(["release", "s", "--token", "1"]);
+    assert!(warned(&run(c, None)));
+    let mut c = bare(env.dir.path());
+    c.args(["run", "s", "--ttl", "30s", "--", "true"]);
+    let out = run(c, None);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(warned(&out), "{out:?}");
+    // The read verbs stay quiet; so does a named store off a terminal.
+    let mut c = bare(env.dir.path());
+    c.args(["status", "s"]);
+    assert_eq!(run(c, None).stderr, "");
+    let mut c = bare(env.dir.path());
+    c.env("FENCING_URL", "sqlite:other.db")
+        .args(["acquire", "s", "--ttl", "30s"]);
+    let out = run(c, None);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{out:?}");
+}
+
+#[test]
+fn migrate_makes_the_file_and_is_idempotent() {
+    let env = Env::new();
+    for _ in 0..2 {
+        let out = env.run(["migrate"]);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert_eq!(out.text(), format!("schema ready: {}\n", env.url));
+    }
+    assert!(env.path("store.db").exists());
+    let out = env.run(["--json", "migrate"]);
+    assert_eq!(out.json()["migrated"], true);
+    // A file fencing did not make is refused, as open refuses it.
+    std::fs::write(
+        env.path("other.db"),
+        b"not a database at all, not even close",
+    )
+    .unwrap();
+    let mut c = bare(env.dir.path());
+    c.args(["--url", "sqlite:other.db", "migrate"]);
+    run(c, None).fails_with("BACKEND", 19);
+}

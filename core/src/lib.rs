@@ -42,7 +42,7 @@ pub use keepalive::{LeaseEnd, LeaseGuard, OnLost, WorkOutcome};
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
 pub use rules::FAILOVER_STEP;
 pub use sqlstate::SQLSTATES;
-pub use store::{BackendKind, Store};
+pub use store::{migrate, BackendKind, Store};
 pub use token::{parse_token_value, Token};
 pub use types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
 pub use url::{ClockKind, Options};

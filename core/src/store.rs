@@ -77,6 +77,12 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// [`Store::migrate`]: creates or upgrades the schema of the store `url`
+/// names without opening a store.
+pub fn migrate(url: &str) -> Result<()> {
+    Store::migrate(url)
+}
+
 impl Store {
     /// Opens the store a URL names: `memory:`, `sqlite:PATH` or
     /// `postgres://...`, optionally with options
@@ -128,6 +134,25 @@ impl Store {
     /// Where this store keeps its state.
     pub fn backend_kind(&self) -> BackendKind {
         self.inner.kind
+    }
+
+    /// Creates or upgrades the schema of the store a URL names, without
+    /// opening a store: for sites that apply the schema at deploy time, and
+    /// so that `fencing.check` (PostgreSQL) and `fencing_check` (SQLite)
+    /// work before any process has opened the store. What `open` would do
+    /// to the schema, and nothing else: idempotent, safe while stores are
+    /// open (the same lock serialises it with their migrations), refuses
+    /// the same foreign or newer schemas. `memory:` has no schema: `Ok`.
+    pub fn migrate(url: &str) -> Result<()> {
+        match url::parse(url)?.location {
+            Location::Memory => Ok(()),
+            Location::Sqlite {
+                path,
+                synchronous,
+                busy_timeout,
+            } => Sqlite::migrate(&path, synchronous, busy_timeout),
+            Location::Postgres(pg) => Postgres::migrate(&pg),
+        }
     }
 
     fn backend(&self) -> Result<&dyn Backend> {

@@ -41,6 +41,21 @@ impl From<Token> for Fence {
     }
 }
 
+/// The fence a lease's holder presents: its token and its holder, so that
+/// `&Fence::from(&lease)` (or `&(&lease).into()`) is all a write needs.
+impl From<&Lease> for Fence {
+    fn from(lease: &Lease) -> Fence {
+        Fence::new(lease.token).with_holder(lease.holder.clone())
+    }
+}
+
+/// As for a [`Lease`]: the guard's lease as last renewed (same token).
+impl From<&crate::LeaseGuard> for Fence {
+    fn from(guard: &crate::LeaseGuard) -> Fence {
+        Fence::from(&guard.lease())
+    }
+}
+
 /// Permission with a deadline.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lease {

@@ -2,6 +2,10 @@
 //! `postgresql://`), each with an optional query of store options
 //! (`?clock=manual&strict=true`). The grammar, written once for every face:
 //! docs/semantics.md, "URLs and options".
+//!
+//! `sqlite:PATH` takes PATH as written: `sqlite:fencing.db` is relative to
+//! the working directory, `sqlite:/srv/fencing.db` absolute. `sqlite://...`
+//! is refused (see `slashes_after_sqlite`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -156,6 +160,9 @@ pub fn parse(url: &str) -> Result<Target> {
                 "sqlite: needs a file path, e.g. sqlite:fencing.db",
             ));
         }
+        if let Some(after) = path.strip_prefix("//") {
+            return Err(slashes_after_sqlite(after));
+        }
         Location::Sqlite {
             path: PathBuf::from(path),
             synchronous: match query.take("synchronous") {
@@ -230,6 +237,23 @@ pub fn parse(url: &str) -> Result<Target> {
     };
     query.finish()?;
     Ok(Target { location, options })
+}
+
+/// `sqlite://...`: other tools read the slashes differently (SQLAlchemy's
+/// `sqlite:///rel.db` is relative, `sqlite:////abs.db` absolute; taken as a
+/// path, `sqlite://rel.db` would be `/rel.db` at the filesystem root), so no
+/// reading of it is safe. The message spells the path both ways.
+fn slashes_after_sqlite(after: &str) -> Error {
+    let name = clip(after.trim_start_matches('/'));
+    if name.is_empty() {
+        return Error::invalid("sqlite: needs a file path, e.g. sqlite:fencing.db");
+    }
+    Error::invalid(format!(
+        "sqlite://{} is ambiguous (is it {name:?} or \"/{name}\"?): write sqlite:PATH \
+         with no slashes after the colon: sqlite:{name} (relative to the working \
+         directory) or sqlite:/{name} (absolute)",
+        clip(after)
+    ))
 }
 
 /// `sslmode`, `sslrootcert`, `sslcert`, `sslkey` with libpq's meanings. The
@@ -411,6 +435,21 @@ mod tests {
     }
 
     #[test]
+    fn sqlite_double_slash_is_refused_with_both_spellings() {
+        let message = parse("sqlite://rel.db").unwrap_err().to_string();
+        assert!(message.contains("sqlite:rel.db"), "{message}");
+        assert!(message.contains("sqlite:/rel.db"), "{message}");
+        let message = parse("sqlite:///srv/f.db").unwrap_err().to_string();
+        assert!(message.contains("sqlite:srv/f.db"), "{message}");
+        assert!(message.contains("sqlite:/srv/f.db"), "{message}");
+        // One slash is an absolute path, as it always was.
+        assert!(matches!(
+            parse("sqlite:/srv/f.db").unwrap().location,
+            Location::Sqlite { path, .. } if path == std::path::Path::new("/srv/f.db")
+        ));
+    }
+
+    #[test]
     fn postgres_call_timeout() {
         let timeout = |url: &str| match parse(url).unwrap().location {
             Location::Postgres(t) => t.call_timeout,
@@ -483,6 +522,10 @@ mod tests {
             "memory:?synchronous=normal",
             "sqlite:",
             "sqlite:?clock=manual",
+            "sqlite://rel.db",
+            "sqlite:///abs/path.db",
+            "sqlite:////abs/path.db",
+            "sqlite://",
             "sqlite:x.db?synchronous=off",
             "sqlite:x.db?busy_timeout_ms=-1",
             "sqlite:x.db?call_timeout_ms=500",

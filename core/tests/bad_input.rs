@@ -202,6 +202,48 @@ fn bad_urls_are_invalid() {
     }
 }
 
+/// Where other faces say "pass lease.token", Rust has no runtime mistake to
+/// report (`Fence::new` takes a `Token`, and a `Lease` is not one): the
+/// natural spelling is `Fence::from(&lease)` or `Fence::from(&guard)`, which
+/// carry the lease's token and holder.
+#[test]
+fn a_lease_and_a_guard_become_fences_with_their_token_and_holder() {
+    let store = Store::open("memory:").unwrap();
+    let lease = store.acquire("s", "a", Duration::from_secs(10)).unwrap();
+    let fence = Fence::from(&lease);
+    assert_eq!(
+        (fence.token, fence.holder.as_deref()),
+        (lease.token, Some("a"))
+    );
+    store.put("s", "k", b"v", &fence).unwrap();
+    store.release("s", lease.token).unwrap();
+    let guard = store.lease("s", "b", Duration::from_secs(10)).unwrap();
+    let receipt = store.put("s", "k", b"w", &(&guard).into()).unwrap();
+    assert_eq!(receipt.token, guard.token());
+    assert_eq!(Fence::from(&guard).holder.as_deref(), Some("b"));
+}
+
+/// `sqlite://rel.db` (SQLAlchemy's habit) would be `/rel.db` at the
+/// filesystem root if taken as a path: refused, naming both right spellings,
+/// and no file appears anywhere.
+#[test]
+fn sqlite_double_slash_is_refused_with_the_right_spelling() {
+    let name = format!("fencing-bad-input-{}.db", std::process::id());
+    for url in [
+        format!("sqlite://{name}"),
+        format!("sqlite:///{name}"),
+        format!("sqlite:////{name}"),
+    ] {
+        let err = Store::open(&url).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{url}");
+        let message = err.to_string();
+        assert!(message.contains(&format!("sqlite:{name}")), "{message}");
+        assert!(message.contains(&format!("sqlite:/{name}")), "{message}");
+    }
+    assert!(!std::path::Path::new("/").join(&name).exists());
+    assert!(!std::path::Path::new(&name).exists());
+}
+
 #[test]
 fn a_closed_store_is_closed_for_every_call_and_arguments_come_first() {
     let (store, t) = fixture();
@@ -245,4 +287,28 @@ fn a_closed_store_is_closed_for_every_call_and_arguments_come_first() {
     closed("clone", other.fence_of("s").unwrap_err().code());
     invalid("empty scope on a closed store", store.fence_of(""));
     assert!(store.is_closed());
+}
+
+/// PostgreSQL unreachable: `BACKEND`, naming the host, the port and the
+/// driver's cause, never the password. The port is one just bound and
+/// closed, so nothing listens there.
+#[test]
+fn an_unreachable_postgres_names_host_port_and_cause_but_not_the_password() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let err = Store::open(&format!(
+        "postgres://worker:hunter2@127.0.0.1:{port}/db?password=hunter3"
+    ))
+    .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Backend);
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("cannot connect to 127.0.0.1:{port}")),
+        "{message}"
+    );
+    assert!(message.contains("refused"), "{message}");
+    assert!(!message.contains("hunter"), "{message}");
 }

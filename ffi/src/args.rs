@@ -45,6 +45,16 @@ pub(crate) fn out<'a, T>(ptr: *mut T, what: &'static str) -> Result<Out<'a, T>, 
         .ok_or(Failure::Null(what))
 }
 
+/// An out-parameter the caller may pass as NULL when it does not want the
+/// value (the receipts of writes).
+#[inline]
+pub(crate) fn optional_out<'a, T>(ptr: *mut T) -> Option<Out<'a, T>> {
+    NonNull::new(ptr).map(|ptr| Out {
+        ptr,
+        _borrow: PhantomData,
+    })
+}
+
 /// A handle or input struct the caller passes by pointer.
 #[inline]
 pub(crate) fn object<'a, T>(ptr: *const T, what: &'static str) -> Result<&'a T, Failure> {

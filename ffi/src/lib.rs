@@ -70,6 +70,8 @@ pub const FENCING_MAX_BATCH_OPS: usize = 1000;
 pub const FENCING_MAX_LIST_LIMIT: usize = 1000;
 /// The size of `fencing_lease.holder`: the longest holder plus its NUL.
 pub const FENCING_HOLDER_CAPACITY: usize = 257;
+/// The size of `fencing_lease.scope`: the longest scope plus its NUL.
+pub const FENCING_SCOPE_CAPACITY: usize = 257;
 /// A buffer of this size holds any token-domain number as text plus its NUL
 /// (`fencing_token_format`).
 pub const FENCING_TOKEN_TEXT_CAPACITY: usize = 20;
@@ -86,6 +88,7 @@ const _: () = {
     assert!(FENCING_MAX_BATCH_OPS == limits::MAX_BATCH_OPS);
     assert!(FENCING_MAX_LIST_LIMIT == limits::MAX_LIST_LIMIT);
     assert!(FENCING_HOLDER_CAPACITY == FENCING_MAX_HOLDER_BYTES + 1);
+    assert!(FENCING_SCOPE_CAPACITY == FENCING_MAX_SCOPE_BYTES + 1);
     assert!(FENCING_TOKEN_TEXT_CAPACITY == 19 + 1);
     assert!(FENCING_VERSION_MAJOR == parse_u32(env!("CARGO_PKG_VERSION_MAJOR")));
     assert!(FENCING_VERSION_MINOR == parse_u32(env!("CARGO_PKG_VERSION_MINOR")));

@@ -49,6 +49,21 @@ pub extern "C" fn fencing_store_open(
     })
 }
 
+/// Creates or upgrades the schema of the store `url` names without opening
+/// a store (deploy time: `fencing.check` on PostgreSQL and `fencing_check` on
+/// SQLite then work before any process opened the store). Idempotent;
+/// `memory:` has no schema (FENCING_OK). The same refusals as
+/// `fencing_store_open`: a bad URL is INVALID_ARGUMENT, a file or schema
+/// fencing did not make (or a newer one) is BACKEND and is left alone.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_migrate(url: *const c_char) -> fencing_status {
+    boundary(|| {
+        let url = args::text(url, "url")?;
+        fencing::migrate(url)?;
+        Ok(())
+    })
+}
+
 /// Frees a handle from `fencing_store_open` (NULL is a no-op). It does not
 /// release leases; other handles on the same SQLite file are unaffected.
 #[unsafe(no_mangle)]
@@ -194,7 +209,8 @@ pub extern "C" fn fencing_release(
 
 /// Stores `value_len` bytes at `value` (NULL allowed when `value_len` is 0)
 /// under `key`, checked against the scope's fence: STALE_TOKEN,
-/// SEQUENCE_OUT_OF_ORDER. On success the fence is the token.
+/// SEQUENCE_OUT_OF_ORDER. On success the fence is the token and the receipt
+/// goes to `*out_receipt`, which may be NULL when it is not wanted.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_put(
     store: *const fencing_store,
@@ -211,14 +227,16 @@ pub extern "C" fn fencing_put(
         let key = args::text(key, "key")?;
         let value = args::bytes(value, value_len, "value")?;
         let fence = types::fence(fence, "fence")?;
-        let out = args::out(out_receipt, "out_receipt")?;
-        out.set(store.put(scope, key, value, &fence)?.into());
+        let receipt = store.put(scope, key, value, &fence)?;
+        if let Some(out) = args::optional_out(out_receipt) {
+            out.set(receipt.into());
+        }
         Ok(())
     })
 }
 
 /// Deletes `key`, checked like a put; NOT_FOUND when it does not exist. The
-/// receipt's version is 0.
+/// receipt's version is 0 (`out_receipt` may be NULL).
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_delete(
     store: *const fencing_store,
@@ -232,14 +250,17 @@ pub extern "C" fn fencing_delete(
         let scope = args::text(scope, "scope")?;
         let key = args::text(key, "key")?;
         let fence = types::fence(fence, "fence")?;
-        let out = args::out(out_receipt, "out_receipt")?;
-        out.set(store.delete(scope, key, &fence)?.into());
+        let receipt = store.delete(scope, key, &fence)?;
+        if let Some(out) = args::optional_out(out_receipt) {
+            out.set(receipt.into());
+        }
         Ok(())
     })
 }
 
 /// One put or delete with its condition (`op->has_expected_version`):
-/// VERSION_MISMATCH when the entry is not at the expected version.
+/// VERSION_MISMATCH when the entry is not at the expected version
+/// (`out_receipt` may be NULL).
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_execute(
     store: *const fencing_store,
@@ -253,16 +274,17 @@ pub extern "C" fn fencing_execute(
         let scope = args::text(scope, "scope")?;
         let fence = types::fence(fence, "fence")?;
         let op = types::op(args::object(op, "op")?)?;
-        let out = args::out(out_receipt, "out_receipt")?;
-        out.set(store.execute(scope, &fence, op)?.into());
+        let receipt = store.execute(scope, &fence, op)?;
+        if let Some(out) = args::optional_out(out_receipt) {
+            out.set(receipt.into());
+        }
         Ok(())
     })
 }
 
 /// Applies `ops_len` puts and deletes (1..=1000) under one check of the
 /// fence, in order, all or nothing. On success writes one receipt per op to
-/// `out_receipts` (an array of `ops_len`; NULL allowed only when `ops_len`
-/// is 0, which is INVALID_ARGUMENT anyway).
+/// `out_receipts` (an array of `ops_len`), or nothing when it is NULL.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_apply(
     store: *const fencing_store,
@@ -277,11 +299,7 @@ pub extern "C" fn fencing_apply(
         let scope = args::text(scope, "scope")?;
         let fence = types::fence(fence, "fence")?;
         let raw = args::items(ops, ops_len, "ops")?;
-        let out = if ops_len == 0 {
-            None
-        } else {
-            Some(args::out(out_receipts, "out_receipts")?)
-        };
+        let out = args::optional_out(out_receipts);
         let ops = raw.iter().map(types::op).collect::<Result<Vec<_>, _>>()?;
         let receipts = store.apply(scope, &fence, ops)?;
         if let Some(out) = out {

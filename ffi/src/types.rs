@@ -7,7 +7,7 @@ use fencing::{Error, Fence, Lease, MetricsSnapshot, Op, Receipt, ScopeStatus};
 
 use crate::args;
 use crate::boundary::Failure;
-use crate::FENCING_HOLDER_CAPACITY;
+use crate::{FENCING_HOLDER_CAPACITY, FENCING_SCOPE_CAPACITY};
 
 /// What a write (or a checked read) presents. Zero-initialise it and set
 /// `token`: `fencing_fence f = { .token = t };` presents no seq and no
@@ -73,6 +73,9 @@ pub struct fencing_lease {
     pub expires_at_ms: u64,
     /// The holder label, NUL-terminated UTF-8.
     pub holder: [c_char; FENCING_HOLDER_CAPACITY],
+    /// The scope the lease is on, NUL-terminated UTF-8: the struct is
+    /// self-contained (no pointer, nothing to free), like `holder`.
+    pub scope: [c_char; FENCING_SCOPE_CAPACITY],
 }
 
 /// Everything known about one scope (`fencing_scope_status`).
@@ -122,6 +125,12 @@ pub struct fencing_metrics {
 #[inline(always)]
 pub(crate) fn fence(ptr: *const fencing_fence, what: &'static str) -> Result<Fence, Failure> {
     let raw = args::object(ptr, what)?;
+    // A zero-initialised `fencing_fence` is the likely mistake: say so.
+    if raw.token == 0 {
+        return Err(
+            Error::InvalidArgument("token 0 means none: did you set fence.token?".into()).into(),
+        );
+    }
     let mut fence = Fence::new(args::token(raw.token)?);
     if raw.has_seq {
         fence.seq = Some(raw.seq);
@@ -161,18 +170,6 @@ impl From<Receipt> for fencing_receipt {
 }
 
 pub(crate) fn lease(l: &Lease) -> Result<fencing_lease, Failure> {
-    let mut holder = [0 as c_char; FENCING_HOLDER_CAPACITY];
-    let bytes = l.holder.as_bytes();
-    if bytes.len() >= FENCING_HOLDER_CAPACITY || bytes.contains(&0) {
-        return Err(Error::Backend(format!(
-            "the store returned a holder of {} bytes that is not a valid holder",
-            bytes.len()
-        ))
-        .into());
-    }
-    for (dst, src) in holder.iter_mut().zip(bytes) {
-        *dst = *src as c_char;
-    }
     Ok(fencing_lease {
         token: l.token.get(),
         ttl_ms: args::millis(l.ttl),
@@ -181,8 +178,26 @@ pub(crate) fn lease(l: &Lease) -> Result<fencing_lease, Failure> {
             .expires_at
             .duration_since(UNIX_EPOCH)
             .map_or(0, args::millis),
-        holder,
+        holder: c_text(&l.holder, "holder")?,
+        scope: c_text(&l.scope, "scope")?,
     })
+}
+
+/// A name from the store in a fixed NUL-terminated array.
+fn c_text<const N: usize>(text: &str, what: &str) -> Result<[c_char; N], Failure> {
+    let mut out = [0 as c_char; N];
+    let bytes = text.as_bytes();
+    if bytes.len() >= N || bytes.contains(&0) {
+        return Err(Error::Backend(format!(
+            "the store returned a {what} of {} bytes that is not a valid {what}",
+            bytes.len()
+        ))
+        .into());
+    }
+    for (dst, src) in out.iter_mut().zip(bytes) {
+        *dst = *src as c_char;
+    }
+    Ok(out)
 }
 
 pub(crate) fn scope_info(s: &ScopeStatus) -> Result<fencing_scope_info, Failure> {
@@ -196,6 +211,7 @@ pub(crate) fn scope_info(s: &ScopeStatus) -> Result<fencing_scope_info, Failure>
                 remaining_ms: 0,
                 expires_at_ms: 0,
                 holder: [0; FENCING_HOLDER_CAPACITY],
+                scope: [0; FENCING_SCOPE_CAPACITY],
             },
         ),
     };

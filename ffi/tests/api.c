@@ -161,6 +161,7 @@ static void test_leases(void) {
   CHECK_U64(a.ttl_ms, 1000);
   CHECK_U64(a.remaining_ms, 1000);
   CHECK_STR(a.holder, "worker-a@host:1");
+  CHECK_STR(a.scope, "report"); /* the lease carries its scope */
   CHECK(a.expires_at_ms > 1600000000000ull); /* wall-clock milliseconds */
   CHECK_OK(fencing_fence_of(s, "report", &fence));
   CHECK_U64(fence, 1); /* eager fencing */
@@ -447,6 +448,33 @@ static void test_options(void) {
   fencing_store_free(s);
 }
 
+/* Every fencing_receipt out-parameter may be NULL: the write happens, the
+ * receipt is not written anywhere. */
+static void test_receipts_are_optional(void) {
+  fencing_store *s = open_store("");
+  fencing_fence f = {.token = 1};
+  const uint8_t *v = (const uint8_t *)"v";
+  fencing_entry *entry = NULL;
+  fencing_op op = {.kind = FENCING_OP_PUT, .key = "e", .value = v, .value_len = 1};
+  fencing_op ops[2] = {op, op};
+  ops[1].key = "f";
+  CHECK_OK(fencing_put(s, "s", "k", v, 1, &f, NULL));
+  CHECK_OK(fencing_get(s, "s", "k", NULL, &entry));
+  CHECK(entry != NULL && fencing_entry_version(entry) == 1);
+  fencing_entry_free(entry);
+  CHECK_OK(fencing_execute(s, "s", &f, &op, NULL));
+  CHECK_OK(fencing_apply(s, "s", &f, ops, 2, NULL));
+  CHECK_OK(fencing_delete(s, "s", "k", &f, NULL));
+  entry = NULL;
+  CHECK_OK(fencing_get(s, "s", "k", NULL, &entry));
+  CHECK(entry == NULL);
+  /* A rejection with no receipt wanted is still the rejection. */
+  fencing_fence stale = {.token = 1};
+  CHECK_OK(fencing_claim(s, "s", &(fencing_fence){.token = 2}));
+  CHECK_STATUS(FENCING_STALE_TOKEN, fencing_put(s, "s", "k", v, 1, &stale, NULL));
+  fencing_store_free(s);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2 || (strcmp(argv[1], "memory") != 0 && strcmp(argv[1], "sqlite") != 0)) {
     fprintf(stderr, "usage: %s memory|sqlite\n", argv[0]);
@@ -463,6 +491,7 @@ int main(int argc, char **argv) {
   test_counter();
   test_leases();
   test_fenced_store();
+  test_receipts_are_optional();
   test_options();
   cleanup_db();
   printf("api on %s: ", backend);

@@ -9,6 +9,7 @@ _Static_assert(FENCING_OK == 0, "FENCING_OK is 0");
 _Static_assert(FENCING_HOLDER_CAPACITY == FENCING_MAX_HOLDER_BYTES + 1, "holder capacity");
 _Static_assert(sizeof(fencing_status) == 4, "fencing_status is 32 bits");
 _Static_assert(sizeof(((fencing_lease *)0)->holder) == FENCING_HOLDER_CAPACITY, "holder array");
+_Static_assert(sizeof(((fencing_lease *)0)->scope) == FENCING_SCOPE_CAPACITY, "scope array");
 
 int fencing_header_twice(void);
 int fencing_header_twice(void) {

@@ -479,8 +479,30 @@ static void test_race(void) {
   cleanup();
 }
 
+/* fencing_migrate makes the file and its schema without opening a store:
+ * fencing_check works at once; a second call changes nothing. */
+static void test_migrate(void) {
+  snprintf(path, sizeof path, "%s/fencing-sqlite-check-%ld-migrate.db",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+  unlink(path);
+  snprintf(url, sizeof url, "sqlite:%s", path);
+  CHECK(fencing_migrate(url) == FENCING_OK);
+  CHECK(fencing_migrate(url) == FENCING_OK);
+  sqlite3 *db = user_open();
+  exec_ok(db, "INSERT INTO fencing_check (scope, token) VALUES ('s', 2)");
+  CHECK(sqlite3_exec(db, "INSERT INTO fencing_check (scope, token) VALUES ('s', 1)", NULL, NULL,
+                     NULL) != SQLITE_OK);
+  CHECK(fencing_error_from_sqlite(sqlite3_errmsg(db)) == FENCING_STALE_TOKEN);
+  sqlite3_close(db);
+  cleanup();
+  CHECK(fencing_migrate("memory:") == FENCING_OK);
+  CHECK(fencing_migrate(NULL) == FENCING_NULL_PARAMETER);
+  CHECK(fencing_migrate("sqlite://x.db") == FENCING_INVALID_ARGUMENT);
+}
+
 int main(void) {
   alarm(LIMIT_S);
+  test_migrate();
   printf("sqlite3 library %s\n", sqlite3_libversion());
   test_mapping();
   test_paused_worker();

@@ -47,6 +47,16 @@ impl Js {
         Ok(self.kind()? == ValueType::Undefined)
     }
 
+    /// Whether an object has a property (own or inherited).
+    fn has(self, name: &str) -> Conv<bool> {
+        let key = std::ffi::CString::new(name).map_err(|_| Failure::Type(name.to_owned()))?;
+        let mut out = false;
+        napi::check_status!(unsafe {
+            sys::napi_has_named_property(self.env, self.raw, key.as_ptr(), &mut out)
+        })?;
+        Ok(out)
+    }
+
     /// A property of an object (`undefined` when missing).
     fn property(self, name: &str) -> Conv<Js> {
         let key = std::ffi::CString::new(name).map_err(|_| Failure::Type(name.to_owned()))?;
@@ -169,7 +179,12 @@ pub(crate) fn number(v: Js, what: &str) -> Conv<u64> {
             let text = string(v, what)?;
             Ok(fencing::parse_token_value(&text)?)
         }
-        ValueType::Number => safe_integer(v, what),
+        ValueType::Number => safe_integer(v, what, "pass a bigint or a decimal string"),
+        // A lease (or a HeldLease) where its token goes: name the fix.
+        ValueType::Object if v.has("token")? => Err(Failure::Type(format!(
+            "{what} must be a bigint, a decimal string or a safe integer, \
+             got a lease: pass lease.token"
+        ))),
         other => Err(wrong_type(
             what,
             "a bigint, a decimal string or a safe integer",
@@ -178,13 +193,14 @@ pub(crate) fn number(v: Js, what: &str) -> Conv<u64> {
     }
 }
 
-/// A `number` that `Number.isSafeInteger` accepts and that is not negative.
-fn safe_integer(v: Js, what: &str) -> Conv<u64> {
+/// A `number` that `Number.isSafeInteger` accepts and that is not negative;
+/// `fix` says what to pass instead (it depends on what the argument takes).
+fn safe_integer(v: Js, what: &str, fix: &str) -> Conv<u64> {
     let mut x = 0f64;
     napi::check_status!(unsafe { sys::napi_get_value_double(v.env, v.raw, &mut x) })?;
     if !x.is_finite() || x.trunc() != x || x.abs() > MAX_SAFE_INTEGER {
         return Err(Failure::Range(format!(
-            "{what} {x} is not a safe integer: pass a bigint or a decimal string"
+            "{what} {x} is not a safe integer: {fix}"
         )));
     }
     if x < 0.0 {
@@ -207,18 +223,19 @@ pub(crate) fn millis(v: Js, what: &str) -> Conv<Duration> {
         v,
         what,
         "a number of milliseconds",
+        "pass a whole number of milliseconds",
     )?))
 }
 
 /// A count (a list limit): a non-negative safe integer `number` (or a
 /// `bigint`). Bounds are the core's.
 pub(crate) fn count(v: Js, what: &str) -> Conv<u64> {
-    unsigned(v, what, "a number")
+    unsigned(v, what, "a number", "pass a whole number")
 }
 
-fn unsigned(v: Js, what: &str, expected: &str) -> Conv<u64> {
+fn unsigned(v: Js, what: &str, expected: &str, fix: &str) -> Conv<u64> {
     match v.kind()? {
-        ValueType::Number => safe_integer(v, what),
+        ValueType::Number => safe_integer(v, what, fix),
         ValueType::BigInt => number(v, what),
         other => Err(wrong_type(what, expected, other)),
     }

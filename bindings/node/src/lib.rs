@@ -59,3 +59,21 @@ pub fn open<'env>(env: &'env Env, url: Unknown) -> Result<PromiseRaw<'env, Nativ
         move |_env, store| Ok(NativeStore::new(store, inline)),
     )
 }
+
+/// Creates or upgrades the schema of the store a URL names, without opening
+/// a store (deploy time: `fencing.check` and `fencing_check` then work before
+/// any process opened the store). Idempotent; `memory:` has no schema.
+#[napi(
+    catch_unwind,
+    ts_args_type = "url: string",
+    ts_return_type = "Promise<void>"
+)]
+pub fn migrate<'env>(env: &'env Env, url: Unknown) -> Result<PromiseRaw<'env, ()>> {
+    let url = convert::text(env, url, "url").map_err(|f| f.into_napi(env))?;
+    run::settle(
+        env,
+        false,
+        move || fencing::migrate(&url),
+        |_env, ()| Ok(()),
+    )
+}

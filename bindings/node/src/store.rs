@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use napi::bindgen_prelude::{Function, PromiseRaw, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
 use napi::Env;
 use napi_derive::napi;
 
@@ -16,15 +18,56 @@ use crate::run;
 use crate::types::{Entry, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
 
 /// A handle on one fencing store (the core's `Store`). Made by `open()`.
+///
+/// `close()` lets go of the core store at once rather than when V8 collects
+/// this handle: napi runs a wrapped object's finalizer only from the event
+/// loop, after a collection, so a loop that opens and closes stores without
+/// yielding to the event loop (`await` on settled promises never does) kept
+/// every store's memory (the memory backend's shards, some 18 KiB) until it
+/// ended. A closed handle answers every call through one shared closed
+/// store: the same argument checks first, then CLOSED.
 #[napi]
 pub struct NativeStore {
-    store: fencing::Store,
+    state: Mutex<State>,
     inline: bool,
+}
+
+enum State {
+    Open(fencing::Store),
+    /// The metrics as they were when the handle closed.
+    Closed(Box<fencing::MetricsSnapshot>),
+}
+
+/// The store every closed handle delegates to.
+fn closed_store() -> fencing::Store {
+    static CLOSED: OnceLock<fencing::Store> = OnceLock::new();
+    CLOSED
+        .get_or_init(|| {
+            let store = fencing::Store::open("memory:").expect("memory: always opens");
+            store.close();
+            store
+        })
+        .clone()
 }
 
 impl NativeStore {
     pub(crate) fn new(store: fencing::Store, inline: bool) -> NativeStore {
-        NativeStore { store, inline }
+        NativeStore {
+            state: Mutex::new(State::Open(store)),
+            inline,
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The core store (a clone, sharing it), or the closed one.
+    fn store(&self) -> fencing::Store {
+        match &*self.state() {
+            State::Open(store) => store.clone(),
+            State::Closed(_) => closed_store(),
+        }
     }
 
     /// Converts on this thread, then runs `work` with a clone of the store.
@@ -43,7 +86,7 @@ impl NativeStore {
         C: FnOnce(T) -> V + 'static,
     {
         let args = args().map_err(|f| f.into_napi(env))?;
-        let store = self.store.clone();
+        let store = self.store();
         run::settle(
             env,
             self.inline,
@@ -151,7 +194,7 @@ impl NativeStore {
             ))
         })()
         .map_err(|f: Failure| f.into_napi(env))?;
-        let store = self.store.clone();
+        let store = self.store();
         run::settle(
             env,
             false,
@@ -244,7 +287,7 @@ impl NativeStore {
         })()
         .map_err(|f: Failure| f.into_napi(env))?;
         let ((scope, holder, ttl, timeout), callback) = args;
-        let store = self.store.clone();
+        let store = self.store();
         let inline = self.inline;
         // Shared: the guard's thread calls it, the HeldLease can unref it.
         let callback = callback.map(|tsfn| Arc::new(Mutex::new(tsfn)));
@@ -306,7 +349,7 @@ impl NativeStore {
     ) -> napi::Result<Receipt> {
         let (scope, fence, op) =
             put_args(env, &scope, &key, &value, &options).map_err(|f| f.into_napi(env))?;
-        run::now(|| self.store.execute(&scope, &fence, op))
+        run::now(|| self.store().execute(&scope, &fence, op))
             .map(Receipt::from)
             .map_err(|e| Failure::Core(e).into_napi(env))
     }
@@ -541,24 +584,38 @@ impl NativeStore {
 
     #[napi(catch_unwind)]
     pub fn metrics(&self) -> MetricsSnapshot {
-        self.store.metrics().into()
+        self.metrics_core().into()
     }
 
     #[napi(catch_unwind)]
     pub fn metrics_text(&self) -> String {
-        self.store.metrics_text()
+        fencing::prometheus_text(&self.metrics_core())
     }
 
     /// Closes the store for every handle sharing it; later calls reject with
     /// CLOSED.
     #[napi(catch_unwind, ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
-        let store = self.store.clone();
+        // Closed for this handle from now on; the core store is closed (for
+        // its other users: held leases) and let go of off the thread.
+        let open = {
+            let mut state = self.state();
+            match &*state {
+                State::Open(store) => {
+                    let store = store.clone();
+                    *state = State::Closed(Box::new(store.metrics()));
+                    Some(store)
+                }
+                State::Closed(_) => None,
+            }
+        };
         run::settle(
             env,
             self.inline,
             move || {
-                store.close();
+                if let Some(store) = open {
+                    store.close();
+                }
                 Ok(())
             },
             |_env, ()| Ok(()),
@@ -567,7 +624,19 @@ impl NativeStore {
 
     #[napi(getter, catch_unwind)]
     pub fn closed(&self) -> bool {
-        self.store.is_closed()
+        match &*self.state() {
+            State::Open(store) => store.is_closed(),
+            State::Closed(_) => true,
+        }
+    }
+}
+
+impl NativeStore {
+    fn metrics_core(&self) -> fencing::MetricsSnapshot {
+        match &*self.state() {
+            State::Open(store) => store.metrics(),
+            State::Closed(metrics) => (**metrics).clone(),
+        }
     }
 }
 

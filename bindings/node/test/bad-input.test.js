@@ -344,6 +344,18 @@ describe('outside a store', () => {
     }
   })
 
+  test('open refuses sqlite://rel.db and names sqlite:rel.db and sqlite:/rel.db', async () => {
+    // SQLAlchemy's habit: taken as a path, sqlite://rel.db would be /rel.db.
+    for (const url of ['sqlite://rel.db', 'sqlite:///rel.db']) {
+      await assert.rejects(open(url), (err) => {
+        assert.equal(err.code, 'INVALID_ARGUMENT')
+        assert.match(err.message, /sqlite:rel\.db/)
+        assert.match(err.message, /sqlite:\/rel\.db/)
+        return true
+      })
+    }
+  })
+
   test('open of a file it cannot use is BACKEND, not a crash', async () => {
     await assert.rejects(open('sqlite:/nonexistent-dir/sub/fence.db'), { code: 'BACKEND', name: 'BackendError' })
   })

@@ -50,6 +50,16 @@ fn int_u64(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Optio
 
 /// A token: an `int` in `1..=MAX_TOKEN` (the range is the core's `Token`).
 pub fn token(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Token> {
+    // A Lease or a KeepAlive where its token goes: the fix is one attribute.
+    if !obj.is_instance_of::<PyInt>() && obj.hasattr("token").unwrap_or(false) {
+        return Err(invalid(
+            py,
+            format!(
+                "{name} must be an int, got {}: pass lease.token",
+                type_name(obj)
+            ),
+        ));
+    }
     match int_u64(py, obj, name)? {
         Some(v) => Token::try_from_u64(v).py(py),
         None => Err(invalid(
@@ -123,6 +133,34 @@ pub fn duration(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<
             type_name(obj)
         ),
     ))
+}
+
+/// A lease TTL: [`duration`], then the core's bounds (`limits::ttl`) checked
+/// here too, so that the message speaks Python's unit (seconds) rather than
+/// the core's `Duration` debug form ("0ns", "1ms").
+pub fn ttl(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Duration> {
+    let ttl = duration(py, obj, "ttl")?;
+    if fencing::limits::ttl(ttl).is_err() {
+        return Err(invalid(
+            py,
+            format!(
+                "ttl {} is outside {}..={} seconds",
+                short_repr(obj),
+                seconds(fencing::limits::MIN_TTL),
+                seconds(fencing::limits::MAX_TTL)
+            ),
+        ));
+    }
+    Ok(ttl)
+}
+
+/// Seconds as Python would print them: `0.001`, `31622400`.
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        d.as_secs().to_string()
+    } else {
+        format!("{}", d.as_secs_f64())
+    }
 }
 
 fn micros_f64(micros: f64) -> Option<Duration> {

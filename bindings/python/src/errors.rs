@@ -127,9 +127,24 @@ pub fn set_lease_lost(
 
 /// The Python exception for a core error.
 pub fn to_py(py: Python<'_>, error: &Error) -> PyErr {
-    build(py, error.code(), &error.to_string(), |e| {
-        set_details(e, error)
-    })
+    build(py, error.code(), &message(error), |e| set_details(e, error))
+}
+
+/// The core's message, except where it names a unit Python does not use:
+/// `LeaseHeldError.remaining` is seconds, so its message says seconds.
+fn message(error: &Error) -> String {
+    match error {
+        Error::LeaseHeld {
+            scope,
+            holder,
+            token,
+            remaining,
+        } => format!(
+            "lease on {scope:?} is held by {holder:?} with token {token}, {:.3} s left",
+            remaining.as_secs_f64()
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// `INVALID_ARGUMENT` for a value the binding cannot convert (wrong type,

@@ -40,7 +40,7 @@ mod _native {
     #[pymodule_export]
     use crate::sqlstate::error_from_sqlstate;
     #[pymodule_export]
-    use crate::store::{open, parse_token, Store};
+    use crate::store::{migrate, open, parse_token, Store};
     #[pymodule_export]
     use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
 

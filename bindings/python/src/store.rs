@@ -38,6 +38,16 @@ pub fn open(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Store> {
     Store::new(py, url)
 }
 
+/// Creates or upgrades the schema of the store a URL names, without opening
+/// a store (deploy time; afterwards ``fencing.check`` works on PostgreSQL and
+/// ``fencing_check`` on SQLite before any process opened the store).
+/// Idempotent; ``memory:`` has no schema and returns at once.
+#[pyfunction]
+pub fn migrate(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<()> {
+    let url = convert::text(py, url, "url")?;
+    py.detach(|| fencing::migrate(&url)).py(py)
+}
+
 /// Parses a token's canonical decimal text (``"42"`` -> 42). ``"0"`` parses
 /// to 0 ("none yet"), which no operation accepts as a token. Anything that
 /// is not canonical decimal within 0..=MAX_TOKEN raises InvalidArgumentError.
@@ -174,7 +184,7 @@ impl Store {
     ) -> PyResult<Lease> {
         let scope = text(py, scope, "scope")?;
         let holder = text(py, holder, "holder")?;
-        let ttl = duration(py, ttl, "ttl")?;
+        let ttl = convert::ttl(py, ttl)?;
         let inner = py
             .detach(|| self.inner.acquire(&scope, &holder, ttl))
             .py(py)?;
@@ -194,7 +204,7 @@ impl Store {
     ) -> PyResult<Lease> {
         let scope = text(py, scope, "scope")?;
         let holder = text(py, holder, "holder")?;
-        let ttl = duration(py, ttl, "ttl")?;
+        let ttl = convert::ttl(py, ttl)?;
         let timeout = duration(py, timeout, "timeout")?;
         let inner = py
             .detach(|| self.inner.acquire_wait(&scope, &holder, ttl, timeout))
@@ -215,7 +225,7 @@ impl Store {
         ttl: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Lease> {
         let (scope, token, known) = lease_target(py, lease, token)?;
-        let ttl = ttl.map(|t| duration(py, t, "ttl")).transpose()?;
+        let ttl = ttl.map(|t| convert::ttl(py, t)).transpose()?;
         let ttl = fencing::defaults::renew_ttl(ttl, known.map(|l| l.ttl)).py(py)?;
         let inner = py.detach(|| self.inner.renew(&scope, token, ttl)).py(py)?;
         Ok(Lease { inner })
@@ -251,7 +261,7 @@ impl Store {
         let py = slf.py();
         let scope = text(py, scope, "scope")?;
         let holder = text(py, holder, "holder")?;
-        let ttl = duration(py, ttl, "ttl")?;
+        let ttl = convert::ttl(py, ttl)?;
         let timeout = match timeout {
             Some(t) if !t.is_none() => Some(duration(py, t, "timeout")?),
             _ => None,

@@ -233,6 +233,17 @@ def test_bad_urls() -> None:
             fencing.Store(url)  # type: ignore[arg-type]
 
 
+def test_sqlite_double_slash_is_refused_with_the_right_spelling(tmp_path: Any, monkeypatch: Any) -> None:
+    # SQLAlchemy's habit: taken as a path, sqlite://rel.db would be /rel.db.
+    monkeypatch.chdir(tmp_path)
+    for url in ["sqlite://rel.db", "sqlite:///rel.db"]:
+        with pytest.raises(fencing.InvalidArgumentError) as caught:
+            fencing.open(url)
+        assert "sqlite:rel.db" in str(caught.value)
+        assert "sqlite:/rel.db" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_calling_errors_are_type_errors(mem: fencing.Store) -> None:
     # A wrong call shape is Python's own TypeError, as for any function.
     with pytest.raises(TypeError):

@@ -56,6 +56,7 @@ from ._native import (
     __version__,
     error_from_sqlite_message,
     error_from_sqlstate,
+    migrate,
     open,
     parse_token,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "error_from_sqlstate",
     "from_postgres_error",
     "from_sqlite_error",
+    "migrate",
     "open",
     "parse_token",
 ]

@@ -15,6 +15,7 @@ __all__ = [
     "error_schema",
     "error_from_sqlite_message",
     "error_from_sqlstate",
+    "migrate",
     "open",
     "parse_token",
     "Store",
@@ -55,6 +56,10 @@ def open(url: str) -> Store:
     """Opens the store a URL names (``memory:``, ``sqlite:PATH``,
     ``postgres://...``; docs/semantics.md, "URLs and options"); the same as
     ``Store(url)``."""
+
+def migrate(url: str) -> None:
+    """Creates or upgrades the schema of the store a URL names, without
+    opening a store; idempotent."""
 
 def parse_token(text: str) -> int:
     """Parses a token's canonical decimal text (``"42"`` -> 42)."""

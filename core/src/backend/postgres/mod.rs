@@ -196,6 +196,27 @@ pub(crate) fn valid_schema(name: &str) -> bool {
 }
 
 impl Postgres {
+    /// Creates or upgrades the schema, as `open` does, on one connection
+    /// that is then closed: no store is opened (`fencing migrate`). The
+    /// clock mode is left alone: it belongs to the stores that open it.
+    pub fn migrate(target: &PostgresTarget) -> Result<()> {
+        let schema = target.schema.as_str();
+        let mut config = driver_config(&target.url, target.call_timeout)?;
+        config.ssl_mode(tls::driver_mode(target.tls.mode, config.get_hosts()));
+        let quoted = format!("\"{schema}\"");
+        let pool = Pool::new(
+            config,
+            tls::connector(&target.tls)?,
+            target.pooler == Pooler::None,
+            target.sync_replication,
+            1,
+            target.call_timeout,
+        )?;
+        pool.with("migrate", async |c| {
+            Ok(migrate(&mut c.client, schema, &quoted).await)
+        })?
+    }
+
     /// Connects, migrates the schema if needed (under an advisory lock, so
     /// that processes opening a fresh database at once all succeed), and
     /// checks the clock mode: one call, within `call_timeout`.

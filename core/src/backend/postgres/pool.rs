@@ -210,6 +210,22 @@ impl Pool {
         }
     }
 
+    /// A failed connection, naming where it went (hosts and ports, never
+    /// the user's password) and the driver's cause.
+    fn unreachable(&self, e: &tokio_postgres::Error) -> Error {
+        let cause = match (e.as_db_error(), std::error::Error::source(e)) {
+            (None, Some(cause)) => cause.to_string(),
+            _ => match to_error(e) {
+                Error::Backend(m) => m.trim_start_matches("postgres: ").to_owned(),
+                other => return other,
+            },
+        };
+        Error::Backend(format!(
+            "postgres: cannot connect to {}: {cause}",
+            endpoints(&self.config)
+        ))
+    }
+
     /// Connects on the runtime (the driver needs it for sockets and its
     /// `connect_timeout`) and pins the session's settings.
     fn connect(&self, deadline: Instant) -> Result<Conn> {
@@ -228,15 +244,18 @@ impl Pool {
             None => {
                 abort.abort();
                 return Err(Error::Backend(format!(
-                    "postgres: connecting timed out after {} ms",
+                    "postgres: connecting to {} timed out after {} ms",
+                    endpoints(&self.config),
                     self.call_timeout.as_millis()
                 )));
             }
             Some(Err(e)) => return Err(Error::Backend(format!("postgres: connect task: {e}"))),
             Some(Ok(connected)) => connected,
         };
-        let (client, socket, warnings) =
-            connected.map_err(|e| tls::explain(&e).map_or_else(|| to_error(&e), Error::Backend))?;
+        let (client, socket, warnings) = connected.map_err(|e| match tls::explain(&e) {
+            Some(tls) => Error::Backend(tls),
+            None => self.unreachable(&e),
+        })?;
         let conn = Conn {
             client,
             statements: Vec::new(),
@@ -343,6 +362,31 @@ fn is_connection_failure(e: &tokio_postgres::Error) -> bool {
             code.starts_with("57P") || code.starts_with("08") || code == READ_ONLY
         }
     }
+}
+
+/// `host:port` for each host the URL lists (a socket directory for a Unix
+/// socket), as libpq pairs them: one port for all, or one per host.
+fn endpoints(config: &Config) -> String {
+    use tokio_postgres::config::Host;
+    let ports = config.get_ports();
+    let hosts = config.get_hosts();
+    if hosts.is_empty() {
+        return "the default host (no host in the URL)".to_owned();
+    }
+    let port = |i: usize| match ports.len() {
+        0 => 5432,
+        1 => ports[0],
+        _ => ports.get(i).copied().unwrap_or(5432),
+    };
+    let listed: Vec<String> = hosts
+        .iter()
+        .enumerate()
+        .map(|(i, host)| match host {
+            Host::Tcp(name) => format!("{name}:{}", port(i)),
+            Host::Unix(dir) => format!("{}:{} (Unix socket)", dir.display(), port(i)),
+        })
+        .collect();
+    listed.join(", ")
 }
 
 /// SQLSTATE read_only_sql_transaction: a write sent to a standby.

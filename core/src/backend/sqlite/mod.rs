@@ -131,6 +131,23 @@ fn sql(v: u64) -> i64 {
 }
 
 impl Sqlite {
+    /// Creates the file or upgrades its schema, as `open` does, then
+    /// closes it: no store is opened (`fencing migrate`).
+    pub fn migrate(path: &Path, synchronous: Synchronous, busy_timeout: Duration) -> Result<()> {
+        create_private(path)?;
+        let settings = Settings {
+            path: path.to_owned(),
+            synchronous,
+            busy_timeout,
+        };
+        let mut conn = settings.connect()?;
+        migrate(&mut conn).map_err(|e| match e {
+            Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
+            other => other,
+        })?;
+        use_wal(&conn, busy_timeout)
+    }
+
     pub fn open(
         path: &Path,
         synchronous: Synchronous,

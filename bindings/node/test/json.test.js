@@ -1,0 +1,33 @@
+'use strict'
+// JSON.stringify of receipts and leases: bigints as decimal strings (which
+// every token argument takes back exactly), instead of a TypeError.
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { open, parseToken } = require('fencing')
+
+test('receipts and leases have toJSON: bigints as decimal strings', async () => {
+  const store = await open('memory:')
+  await store.advanceCounter('s', 2n ** 53n)
+  const lease = await store.acquire('s', { holder: 'h', ttlMs: 10000 })
+  const asJson = JSON.parse(JSON.stringify(lease))
+  assert.equal(asJson.token, '9007199254740993')
+  assert.equal(asJson.holder, 'h')
+  assert.equal(asJson.scope, 's')
+  assert.equal(typeof asJson.expiresAt, 'string')
+  assert.equal(parseToken(asJson.token), lease.token)
+  const renewed = await store.renew(lease)
+  assert.equal(JSON.parse(JSON.stringify(renewed)).token, '9007199254740993')
+
+  const fence = { token: asJson.token } // the string goes straight back in
+  const receipt = await store.put('s', 'k', 'v', fence)
+  assert.deepEqual(JSON.parse(JSON.stringify(receipt)), { version: '1', token: '9007199254740993' })
+  assert.deepEqual(JSON.parse(JSON.stringify(store.putSync('s', 'k', 'w', fence))), { version: '2', token: '9007199254740993' })
+  const batch = await store.apply('s', [{ put: 'a', value: 'x' }], fence)
+  assert.equal(JSON.stringify(batch), '[{"version":"1","token":"9007199254740993"}]')
+  assert.deepEqual(JSON.parse(JSON.stringify(await store.delete('s', 'k', fence))), { version: '0', token: '9007199254740993' })
+  // The data itself is unchanged: bigints, and no extra enumerable key.
+  assert.deepStrictEqual(Object.keys(receipt), ['version', 'token'])
+  assert.equal(receipt.token, 9007199254740993n)
+  await store.close()
+})
