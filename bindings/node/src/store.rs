@@ -2,12 +2,10 @@
 //! arguments on the JavaScript thread (a bad argument throws before anything
 //! runs), then hands the core call to [`run::settle`].
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use napi::bindgen_prelude::{Function, PromiseRaw, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
-
 use napi::Env;
 use napi_derive::napi;
 
