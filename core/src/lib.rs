@@ -25,6 +25,7 @@ pub mod aio;
 mod backend;
 mod clock;
 mod error;
+mod events;
 mod keepalive;
 pub mod limits;
 mod metrics;
@@ -37,6 +38,10 @@ mod types;
 mod url;
 
 pub use error::{Error, ErrorCode, Result};
+pub use events::{
+    Events, LastWrite, RecordedRejection, MAX_EVENTS_LIMIT, RECORD_BURST, RECORD_INTERVAL,
+    REJECTION_LOG,
+};
 pub use keepalive::LeaseGuard;
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
 pub use rules::FAILOVER_STEP;
