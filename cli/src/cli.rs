@@ -69,8 +69,12 @@ pub enum Command {
     Claim(ClaimArgs),
     /// Print the scope's fence (the greatest accepted token, 0 = none)
     Fence(ScopeArg),
-    /// Show the scope's lease (holder, token, time left), counter, fence and entry count
+    /// Show the scope's lease (holder, token, time left), counter, fence, entry count, last writer
+    /// and recent rejections
     Status(ScopeArg),
+    /// The store's record of recent stale-token rejections and of who last wrote each scope
+    /// (newest first; never values)
+    Events(EventsArgs),
     /// List the scope's keys in byte order, one per line
     List(ListArgs),
     /// Drop the state of a scope with no live lease and no entries
@@ -79,7 +83,8 @@ pub enum Command {
     /// a restored backup) before anything else uses it; every counter, fence and floor moves
     /// 2^40 up and every lease ends, so no earlier token is accepted or issued again
     Failover,
-    /// Print this process's store metrics as Prometheus text
+    /// Print this process's store metrics as Prometheus text (they count what this process did:
+    /// for what other processes did, see `fencing events`)
     Metrics,
     /// Internal: one worker of `fencing demo`
     #[command(hide = true)]
@@ -279,6 +284,15 @@ pub struct ClaimArgs {
     pub scope: OsString,
     #[command(flatten)]
     pub fence: FenceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct EventsArgs {
+    /// Only this scope's record [default: every scope's]
+    pub scope: Option<OsString>,
+    /// Rejections and last writes to show, each (1..=256)
+    #[arg(long, allow_hyphen_values = true, default_value = "20")]
+    pub limit: OsString,
 }
 
 #[derive(Args, Debug)]
