@@ -15,6 +15,7 @@
 
 mod args;
 mod boundary;
+mod events;
 mod results;
 mod sqlite_check;
 mod sqlstate;
@@ -26,6 +27,7 @@ mod types;
 pub use boundary::{
     fencing_error, fencing_last_error, fencing_last_error_message, fencing_status_name,
 };
+pub use events::*;
 pub use results::*;
 pub use sqlite_check::fencing_error_from_sqlite;
 pub use sqlstate::fencing_error_from_sqlstate;

@@ -25,7 +25,7 @@ pub struct fencing_store {
     store: Store,
 }
 
-fn store<'a>(ptr: *const fencing_store) -> Result<&'a Store, Failure> {
+pub(crate) fn store<'a>(ptr: *const fencing_store) -> Result<&'a Store, Failure> {
     args::object(ptr, "store").map(|s| &s.store)
 }
 
