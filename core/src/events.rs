@@ -29,6 +29,10 @@ pub const RECORD_BURST: u32 = 16;
 /// How many scopes a handle's rate limiter tracks at once.
 const TRACKED_SCOPES: usize = 1024;
 
+/// A tracked scope with no rejection for this long makes room for others
+/// (its uncounted skips are lost; the handle's metrics still have them).
+const FORGET_AFTER_MS: u64 = 60_000;
+
 /// The largest `limit` [`crate::Store::events`] takes.
 pub const MAX_EVENTS_LIMIT: usize = REJECTION_LOG;
 
@@ -108,6 +112,8 @@ struct Window {
     recorded_ms: u64,
     /// Rejections skipped since.
     suppressed: u64,
+    /// When this handle last saw a rejection of the scope.
+    seen_ms: u64,
 }
 
 #[derive(Default)]
@@ -140,6 +146,7 @@ impl Limiter {
         }
         let burst_left = st.burst_used < RECORD_BURST;
         if let Some(w) = st.scopes.get_mut(scope) {
+            w.seen_ms = now_ms;
             if now_ms.saturating_sub(w.recorded_ms) < interval || !burst_left {
                 w.suppressed += 1;
                 return None;
@@ -148,13 +155,14 @@ impl Limiter {
             *w = Window {
                 recorded_ms: now_ms,
                 suppressed: 0,
+                seen_ms: now_ms,
             };
             st.burst_used += 1;
             return Some(skipped);
         }
         if st.scopes.len() >= TRACKED_SCOPES {
             st.scopes
-                .retain(|_, w| now_ms.saturating_sub(w.recorded_ms) < interval || w.suppressed > 0);
+                .retain(|_, w| now_ms.saturating_sub(w.seen_ms) < FORGET_AFTER_MS);
         }
         if st.scopes.len() >= TRACKED_SCOPES {
             // Nowhere to count it: skipped without a count (the handle's
@@ -166,11 +174,13 @@ impl Limiter {
             Window {
                 recorded_ms: now_ms,
                 suppressed: 0,
+                seen_ms: now_ms,
             }
         } else {
             Window {
                 recorded_ms: 0,
                 suppressed: 1,
+                seen_ms: now_ms,
             }
         };
         st.scopes.insert(scope.to_owned(), window);
@@ -216,12 +226,19 @@ mod tests {
     }
 
     #[test]
-    fn tracked_scopes_stay_bounded() {
+    fn tracked_scopes_stay_bounded_and_make_room_after_a_while() {
         let l = Limiter::default();
         for i in 0..10 * TRACKED_SCOPES as u64 {
-            l.admit(&format!("s{i}"), i * 1000);
+            l.admit(&format!("s{i}"), i * 100);
         }
         assert!(l.state.lock().unwrap().scopes.len() <= TRACKED_SCOPES);
+        // A full tracker takes no new scope until its entries go quiet.
+        let l = Limiter::default();
+        for i in 0..TRACKED_SCOPES {
+            l.admit(&format!("s{i}"), 0);
+        }
+        assert_eq!(l.admit("new", 1), None);
+        assert_eq!(l.admit("new", FORGET_AFTER_MS), Some(0));
     }
 
     #[test]
