@@ -1,6 +1,7 @@
 /* The store's own record (docs/operations.md) through the C ABI: a
  * snapshot of recent rejections and last writers, read from a second
  * handle, with bad arguments refused. Usage: events memory|sqlite */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
