@@ -83,13 +83,14 @@ int main(int argc, char **argv) {
   CHECK(strstr(last_message(), "1..=256") != NULL);
   CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_events_snapshot(operator_, NULL, 257, &untouched));
   CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_events_snapshot(operator_, "", 5, &untouched));
-  CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_events_snapshot(operator_, "\xff", 5, &untouched));
-  CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_events_snapshot(NULL, NULL, 5, &untouched));
-  CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_events_snapshot(operator_, NULL, 5, NULL));
+  CHECK_STATUS(FENCING_INVALID_UTF8, fencing_events_snapshot(operator_, "\xff", 5, &untouched));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_events_snapshot(NULL, NULL, 5, &untouched));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_events_snapshot(operator_, NULL, 5, NULL));
   CHECK(untouched == (fencing_events *)&untouched);
   CHECK_U64(fencing_events_rejection_count(NULL), 0);
   CHECK_U64(fencing_events_last_write_count(NULL), 0);
-  CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_events_rejection(NULL, 0, &r));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_events_rejection(NULL, 0, &r));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_events_last_write(NULL, 0, &w));
   fencing_events_free(NULL);
 
   if (sqlite) {
