@@ -65,6 +65,12 @@ export declare class NativeStore {
   metrics(): MetricsSnapshot
   metricsText(): string
   /**
+   * The store's own record, shared by every process using the store
+   * (docs/operations.md): recent stale-token rejections and who last
+   * wrote each scope, newest first. Never any values.
+   */
+  events(options?: EventsOptions): Promise<Events>
+  /**
    * Closes the store for every handle sharing it; later calls reject with
    * CLOSED.
    */
@@ -125,6 +131,21 @@ export declare function errorFromSqliteMessage(message: string): Error | null
  */
 export declare function errorFromSqlstate(sqlstate: string, detail?: string | null): Error | null
 
+/** The store's own record, newest first; never any values. */
+export interface Events {
+  rejections: Array<RecordedRejection>
+  lastWrites: Array<LastWrite>
+}
+
+/**
+ * `events`' options: one scope's record (default: every scope's), at most
+ * `limit` (1..=256, default 20) rejections and last writes.
+ */
+export interface EventsOptions {
+  scope?: string
+  limit?: number
+}
+
 /** What a write (or a checked read) presents. */
 export interface FenceOptions {
   token: TokenLike
@@ -132,6 +153,15 @@ export interface FenceOptions {
   seq?: TokenLike
   /** Who presents it; recorded with rejections, never trusted. */
   holder?: string
+}
+
+/** The last accepted write of a scope. */
+export interface LastWrite {
+  scope: string
+  /** The writer's holder label, when its fence named one. */
+  holder: string | null
+  token: bigint
+  at: Date
 }
 
 /** A lease: permission with a deadline. */
@@ -214,6 +244,26 @@ export interface Receipt {
   version: bigint
   /** The token the write was accepted with. */
   token: bigint
+}
+
+/** One rejection as the store recorded it (docs/operations.md). */
+export interface RecordedRejection {
+  /** Increases with every row the store recorded. */
+  id: bigint
+  /** `'STALE_TOKEN'` or `'SEQUENCE_OUT_OF_ORDER'`. */
+  code: string
+  scope: string
+  /** The key, when the operation named exactly one. */
+  key: string | null
+  presented: bigint
+  /** The scope's fence when it was recorded. */
+  current: bigint
+  seq: bigint | null
+  /** The presenting holder, when its fence named one. */
+  holder: string | null
+  at: Date
+  /** Rejections of the scope counted here instead of recorded one by one. */
+  suppressed: bigint
 }
 
 /** One rejected fenced operation. */
