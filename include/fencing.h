@@ -206,6 +206,12 @@ typedef uint32_t fencing_status;
 typedef struct fencing_entry fencing_entry;
 
 /**
+ * A snapshot of the store's record (`fencing_events_snapshot`), newest
+ * first, owned by the caller until `fencing_events_free`.
+ */
+typedef struct fencing_events fencing_events;
+
+/**
  * A lease held alive in the background. Made by `fencing_hold_start`, ended and
  * freed by `fencing_hold_finish` (or `fencing_hold_free`). Any thread may
  * call `fencing_hold_check` and `fencing_hold_lease` on it at once.
@@ -335,6 +341,64 @@ typedef struct fencing_lease {
    */
   char scope[FENCING_SCOPE_CAPACITY];
 } fencing_lease;
+
+/**
+ * One rejection as the store recorded it; its strings belong to the
+ * snapshot it came from.
+ */
+typedef struct fencing_recorded_rejection {
+  /**
+   * Increases with every row the store recorded.
+   */
+  uint64_t id;
+  /**
+   * FENCING_STALE_TOKEN or FENCING_SEQUENCE_OUT_OF_ORDER.
+   */
+  fencing_status code;
+  const char *scope;
+  /**
+   * The key, when the operation named exactly one; else NULL.
+   */
+  const char *key;
+  /**
+   * The presenting holder, when its fence named one; else NULL.
+   */
+  const char *holder;
+  uint64_t presented;
+  /**
+   * The scope's fence when the rejection was recorded.
+   */
+  uint64_t current;
+  /**
+   * The seq presented, when `has_seq`.
+   */
+  uint64_t seq;
+  bool has_seq;
+  /**
+   * When, in milliseconds since the Unix epoch (the store's clock).
+   */
+  uint64_t at_ms;
+  /**
+   * Rejections of the scope counted here instead of recorded one by one.
+   */
+  uint64_t suppressed;
+} fencing_recorded_rejection;
+
+/**
+ * The last accepted write of a scope; its strings belong to the snapshot.
+ */
+typedef struct fencing_last_write {
+  const char *scope;
+  /**
+   * The writer's holder label, when its fence named one; else NULL.
+   */
+  const char *holder;
+  uint64_t token;
+  /**
+   * When, in milliseconds since the Unix epoch (the store's clock).
+   */
+  uint64_t at_ms;
+} fencing_last_write;
 
 /**
  * One rejected fenced operation (STALE_TOKEN or SEQUENCE_OUT_OF_ORDER).
@@ -598,6 +662,48 @@ fencing_status fencing_hold_finish(struct fencing_hold *hold,
  * releases the lease if it is still held, like dropping the guard.
  */
 void fencing_hold_free(struct fencing_hold *hold);
+
+/**
+ * Writes a snapshot of the store's record, shared by every process using
+ * the store, to `*out_events`: the newest `limit` (1..=256) recorded
+ * rejections and last writes, of `scope`, or of every scope when `scope` is
+ * NULL. Free it with `fencing_events_free`.
+ */
+fencing_status fencing_events_snapshot(const struct fencing_store *store,
+                                       const char *scope,
+                                       size_t limit,
+                                       struct fencing_events **out_events);
+
+/**
+ * The number of rejections in the snapshot (0 for NULL).
+ */
+size_t fencing_events_rejection_count(const struct fencing_events *events);
+
+/**
+ * Writes rejection `index` (0 = newest) to `*out`; its strings stay valid
+ * until the snapshot is freed. INVALID_ARGUMENT when `index` is out of range.
+ */
+fencing_status fencing_events_rejection(const struct fencing_events *events,
+                                        size_t index,
+                                        struct fencing_recorded_rejection *out);
+
+/**
+ * The number of last writes in the snapshot (0 for NULL).
+ */
+size_t fencing_events_last_write_count(const struct fencing_events *events);
+
+/**
+ * Writes last write `index` (0 = newest) to `*out`; its strings stay valid
+ * until the snapshot is freed. INVALID_ARGUMENT when `index` is out of range.
+ */
+fencing_status fencing_events_last_write(const struct fencing_events *events,
+                                         size_t index,
+                                         struct fencing_last_write *out);
+
+/**
+ * Frees a snapshot from `fencing_events_snapshot`. NULL is a no-op.
+ */
+void fencing_events_free(struct fencing_events *events);
 
 /**
  * The entry's value: `fencing_entry_value_len` bytes, valid until the entry

@@ -9,7 +9,10 @@ import type {
   BatchOp,
   BatchPut,
   Entry,
+  Events,
+  EventsOptions,
   FenceOptions,
+  LastWrite,
   Lease,
   LeaseOptions,
   LeaseRef,
@@ -17,6 +20,7 @@ import type {
   MetricsSnapshot,
   Page,
   Receipt,
+  RecordedRejection,
   Rejection,
   RenewOptions,
   ScopeStatus,
@@ -31,7 +35,10 @@ export type {
   BatchOp,
   BatchPut,
   Entry,
+  Events,
+  EventsOptions,
   FenceOptions,
+  LastWrite,
   Lease,
   LeaseOptions,
   LeaseRef,
@@ -39,6 +46,7 @@ export type {
   MetricsSnapshot,
   Page,
   Receipt,
+  RecordedRejection,
   Rejection,
   RenewOptions,
   ScopeStatus,
@@ -158,6 +166,12 @@ export declare class Store {
   metrics(): MetricsSnapshot
   /** The metrics in the Prometheus text format. */
   metricsText(): string
+  /**
+   * The store's own record, shared by every process using the store: recent
+   * stale-token rejections and who last wrote each scope, newest first
+   * (`limit` 1..=256, default 20). Never any values.
+   */
+  events(options?: EventsOptions): Promise<Events>
   close(): Promise<void>
   readonly closed: boolean
 }

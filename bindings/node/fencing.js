@@ -290,6 +290,10 @@ class Store {
     return this.#native.metricsText()
   }
 
+  async events(options) {
+    try { return await this.#native.events(options) } catch (e) { throw fencingError(e) }
+  }
+
   async close() {
     try { return await this.#native.close() } catch (e) { throw fencingError(e) }
   }

@@ -14,39 +14,18 @@ export declare class NativeKeepAlive {
   /** The lease as last renewed. */
   get lease(): Lease
   /**
-   * The error that ended the keep-alive (usually LEASE_LOST), or the
-   * loss found at the end; null while the lease is held.
+   * The error that ended the keep-alive (usually LEASE_LOST), or null
+   * while the lease is held.
    */
   get lost(): Error | null
   /**
-   * Ends the held lease (stop renewing, release) and resolves to the
-   * core's verdict, judged with whether the work failed.
-   */
-  finish(workFailed: boolean): Promise<LeaseVerdict>
-  /**
-   * Ends the held lease and resolves to true if it was held to the end,
-   * false if it was lost (or already ended); rejects with CLOSED or the
-   * store's failure when it could not be released.
+   * Stops renewing and releases the lease; resolves to whether it was
+   * still current (false once lost, or when already released).
    */
   release(): Promise<boolean>
-  /**
-   * Stops the keep-alive from holding the process open (the lease is
-   * still renewed while the process runs).
-   */
-  unref(): void
 }
 
-/**
- * A handle on one fencing store (the core's `Store`). Made by `open()`.
- *
- * `close()` lets go of the core store at once rather than when V8 collects
- * this handle: napi runs a wrapped object's finalizer only from the event
- * loop, after a collection, so a loop that opens and closes stores without
- * yielding to the event loop (`await` on settled promises never does) kept
- * every store's memory (the memory backend's shards, some 18 KiB) until it
- * ended. A closed handle answers every call through one shared closed
- * store: the same argument checks first, then CLOSED.
- */
+/** A handle on one fencing store (the core's `Store`). Made by `open()`. */
 export declare class NativeStore {
   nextToken(scope: string): Promise<bigint>
   advanceCounter(scope: string, floor: TokenLike): Promise<bigint>
@@ -85,6 +64,12 @@ export declare class NativeStore {
   advanceClock(ms: number): Promise<void>
   metrics(): MetricsSnapshot
   metricsText(): string
+  /**
+   * The store's own record, shared by every process using the store
+   * (docs/operations.md): recent stale-token rejections and who last
+   * wrote each scope, newest first. Never any values.
+   */
+  events(options?: EventsOptions): Promise<Events>
   /**
    * Closes the store for every handle sharing it; later calls reject with
    * CLOSED.
@@ -146,25 +131,19 @@ export declare function errorFromSqliteMessage(message: string): Error | null
  */
 export declare function errorFromSqlstate(sqlstate: string, detail?: string | null): Error | null
 
-/** Every error code with its class name and details, from the core. */
-export declare function errorSchema(): Array<ErrorSchemaEntry>
+/** The store's own record, newest first; never any values. */
+export interface Events {
+  rejections: Array<RecordedRejection>
+  lastWrites: Array<LastWrite>
+}
 
 /**
- * One code of the core's list, for `fencing.js` (which makes a class of
- * each) and the tests (which check that every field arrives).
+ * `events`' options: one scope's record (default: every scope's), at most
+ * `limit` (1..=256, default 20) rejections and last writes.
  */
-export interface ErrorSchemaEntry {
-  /** The code text: `'STALE_TOKEN'`. */
-  code: string
-  /** The class name: `'StaleTokenError'`. */
-  name: string
-  /** The details' property names: `['scope', 'presented', 'current']`. */
-  fields: Array<string>
-  /**
-   * Each detail's kind, in the same order: `'text'`, `'bigint'`,
-   * `'ms'` (a number of milliseconds), `'bigint|null'`, `'text|null'`.
-   */
-  kinds: Array<string>
+export interface EventsOptions {
+  scope?: string
+  limit?: number
 }
 
 /** What a write (or a checked read) presents. */
@@ -174,6 +153,15 @@ export interface FenceOptions {
   seq?: TokenLike
   /** Who presents it; recorded with rejections, never trusted. */
   holder?: string
+}
+
+/** The last accepted write of a scope. */
+export interface LastWrite {
+  scope: string
+  /** The writer's holder label, when its fence named one. */
+  holder: string | null
+  token: bigint
+  at: Date
 }
 
 /** A lease: permission with a deadline. */
@@ -200,16 +188,6 @@ export interface LeaseOptions {
 export interface LeaseRef {
   scope: string
   token: TokenLike
-}
-
-/**
- * The verdict on a held lease: `released`, or the loss (`lost`), and
- * whether the work's error is to be attached to it as its cause.
- */
-export interface LeaseVerdict {
-  released: boolean
-  lost?: Error | null
-  attachWorkError: boolean
 }
 
 /** `list`'s options: keys after `after`, at most `limit` (default 100). */
@@ -242,15 +220,8 @@ export interface MetricsSnapshot {
 }
 
 /**
- * Creates or upgrades the schema of the store a URL names, without opening
- * a store (deploy time: `fencing.check` and `fencing_check` then work before
- * any process opened the store). Idempotent; `memory:` has no schema.
- */
-export declare function migrate(url: string): Promise<void>
-
-/**
- * Opens the store a URL names (`memory:`, `sqlite:PATH`, `postgres://...`,
- * with options in the query; docs/semantics.md, "URLs and options"). Resolves to a native store handle.
+ * Opens the store a URL names (`memory:`, `sqlite:PATH`, with options in
+ * the query). Resolves to a native store handle.
  */
 export declare function open(url: string): Promise<NativeStore>
 
@@ -273,6 +244,26 @@ export interface Receipt {
   version: bigint
   /** The token the write was accepted with. */
   token: bigint
+}
+
+/** One rejection as the store recorded it (docs/operations.md). */
+export interface RecordedRejection {
+  /** Increases with every row the store recorded. */
+  id: bigint
+  /** `'STALE_TOKEN'` or `'SEQUENCE_OUT_OF_ORDER'`. */
+  code: string
+  scope: string
+  /** The key, when the operation named exactly one. */
+  key: string | null
+  presented: bigint
+  /** The scope's fence when it was recorded. */
+  current: bigint
+  seq: bigint | null
+  /** The presenting holder, when its fence named one. */
+  holder: string | null
+  at: Date
+  /** Rejections of the scope counted here instead of recorded one by one. */
+  suppressed: bigint
 }
 
 /** One rejected fenced operation. */

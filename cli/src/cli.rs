@@ -74,8 +74,12 @@ pub enum Command {
     Claim(ClaimArgs),
     /// Print the scope's fence (the greatest accepted token, 0 = none)
     Fence(ScopeArg),
-    /// Show the scope's lease (holder, token, time left), counter, fence and entry count
+    /// Show the scope's lease (holder, token, time left), counter, fence, entry count, last writer
+    /// and recent rejections
     Status(ScopeArg),
+    /// The store's record of recent stale-token rejections and of who last wrote each scope
+    /// (newest first; never values)
+    Events(EventsArgs),
     /// List the scope's keys in byte order, one per line
     List(ListArgs),
     /// Drop the state of a scope with no live lease and no entries
@@ -87,7 +91,8 @@ pub enum Command {
     /// Create or upgrade the store's schema (deploy time) without opening a store, so that
     /// fencing.check / fencing_check work before any process opened it; idempotent
     Migrate,
-    /// Print this process's store metrics as Prometheus text
+    /// Print this process's store metrics as Prometheus text (they count what this process did:
+    /// for what other processes did, see `fencing events`)
     Metrics,
     /// Internal: one worker of `fencing demo`
     #[command(hide = true)]
@@ -287,6 +292,15 @@ pub struct ClaimArgs {
     pub scope: OsString,
     #[command(flatten)]
     pub fence: FenceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct EventsArgs {
+    /// Only this scope's record [default: every scope's]
+    pub scope: Option<OsString>,
+    /// Rejections and last writes to show, each (1..=256) [default: 20, as in every face]
+    #[arg(long, allow_hyphen_values = true)]
+    pub limit: Option<OsString>,
 }
 
 #[derive(Args, Debug)]

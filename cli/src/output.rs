@@ -4,7 +4,10 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use fencing::{Entry, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
+use fencing::{
+    Entry, Error, Events, LastWrite, Lease, MetricsSnapshot, Page, Receipt, RecordedRejection,
+    ScopeStatus,
+};
 use serde_json::{json, Map, Value};
 
 use crate::exit::{message, Failure};
@@ -51,17 +54,19 @@ pub fn page(p: &Page) -> Value {
     json!({ "keys": p.keys, "next": p.next })
 }
 
-pub fn status(scope: &str, s: &ScopeStatus) -> Value {
+pub fn status(scope: &str, s: &ScopeStatus, ev: &Events) -> Value {
     json!({
         "scope": scope,
         "counter": s.counter.to_string(),
         "fence": s.fence.to_string(),
         "lease": s.lease.as_ref().map(lease),
         "entries": s.entries.to_string(),
+        "last_write": ev.last_writes.first().map(last_write),
+        "rejections": ev.rejections.iter().map(rejection).collect::<Vec<_>>(),
     })
 }
 
-pub fn status_text(scope: &str, s: &ScopeStatus) -> String {
+pub fn status_text(scope: &str, s: &ScopeStatus, ev: &Events) -> String {
     let lease = match &s.lease {
         None => "none".to_owned(),
         Some(l) => format!(
@@ -72,10 +77,117 @@ pub fn status_text(scope: &str, s: &ScopeStatus) -> String {
             humantime::format_duration(l.ttl),
         ),
     };
-    format!(
-        "scope    {scope}\nlease    {lease}\ncounter  {}\nfence    {}\nentries  {}\n",
+    let written = match ev.last_writes.first() {
+        None => "none recorded".to_owned(),
+        Some(w) => format!(
+            "token {} by {} at {}",
+            w.token,
+            holder_text(w.holder.as_deref()),
+            when(w.at)
+        ),
+    };
+    let mut out = format!(
+        "scope    {scope}\nlease    {lease}\ncounter  {}\nfence    {}\nentries  {}\nwritten  {written}\n",
         s.counter, s.fence, s.entries
-    )
+    );
+    if ev.rejections.is_empty() {
+        out.push_str("rejected none recorded\n");
+    } else {
+        out.push_str("rejected (newest first)\n");
+        for r in &ev.rejections {
+            out.push_str(&format!("  {}\n", rejection_text(r)));
+        }
+    }
+    out
+}
+
+fn when(at: SystemTime) -> String {
+    humantime::format_rfc3339_millis(at).to_string()
+}
+
+fn holder_text(holder: Option<&str>) -> String {
+    holder.map_or_else(|| "an unnamed holder".to_owned(), |h| format!("{h:?}"))
+}
+
+pub fn rejection(r: &RecordedRejection) -> Value {
+    json!({
+        "id": r.id.to_string(),
+        "code": r.code.as_str(),
+        "scope": r.scope,
+        "key": r.key,
+        "presented": r.presented.to_string(),
+        "current": r.current.to_string(),
+        "seq": r.seq.map(|s| s.to_string()),
+        "holder": r.holder,
+        "at_ms": unix_ms(r.at),
+        "suppressed": r.suppressed.to_string(),
+    })
+}
+
+pub fn last_write(w: &LastWrite) -> Value {
+    json!({
+        "scope": w.scope,
+        "holder": w.holder,
+        "token": w.token.to_string(),
+        "at_ms": unix_ms(w.at),
+    })
+}
+
+fn rejection_text(r: &RecordedRejection) -> String {
+    let mut line = format!(
+        "{}  {}  {}  token {} (fence {}) from {}",
+        when(r.at),
+        r.scope,
+        r.code.as_str(),
+        r.presented,
+        r.current,
+        holder_text(r.holder.as_deref()),
+    );
+    if let Some(k) = &r.key {
+        line.push_str(&format!(", key {k:?}"));
+    }
+    if let Some(seq) = r.seq {
+        line.push_str(&format!(", seq {seq}"));
+    }
+    if r.suppressed > 0 {
+        line.push_str(&format!(
+            " (+{} more not recorded one by one)",
+            r.suppressed
+        ));
+    }
+    line
+}
+
+pub fn events(scope: Option<&str>, ev: &Events) -> Value {
+    json!({
+        "scope": scope,
+        "rejections": ev.rejections.iter().map(rejection).collect::<Vec<_>>(),
+        "last_writes": ev.last_writes.iter().map(last_write).collect::<Vec<_>>(),
+    })
+}
+
+pub fn events_text(ev: &Events) -> String {
+    let mut out = String::from("rejections (newest first)\n");
+    if ev.rejections.is_empty() {
+        out.push_str("  none recorded\n");
+    }
+    for r in &ev.rejections {
+        out.push_str(&format!("  {}\n", rejection_text(r)));
+    }
+    out.push_str("last writes (newest first)\n");
+    if ev.last_writes.is_empty() {
+        out.push_str("  none recorded\n");
+    }
+    for w in &ev.last_writes {
+        out.push_str(&format!(
+            "  {}  {}  token {} by {}\n",
+            when(w.at),
+            w.scope,
+            w.token,
+            holder_text(w.holder.as_deref())
+        ));
+    }
+    out
 }
 
 pub fn metrics(m: &MetricsSnapshot) -> Value {

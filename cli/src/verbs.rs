@@ -195,6 +195,9 @@ fn progress(scope: &str, timeout: Duration, done: &mpsc::Receiver<()>) {
     }
 }
 
+/// How many recent rejections `fencing status` shows.
+const STATUS_REJECTIONS: usize = 5;
+
 /// What a verb prints on success: JSON, or the plain text.
 struct Out {
     json: Value,
@@ -342,8 +345,26 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
         }
         Command::Status(a) => {
             let scope = text("the scope", &a.scope)?;
-            let s = open(url)?.status(scope)?;
-            Out::new(output::status(scope, &s), output::status_text(scope, &s))
+            let store = open(url)?;
+            let s = store.status(scope)?;
+            let ev = store.events(Some(scope), STATUS_REJECTIONS)?;
+            Out::new(
+                output::status(scope, &s, &ev),
+                output::status_text(scope, &s, &ev),
+            )
+        }
+        Command::Events(a) => {
+            let scope = a
+                .scope
+                .as_deref()
+                .map(|s| text("the scope", s))
+                .transpose()?;
+            let limit = match &a.limit {
+                None => fencing::defaults::EVENTS_LIMIT,
+                Some(raw) => usize::try_from(number("--limit", raw)?).unwrap_or(usize::MAX),
+            };
+            let ev = open(url)?.events(scope, limit)?;
+            Out::new(output::events(scope, &ev), output::events_text(&ev))
         }
         Command::List(a) => {
             let scope = text("the scope", &a.scope)?;

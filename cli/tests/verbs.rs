@@ -90,7 +90,11 @@ fn put_get_delete_with_versions_seq_and_stale_tokens() {
             "message": "stale token for scope \"s\": presented 4, fence is at 5",
         })
     );
-    assert_eq!(env.status("s"), before);
+    // Nothing changed but the store's record of the rejection (docs/operations.md).
+    let mut after = env.status("s");
+    assert_eq!(after["rejections"][0]["presented"], "4");
+    after["rejections"] = json!([]);
+    assert_eq!(after, before);
     assert_eq!(env.run(["get", "s", "k"]).stdout, bytes);
     // A checked read with a stale token.
     env.run(["get", "s", "k", "--token", "4"])
@@ -222,7 +226,8 @@ fn status_list_and_retire() {
     let out = env.run(["status", "s"]);
     assert_eq!(
         out.text(),
-        "scope    s\nlease    none\ncounter  0\nfence    0\nentries  0\n"
+        "scope    s\nlease    none\ncounter  0\nfence    0\nentries  0\n\
+         written  none recorded\nrejected none recorded\n"
     );
     assert_eq!(
         env.run(["acquire", "s", "--ttl", "60s", "--holder", "h"])
@@ -242,7 +247,9 @@ fn status_list_and_retire() {
         "{text}"
     );
     assert!(
-        text.ends_with("counter  1\nfence    1\nentries  3\n"),
+        text.contains(
+            "counter  1\nfence    1\nentries  3\nwritten  token 1 by an unnamed holder at "
+        ),
         "{text}"
     );
     let st = env.run(["--json", "status", "s"]).json();

@@ -168,6 +168,11 @@ impl Store {
         off_executor(move || s.status(&scope)).await?
     }
 
+    pub async fn events(&self, scope: Option<&str>, limit: usize) -> Result<crate::Events> {
+        let (s, scope) = (self.inner.clone(), scope.map(str::to_owned));
+        off_executor(move || s.events(scope.as_deref(), limit)).await?
+    }
+
     pub async fn retire(&self, scope: &str) -> Result<bool> {
         let (s, scope) = (self.inner.clone(), scope.to_owned());
         off_executor(move || s.retire(&scope)).await?

@@ -10,6 +10,10 @@ use crate::error::{Error, Result};
 /// the CLI included; 1..=[`crate::limits::MAX_LIST_LIMIT`] may be asked for).
 pub const LIST_LIMIT: usize = 100;
 
+/// Rejections and last writes in one `events` snapshot when the caller gives
+/// no `limit` (1..=[`crate::MAX_EVENTS_LIMIT`] may be asked for).
+pub const EVENTS_LIMIT: usize = 20;
+
 /// The TTL a renewal asks for: the one given, else the lease's own TTL (when
 /// the caller passed the lease itself, not just its scope and token).
 /// `INVALID_ARGUMENT` when neither is known.

@@ -26,6 +26,7 @@ mod backend;
 mod clock;
 pub mod defaults;
 mod error;
+mod events;
 mod keepalive;
 pub mod limits;
 mod metrics;
@@ -38,6 +39,10 @@ mod types;
 mod url;
 
 pub use error::{Detail, DetailKind, Error, ErrorCode, Field, Result};
+pub use events::{
+    Events, LastWrite, RecordedRejection, MAX_EVENTS_LIMIT, RECORD_BURST, RECORD_INTERVAL,
+    REJECTION_LOG,
+};
 pub use keepalive::{LeaseEnd, LeaseGuard, OnLost, WorkOutcome};
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
 pub use rules::FAILOVER_STEP;

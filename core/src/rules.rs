@@ -64,6 +64,16 @@ pub(crate) struct ScopeCore {
     /// The greatest store time used for this scope: the scope's time never
     /// goes back, so a clock stepped backwards cannot revive an expired lease.
     pub seen_ms: u64,
+    /// Who made the last accepted write, for operators (never for safety).
+    pub last_write: Option<WriteMark>,
+}
+
+/// The last accepted write of a scope: holder label, token, store time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WriteMark {
+    pub holder: Option<String>,
+    pub token: Token,
+    pub at_ms: u64,
 }
 
 impl ScopeCore {
@@ -77,6 +87,7 @@ impl ScopeCore {
             last_seq: None,
             lease: None,
             seen_ms: 0,
+            last_write: None,
         }
     }
 
@@ -225,6 +236,25 @@ impl ScopeCore {
         self.fence = fence.token.get();
         self.last_seq = fence.seq;
         self.sealed = mode.strict;
+    }
+
+    /// Remembers who made the accepted write (call after `accept_write`);
+    /// the holder's label is copied only when it changes.
+    pub fn note_write(&mut self, fence: &Fence, clock_ms: u64) {
+        let at_ms = self.time(clock_ms);
+        match &mut self.last_write {
+            Some(w) if w.holder.as_deref() == fence.holder.as_deref() => {
+                w.token = fence.token;
+                w.at_ms = at_ms;
+            }
+            last => {
+                *last = Some(WriteMark {
+                    holder: fence.holder.clone(),
+                    token: fence.token,
+                    at_ms,
+                })
+            }
+        }
     }
 
     /// Raises the fence without writing; a raise does not spend the token.

@@ -10,7 +10,8 @@ use crate::backend::postgres::Postgres;
 use crate::backend::sqlite::Sqlite;
 use crate::backend::Backend;
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::{Events, Limiter, RejectionNote, MAX_EVENTS_LIMIT};
 use crate::limits;
 use crate::metrics::{prometheus_text, Metrics, MetricsSnapshot, Rejection};
 use crate::rules::Mode;
@@ -67,6 +68,10 @@ struct Inner {
     kind: BackendKind,
     metrics: Metrics,
     closed: AtomicBool,
+    /// Rate limit on recording rejections in the store (docs/operations.md),
+    /// on its own clock: manual when the store's is, so tests are exact.
+    limiter: Limiter,
+    limiter_clock: Clock,
 }
 
 impl std::fmt::Debug for Store {
@@ -96,6 +101,10 @@ impl Store {
             strict: target.options.strict,
         };
         let kind = BackendKind::of(&target.location);
+        let limiter_clock = match target.options.clock {
+            ClockKind::Default => Clock::monotonic(),
+            ClockKind::Manual => Clock::manual(),
+        };
         let backend: Box<dyn Backend> = match target.location {
             Location::Memory => {
                 let clock = match target.options.clock {
@@ -127,6 +136,8 @@ impl Store {
                 kind,
                 metrics: Metrics::default(),
                 closed: AtomicBool::new(false),
+                limiter: Limiter::default(),
+                limiter_clock,
             }),
         })
     }
@@ -467,10 +478,28 @@ impl Store {
     }
 
     pub fn advance_clock(&self, by: Duration) -> Result<()> {
-        self.backend()?.advance_clock(by)
+        self.backend()?.advance_clock(by)?;
+        // The record's rate limit follows the store's manual clock.
+        let _ = self.inner.limiter_clock.advance(by);
+        Ok(())
     }
 
     // ----- observability -----
+
+    /// The store's own record, for operators (docs/operations.md): the
+    /// newest `limit` (1..=256) recorded rejections and last writes, of
+    /// `scope` or of every scope, newest first. Never any values.
+    pub fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
+        if let Some(s) = scope {
+            limits::scope(s)?;
+        }
+        if !(1..=MAX_EVENTS_LIMIT).contains(&limit) {
+            return Err(Error::invalid(format!(
+                "events limit must be 1..={MAX_EVENTS_LIMIT}, got {limit}"
+            )));
+        }
+        self.backend()?.events(scope, limit)
+    }
 
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.metrics.snapshot()
@@ -509,5 +538,31 @@ impl Store {
             holder: fence.holder.clone(),
             at: SystemTime::now(),
         });
+        self.record_in_store(error.code(), scope, key, fence);
+    }
+
+    /// Best effort and rate-limited: a record the store cannot take is
+    /// counted into the scope's next one, and never changes the answer.
+    fn record_in_store(&self, code: ErrorCode, scope: &str, key: Option<&str>, fence: &Fence) {
+        let inner = &self.inner;
+        let Some(skipped) = inner.limiter.admit(scope, inner.limiter_clock.now_ms()) else {
+            return;
+        };
+        let note = RejectionNote {
+            code,
+            scope,
+            key,
+            presented: fence.token,
+            seq: fence.seq,
+            holder: fence.holder.as_deref(),
+            suppressed: skipped,
+        };
+        if self
+            .backend()
+            .and_then(|b| b.record_rejection(&note))
+            .is_err()
+        {
+            inner.limiter.restore(scope, skipped);
+        }
     }
 }

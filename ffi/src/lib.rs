@@ -16,6 +16,7 @@
 mod args;
 mod boundary;
 mod hold;
+mod events;
 mod results;
 mod sqlite_check;
 mod sqlstate;
@@ -28,6 +29,7 @@ pub use boundary::{
     fencing_error, fencing_last_error, fencing_last_error_message, fencing_status_name,
 };
 pub use hold::*;
+pub use events::*;
 pub use results::*;
 pub use sqlite_check::fencing_error_from_sqlite;
 pub use sqlstate::fencing_error_from_sqlstate;

@@ -13,7 +13,10 @@ use crate::convert::{self, Js, FENCE_KEYS};
 use crate::errors::{Conv, ErrorValue, Failure};
 use crate::keepalive::NativeKeepAlive;
 use crate::run;
-use crate::types::{Entry, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
+use crate::types::{Entry, Events, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
+
+/// `events` without a limit (docs/operations.md).
+const DEFAULT_EVENTS_LIMIT: usize = fencing::defaults::EVENTS_LIMIT;
 
 /// A handle on one fencing store (the core's `Store`). Made by `open()`.
 ///
@@ -588,6 +591,41 @@ impl NativeStore {
     #[napi(catch_unwind)]
     pub fn metrics_text(&self) -> String {
         fencing::prometheus_text(&self.metrics_core())
+    }
+
+    /// The store's own record, shared by every process using the store
+    /// (docs/operations.md): recent stale-token rejections and who last
+    /// wrote each scope, newest first. Never any values.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options?: EventsOptions",
+        ts_return_type = "Promise<Events>"
+    )]
+    pub fn events<'env>(
+        &self,
+        env: &'env Env,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Events>> {
+        self.call(
+            env,
+            || {
+                let o = convert::options(js(env, &options), "options", &["scope", "limit"], false)?;
+                match o {
+                    Some(o) => Ok((
+                        o.optional_string("scope")?,
+                        match o.get("limit")? {
+                            Some((v, what)) => {
+                                usize::try_from(convert::count(v, &what)?).unwrap_or(usize::MAX)
+                            }
+                            None => DEFAULT_EVENTS_LIMIT,
+                        },
+                    )),
+                    None => Ok((None, DEFAULT_EVENTS_LIMIT)),
+                }
+            },
+            |s, (scope, limit)| s.events(scope.as_deref(), limit),
+            Events::from,
+        )
     }
 
     /// Closes the store for every handle sharing it; later calls reject with

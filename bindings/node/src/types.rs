@@ -204,6 +204,79 @@ pub struct Rejection {
     pub at: Timestamp,
 }
 
+/// One rejection as the store recorded it (docs/operations.md).
+#[napi(object, object_from_js = false, use_nullable = true)]
+pub struct RecordedRejection {
+    /// Increases with every row the store recorded.
+    pub id: u64,
+    /// `'STALE_TOKEN'` or `'SEQUENCE_OUT_OF_ORDER'`.
+    pub code: String,
+    pub scope: String,
+    /// The key, when the operation named exactly one.
+    pub key: Option<String>,
+    pub presented: u64,
+    /// The scope's fence when it was recorded.
+    pub current: u64,
+    pub seq: Option<u64>,
+    /// The presenting holder, when its fence named one.
+    pub holder: Option<String>,
+    #[napi(ts_type = "Date")]
+    pub at: Timestamp,
+    /// Rejections of the scope counted here instead of recorded one by one.
+    pub suppressed: u64,
+}
+
+/// The last accepted write of a scope.
+#[napi(object, object_from_js = false, use_nullable = true)]
+pub struct LastWrite {
+    pub scope: String,
+    /// The writer's holder label, when its fence named one.
+    pub holder: Option<String>,
+    pub token: u64,
+    #[napi(ts_type = "Date")]
+    pub at: Timestamp,
+}
+
+/// The store's own record, newest first; never any values.
+#[napi(object, object_from_js = false)]
+pub struct Events {
+    pub rejections: Vec<RecordedRejection>,
+    pub last_writes: Vec<LastWrite>,
+}
+
+impl From<fencing::Events> for Events {
+    fn from(e: fencing::Events) -> Events {
+        Events {
+            rejections: e
+                .rejections
+                .into_iter()
+                .map(|r| RecordedRejection {
+                    id: r.id,
+                    code: r.code.as_str().to_owned(),
+                    scope: r.scope,
+                    key: r.key,
+                    presented: r.presented.get(),
+                    current: r.current,
+                    seq: r.seq,
+                    holder: r.holder,
+                    at: r.at.into(),
+                    suppressed: r.suppressed,
+                })
+                .collect(),
+            last_writes: e
+                .last_writes
+                .into_iter()
+                .map(|w| LastWrite {
+                    scope: w.scope,
+                    holder: w.holder,
+                    token: w.token.get(),
+                    at: w.at.into(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A point-in-time copy of one store handle's metrics.
 #[napi(object, object_from_js = false)]
 pub struct MetricsSnapshot {
@@ -397,6 +470,15 @@ pub struct LeaseOptions {
 #[allow(dead_code)]
 pub struct RenewOptions {
     pub ttl_ms: Option<f64>,
+}
+
+/// `events`' options: one scope's record (default: every scope's), at most
+/// `limit` (1..=256, default 20) rejections and last writes.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[allow(dead_code)]
+pub struct EventsOptions {
+    pub scope: Option<String>,
+    pub limit: Option<f64>,
 }
 
 /// `list`'s options: keys after `after`, at most `limit` (default 100).

@@ -542,4 +542,55 @@ impl Store {
     fn metrics_text(&self, py: Python<'_>) -> String {
         py.detach(|| self.inner.metrics_text())
     }
+
+    /// The store's own record, shared by every process that uses the store
+    /// (docs/operations.md): ``rejections``, the newest recorded stale-token
+    /// rejections as dicts (id, code, scope, key, presented, current, seq,
+    /// holder, at, suppressed), and ``last_writes``, who last wrote each
+    /// scope (scope, holder, token, at); newest first, up to ``limit``
+    /// (1..=256) each, of ``scope`` or of every scope. Never any values.
+    #[pyo3(signature = (scope=None, *, limit=None), text_signature = "(self, scope=None, *, limit=20)")]
+    fn events<'py>(
+        &self,
+        py: Python<'py>,
+        scope: Option<&Bound<'py, PyAny>>,
+        limit: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let scope = optional_text(py, scope, "scope")?;
+        let limit = match limit {
+            Some(l) => usize::try_from(count(py, l, "limit")?).unwrap_or(usize::MAX),
+            None => fencing::defaults::EVENTS_LIMIT,
+        };
+        let ev = py
+            .detach(|| self.inner.events(scope.as_deref(), limit))
+            .py(py)?;
+        let rejections = PyList::empty(py);
+        for r in &ev.rejections {
+            let d = PyDict::new(py);
+            d.set_item("id", r.id)?;
+            d.set_item("code", r.code.as_str())?;
+            d.set_item("scope", &r.scope)?;
+            d.set_item("key", r.key.as_deref())?;
+            d.set_item("presented", r.presented.get())?;
+            d.set_item("current", r.current)?;
+            d.set_item("seq", r.seq)?;
+            d.set_item("holder", r.holder.as_deref())?;
+            d.set_item("at", convert::datetime(py, r.at)?)?;
+            d.set_item("suppressed", r.suppressed)?;
+            rejections.append(d)?;
+        }
+        let last_writes = PyList::empty(py);
+        for w in &ev.last_writes {
+            let d = PyDict::new(py);
+            d.set_item("scope", &w.scope)?;
+            d.set_item("holder", w.holder.as_deref())?;
+            d.set_item("token", w.token.get())?;
+            d.set_item("at", convert::datetime(py, w.at)?)?;
+            last_writes.append(d)?;
+        }
+        let out = PyDict::new(py);
+        out.set_item("rejections", rejections)?;
+        out.set_item("last_writes", last_writes)?;
+        Ok(out)
+    }
 }

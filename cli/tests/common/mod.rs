@@ -71,6 +71,10 @@ impl Env {
         if let Some(lease) = v.get_mut("lease").and_then(Value::as_object_mut) {
             lease.remove("remaining_ms");
         }
+        // Accepted writes between the two move the last writer (and only they do).
+        if let Some(status) = v.as_object_mut() {
+            status.remove("last_write");
+        }
         v
     }
 }

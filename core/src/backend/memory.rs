@@ -1,7 +1,7 @@
 //! `memory:`: state in this process, sharded by scope so that threads on
 //! different scopes never wait for one lock.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,6 +11,9 @@ use std::time::Duration;
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::events::{
+    at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
+};
 use crate::rules::{
     after_failover, check_op, floor_bucket, plan_ops, Mode, ScopeCore, FLOOR_BUCKETS,
 };
@@ -60,11 +63,13 @@ impl Scope {
         fence: &Fence,
         op: &OpRef<'_>,
         mode: Mode,
+        now_ms: u64,
     ) -> Result<Receipt> {
         let existing = self.entries.get_mut(op.key);
         let actual = existing.as_ref().map_or(0, |e| e.version);
         let receipt = check_op(scope, op, actual, fence.token)?;
         self.core.accept_write(fence, mode);
+        self.core.note_write(fence, now_ms);
         if let (Some(e), Some(value)) = (existing, op.value) {
             e.value.clear();
             e.value.extend_from_slice(value);
@@ -120,6 +125,14 @@ pub(crate) struct Memory {
     floors: Box<[AtomicU64]>,
     clock: Clock,
     mode: Mode,
+    /// The operator's record of rejections (docs/operations.md), newest last.
+    rejections: Mutex<Ring>,
+}
+
+#[derive(Default)]
+struct Ring {
+    rows: VecDeque<RecordedRejection>,
+    last_id: u64,
 }
 
 impl Memory {
@@ -130,6 +143,7 @@ impl Memory {
             floors: (0..FLOOR_BUCKETS).map(|_| AtomicU64::new(0)).collect(),
             clock,
             mode,
+            rejections: Mutex::new(Ring::default()),
         }
     }
 
@@ -227,13 +241,15 @@ impl Backend for Memory {
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
         let mode = self.mode;
+        let now = self.clock.now_ms();
         self.with_scope(scope, |s| {
             s.core.check(scope, fence)?;
             if let [op] = ops {
-                return s.write_one(scope, fence, op, mode).map(|r| vec![r]);
+                return s.write_one(scope, fence, op, mode, now).map(|r| vec![r]);
             }
             let receipts = plan_ops(scope, ops, fence.token, |key| Ok(s.version_of(key)))?;
             s.core.accept_write(fence, mode);
+            s.core.note_write(fence, now);
             for (op, receipt) in ops.iter().zip(&receipts) {
                 s.apply(op, *receipt);
             }
@@ -333,6 +349,89 @@ impl Backend for Memory {
             shard.lease_ended.notify_all();
         }
         Ok(moved)
+    }
+
+    fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
+        let current = self.read_scope(note.scope, |s| Ok(s.core.fence))?;
+        let now = self.clock.now_ms();
+        let mut ring = self
+            .rejections
+            .lock()
+            .map_err(|_| Error::Backend("memory: rejection record poisoned by a panic".into()))?;
+        let since = at_ms(now.saturating_sub(RECORD_INTERVAL.as_millis() as u64));
+        // Another handle's record of the scope within the interval takes this one's count.
+        if let Some(row) = ring
+            .rows
+            .iter_mut()
+            .rev()
+            .find(|r| r.scope == note.scope && r.at > since)
+        {
+            row.suppressed += note.suppressed + 1;
+            return Ok(());
+        }
+        if ring.rows.len() == REJECTION_LOG {
+            ring.rows.pop_front();
+        }
+        ring.last_id += 1;
+        let row = RecordedRejection {
+            id: ring.last_id,
+            code: note.code,
+            scope: note.scope.to_owned(),
+            key: note.key.map(str::to_owned),
+            presented: note.presented,
+            current,
+            seq: note.seq,
+            holder: note.holder.map(str::to_owned),
+            at: at_ms(now),
+            suppressed: note.suppressed,
+        };
+        ring.rows.push_back(row);
+        Ok(())
+    }
+
+    fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
+        let rejections = {
+            let ring = self.rejections.lock().map_err(|_| {
+                Error::Backend("memory: rejection record poisoned by a panic".into())
+            })?;
+            ring.rows
+                .iter()
+                .rev()
+                .filter(|r| scope.is_none_or(|s| r.scope == s))
+                .take(limit)
+                .cloned()
+                .collect()
+        };
+        let mark = |name: &str, s: &Scope| {
+            s.core.last_write.as_ref().map(|w| LastWrite {
+                scope: name.to_owned(),
+                holder: w.holder.clone(),
+                token: w.token,
+                at: at_ms(w.at_ms),
+            })
+        };
+        let mut last_writes = Vec::new();
+        match scope {
+            Some(name) => {
+                let scopes = self.lock(name)?;
+                last_writes.extend(scopes.get(name).and_then(|s| mark(name, s)));
+            }
+            None => {
+                for shard in self.shards.iter() {
+                    let scopes = shard
+                        .scopes
+                        .lock()
+                        .map_err(|_| Error::Backend("memory shard poisoned by a panic".into()))?;
+                    last_writes.extend(scopes.iter().filter_map(|(n, s)| mark(n, s)));
+                }
+                last_writes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.scope.cmp(&b.scope)));
+                last_writes.truncate(limit);
+            }
+        }
+        Ok(Events {
+            rejections,
+            last_writes,
+        })
     }
 
     fn advance_clock(&self, by: Duration) -> Result<()> {

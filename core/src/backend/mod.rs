@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::error::Result;
+use crate::events::{Events, RejectionNote};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
@@ -32,6 +33,12 @@ pub(crate) trait Backend: Send + Sync {
     /// `ScopeCore::fail_over` on every scope and every floor, in one step;
     /// returns the number of scopes moved.
     fn failover(&self) -> Result<u64>;
+    /// Adds a rejection to the store's record (docs/operations.md), or
+    /// merges it into the scope's record of the last interval.
+    fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()>;
+    /// The newest `limit` recorded rejections and last writes (of one scope,
+    /// or of all).
+    fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events>;
     fn advance_clock(&self, by: Duration) -> Result<()>;
     fn close(&self) {}
 }

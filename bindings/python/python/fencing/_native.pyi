@@ -367,3 +367,7 @@ class Store:
         """The handle's counters and its last rejections, as a dict."""
     def metrics_text(self) -> str:
         """The handle's metrics in the Prometheus text format."""
+    def events(self, scope: Optional[str] = None, *, limit: int = 20) -> Dict[str, Any]:
+        """The store's own record (docs/operations.md): recent recorded rejections and the last
+        writer of each scope (of ``scope`` only, if given), newest first, at most ``limit`` of
+        each. Written by every process that uses the store; never holds values."""

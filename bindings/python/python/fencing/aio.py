@@ -423,3 +423,7 @@ class Store:
     async def metrics_text(self) -> str:
         """The counters in the Prometheus text format."""
         return await _run(self._store.metrics_text)
+
+    async def events(self, scope: Optional[str] = None, *, limit: int = 20) -> Dict[str, Any]:
+        """The store's own record of recent rejections and last writes."""
+        return await _run(self._store.events, scope, limit=limit)

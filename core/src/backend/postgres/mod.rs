@@ -18,6 +18,7 @@ use tokio_postgres::{Client, Config, GenericClient, Row};
 
 use super::Backend;
 use crate::error::{Error, Result};
+use crate::events::{at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote};
 use crate::rules::{ttl_ms, Mode, FAILOVER_STEP};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -25,11 +26,12 @@ use crate::url::{Pooler, PostgresTarget};
 use pool::{backend_error, Pool};
 
 /// The schema versions this build knows; a newer database is refused.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     include_str!("v1.sql"),
     include_str!("v2.sql"),
     include_str!("v3.sql"),
     include_str!("v4.sql"),
+    include_str!("v5.sql"),
 ];
 
 /// How often a waiting `acquire_wait` looks again (other hosts cannot wake it).
@@ -66,6 +68,9 @@ enum Q {
     Retire,
     AdvanceClock,
     Failover,
+    RecordRejection,
+    Rejections,
+    LastWrites,
 }
 
 impl Q {
@@ -86,6 +91,9 @@ impl Q {
             Q::Retire => "retire",
             Q::AdvanceClock => "advance_clock",
             Q::Failover => "failover",
+            Q::RecordRejection => "record_rejection",
+            Q::Rejections => "events",
+            Q::LastWrites => "events",
         }
     }
 }
@@ -95,7 +103,7 @@ const INT8: Type = Type::INT8;
 const BOOL: Type = Type::BOOL;
 
 /// Each statement with its parameters' types (the functions' signatures).
-const QUERIES: [(Q, &str, &[Type]); 14] = [
+const QUERIES: [(Q, &str, &[Type]); 17] = [
     (Q::NextToken, "SELECT @schema@.next_token($1)", &[TEXT]),
     (
         Q::AdvanceCounter,
@@ -115,7 +123,7 @@ const QUERIES: [(Q, &str, &[Type]); 14] = [
     (Q::Release, "SELECT @schema@.release($1, $2)", &[TEXT, INT8]),
     (
         Q::Apply,
-        "SELECT @schema@.apply($1, $2, $3, $4, $5, $6, $7)",
+        "SELECT @schema@.apply($1, $2, $3, $4, $5, $6, $7, $8)",
         &[
             TEXT,
             INT8,
@@ -124,6 +132,7 @@ const QUERIES: [(Q, &str, &[Type]); 14] = [
             Type::TEXT_ARRAY,
             Type::BYTEA_ARRAY,
             Type::INT8_ARRAY,
+            TEXT,
         ],
     ),
     (
@@ -150,6 +159,22 @@ const QUERIES: [(Q, &str, &[Type]); 14] = [
         &[INT8],
     ),
     (Q::Failover, "SELECT @schema@.failover($1)", &[INT8]),
+    (
+        Q::RecordRejection,
+        "SELECT @schema@.record_rejection($1, $2, $3, $4, $5, $6, $7)",
+        &[TEXT, TEXT, TEXT, INT8, INT8, TEXT, INT8],
+    ),
+    (
+        Q::Rejections,
+        "SELECT id, code, scope, key, presented, current, seq, holder, at_ms, suppressed \
+         FROM @schema@.rejections($1, $2)",
+        &[TEXT, INT8],
+    ),
+    (
+        Q::LastWrites,
+        "SELECT scope, holder, token, at_ms FROM @schema@.last_writes($1, $2)",
+        &[TEXT, INT8],
+    ),
 ];
 
 pub(crate) struct Postgres {
@@ -507,6 +532,7 @@ impl Backend for Postgres {
                 &keys,
                 &values,
                 &expected,
+                &fence.holder,
             ],
         )?;
         let versions: Vec<i64> = row.get(0);
@@ -581,6 +607,60 @@ impl Backend for Postgres {
     fn failover(&self) -> Result<u64> {
         let step = sql(FAILOVER_STEP);
         stored(self.one(Q::Failover, &[&step])?.get(0))
+    }
+
+    fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
+        self.one(
+            Q::RecordRejection,
+            &[
+                &note.scope,
+                &note.key,
+                &note.code.as_str(),
+                &sql(note.presented.get()),
+                &note.seq.map(sql),
+                &note.holder,
+                &sql(note.suppressed),
+            ],
+        )
+        .map(drop)
+    }
+
+    fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
+        let limit = limit as i64;
+        let rejections = self
+            .rows(Q::Rejections, &[&scope, &limit])?
+            .iter()
+            .map(|r| {
+                Ok(RecordedRejection {
+                    id: stored(r.get("id"))?,
+                    code: code_from_str(r.get("code")),
+                    scope: r.get("scope"),
+                    key: r.get("key"),
+                    presented: stored_token(r.get("presented"))?,
+                    current: stored(r.get("current"))?,
+                    seq: r.get::<_, Option<i64>>("seq").map(stored).transpose()?,
+                    holder: r.get("holder"),
+                    at: at_ms(stored(r.get("at_ms"))?),
+                    suppressed: stored(r.get("suppressed"))?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let last_writes = self
+            .rows(Q::LastWrites, &[&scope, &limit])?
+            .iter()
+            .map(|r| {
+                Ok(LastWrite {
+                    scope: r.get("scope"),
+                    holder: r.get("holder"),
+                    token: stored_token(r.get("token"))?,
+                    at: at_ms(stored(r.get("at_ms"))?),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Events {
+            rejections,
+            last_writes,
+        })
     }
 
     fn advance_clock(&self, by: Duration) -> Result<()> {

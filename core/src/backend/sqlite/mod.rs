@@ -16,20 +16,25 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::events::{
+    at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL,
+    REJECTION_LOG,
+};
 use crate::rules::{
-    after_failover, floor_bucket, plan_ops, LeaseRecord, Mode, ScopeCore, FLOOR_BUCKETS,
+    after_failover, floor_bucket, plan_ops, LeaseRecord, Mode, ScopeCore, WriteMark, FLOOR_BUCKETS,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
 /// The schema this build writes; files from a newer build are refused.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     include_str!("v1.sql"),
     include_str!("v2.sql"),
     include_str!("v3.sql"),
+    include_str!("v4.sql"),
 ];
 
 /// How often a waiting `acquire_wait` looks again; other processes cannot
@@ -354,11 +359,13 @@ fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
         Option<i64>,
         Option<i64>,
         i64,
+        (Option<String>, Option<i64>, Option<i64>),
     );
     let row: Option<Row> = tx
         .prepare_cached(
             "SELECT counter, fence, sealed, last_seq, lease_holder, lease_token, lease_ttl_ms, \
-             lease_expires, seen_ms FROM fencing_scopes WHERE scope = ?1",
+             lease_expires, seen_ms, last_holder, last_token, last_write_ms \
+             FROM fencing_scopes WHERE scope = ?1",
         )
         .and_then(|mut s| {
             s.query_row([scope], |r| {
@@ -372,14 +379,24 @@ fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
                     r.get(6)?,
                     r.get(7)?,
                     r.get(8)?,
+                    (r.get(9)?, r.get(10)?, r.get(11)?),
                 ))
             })
             .optional()
         })
         .map_err(backend)?;
-    let Some((counter, fence, sealed, last_seq, holder, token, ttl_ms, expires, seen_ms)) = row
+    let Some((counter, fence, sealed, last_seq, holder, token, ttl_ms, expires, seen_ms, last)) =
+        row
     else {
         return Ok(None);
+    };
+    let last_write = match last {
+        (holder, Some(token), Some(at)) => Some(WriteMark {
+            holder,
+            token: stored_token(token)?,
+            at_ms: stored(at)?,
+        }),
+        _ => None,
     };
     let lease = match (holder, token, ttl_ms, expires) {
         (Some(holder), Some(token), Some(ttl_ms), Some(expires)) => Some(LeaseRecord {
@@ -397,6 +414,7 @@ fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
         last_seq: last_seq.map(stored).transpose()?,
         lease,
         seen_ms: stored(seen_ms)?,
+        last_write,
     }))
 }
 
@@ -409,15 +427,18 @@ fn load_or_fresh(tx: &Connection, scope: &str) -> Result<ScopeCore> {
 
 fn save_scope(tx: &Connection, scope: &str, core: &ScopeCore) -> Result<()> {
     let lease = core.lease.as_ref();
+    let last = core.last_write.as_ref();
     tx.prepare_cached(
         "INSERT INTO fencing_scopes (scope, counter, fence, sealed, last_seq, lease_holder, \
-         lease_token, lease_ttl_ms, lease_expires, seen_ms) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+         lease_token, lease_ttl_ms, lease_expires, seen_ms, last_holder, last_token, \
+         last_write_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
          ON CONFLICT (scope) DO UPDATE SET counter = excluded.counter, fence = excluded.fence, \
          sealed = excluded.sealed, last_seq = excluded.last_seq, \
          lease_holder = excluded.lease_holder, lease_token = excluded.lease_token, \
          lease_ttl_ms = excluded.lease_ttl_ms, lease_expires = excluded.lease_expires, \
-         seen_ms = excluded.seen_ms",
+         seen_ms = excluded.seen_ms, last_holder = excluded.last_holder, \
+         last_token = excluded.last_token, last_write_ms = excluded.last_write_ms",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -431,6 +452,9 @@ fn save_scope(tx: &Connection, scope: &str, core: &ScopeCore) -> Result<()> {
             lease.map(|l| sql(l.ttl_ms)),
             lease.map(|l| sql(l.expires_at_ms)),
             sql(core.seen_ms),
+            last.and_then(|w| w.holder.as_deref()),
+            last.map(|w| sql(w.token.get())),
+            last.map(|w| sql(w.at_ms)),
         ])
     })
     .map_err(backend)?;
@@ -508,6 +532,7 @@ impl Backend for Sqlite {
             })?;
             drop(version);
             core.accept_write(fence, mode);
+            core.note_write(fence, self.clock.now_ms());
             let token = sql(fence.token.get());
             // Held for the whole batch: one statement-cache lookup, not one per put.
             let mut upsert = tx
@@ -633,6 +658,132 @@ impl Backend for Sqlite {
                 set_floor(tx, bucket, floor)?;
             }
             Ok(scopes.len() as u64)
+        })
+    }
+
+    fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
+        self.write_tx(|tx| {
+            let current = load_or_fresh(tx, note.scope)?.fence;
+            let now = self.clock.now_ms();
+            let since = now.saturating_sub(RECORD_INTERVAL.as_millis() as u64);
+            // Another handle's record of the scope within the interval takes this one's count.
+            let merged = tx
+                .prepare_cached(
+                    "UPDATE fencing_rejections SET suppressed = suppressed + ?3 \
+                     WHERE id = (SELECT max(id) FROM fencing_rejections \
+                                  WHERE scope = ?1 AND at_ms > ?2)",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![note.scope, sql(since), sql(note.suppressed + 1)])
+                })
+                .map_err(backend)?;
+            if merged > 0 {
+                return Ok(());
+            }
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO fencing_rejections (slot, id, scope, key, code, presented, \
+                 current, seq, holder, at_ms, suppressed) \
+                 SELECT n % ?1, n, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 \
+                   FROM (SELECT coalesce(max(id), 0) + 1 AS n FROM fencing_rejections)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    REJECTION_LOG as i64,
+                    note.scope,
+                    note.key,
+                    note.code.as_str(),
+                    sql(note.presented.get()),
+                    sql(current),
+                    note.seq.map(sql),
+                    note.holder,
+                    sql(now),
+                    sql(note.suppressed),
+                ])
+            })
+            .map(drop)
+            .map_err(backend)
+        })
+    }
+
+    fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
+        self.read_tx(|tx| {
+            let rows = tx
+                .prepare_cached(
+                    "SELECT id, code, scope, key, presented, current, seq, holder, at_ms, \
+                     suppressed FROM fencing_rejections WHERE ?1 IS NULL OR scope = ?1 \
+                     ORDER BY id DESC LIMIT ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_map(params![scope, limit as i64], |r| {
+                        Ok((
+                            (r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?),
+                            (r.get(3)?, r.get::<_, i64>(4)?, r.get::<_, i64>(5)?),
+                            (r.get::<_, Option<i64>>(6)?, r.get(7)?),
+                            (r.get::<_, i64>(8)?, r.get::<_, i64>(9)?),
+                        ))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(backend)?;
+            let rejections = rows
+                .into_iter()
+                .map(
+                    |((id, code, scope), (key, presented, current), (seq, holder), (at, n))| {
+                        Ok(RecordedRejection {
+                            id: stored(id)?,
+                            code: code_from_str(&code),
+                            scope,
+                            key,
+                            presented: stored_token(presented)?,
+                            current: stored(current)?,
+                            seq: seq.map(stored).transpose()?,
+                            holder,
+                            at: at_ms(stored(at)?),
+                            suppressed: stored(n)?,
+                        })
+                    },
+                )
+                .collect::<Result<Vec<_>>>()?;
+            let rows = tx
+                .prepare_cached(match scope {
+                    // By key when one scope is asked for; a scan of all otherwise.
+                    Some(_) => {
+                        "SELECT scope, last_holder, last_token, last_write_ms FROM fencing_scopes \
+                         WHERE scope = ?1 AND last_token IS NOT NULL LIMIT ?2"
+                    }
+                    None => {
+                        "SELECT scope, last_holder, last_token, last_write_ms FROM fencing_scopes \
+                         WHERE ?1 IS NULL AND last_token IS NOT NULL \
+                         ORDER BY last_write_ms DESC, scope LIMIT ?2"
+                    }
+                })
+                .and_then(|mut s| {
+                    s.query_map(params![scope, limit as i64], |r| {
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            r.get::<_, i64>(2)?,
+                            r.get::<_, i64>(3)?,
+                        ))
+                    })?
+                    .collect::<rusqlite::Result<Vec<(String, Option<String>, i64, i64)>>>()
+                })
+                .map_err(backend)?;
+            let last_writes = rows
+                .into_iter()
+                .map(|(scope, holder, token, at)| {
+                    Ok(LastWrite {
+                        scope,
+                        holder,
+                        token: stored_token(token)?,
+                        at: at_ms(stored(at)?),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Events {
+                rejections,
+                last_writes,
+            })
         })
     }
 
