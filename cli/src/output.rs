@@ -5,8 +5,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fencing::{
-    Entry, Error, Events, LastWrite, Lease, MetricsSnapshot, Page, Receipt, RecordedRejection,
-    ScopeStatus,
+    Entry, Events, LastWrite, Lease, MetricsSnapshot, Page, Receipt, RecordedRejection, ScopeStatus,
 };
 use serde_json::{json, Map, Value};
 

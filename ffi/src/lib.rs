@@ -15,8 +15,8 @@
 
 mod args;
 mod boundary;
-mod hold;
 mod events;
+mod hold;
 mod results;
 mod sqlite_check;
 mod sqlstate;
@@ -28,8 +28,8 @@ mod types;
 pub use boundary::{
     fencing_error, fencing_last_error, fencing_last_error_message, fencing_status_name,
 };
-pub use hold::*;
 pub use events::*;
+pub use hold::*;
 pub use results::*;
 pub use sqlite_check::fencing_error_from_sqlite;
 pub use sqlstate::fencing_error_from_sqlstate;
