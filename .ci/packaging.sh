@@ -3,7 +3,7 @@
 # build): one version everywhere, scripts/check-version failing when a place
 # disagrees, scripts/check-glibc failing on a too-new binary, and the C
 # library installed by `make -C ffi install` used through CMake find_package
-# and pkg-config, shared and static. The cross builds of every artifact are
+# and pkg-config, shared and static, and the C++ face's tests. The cross builds of every artifact are
 # .ci/release.sh (minutes; run separately, see docs/packaging.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +42,9 @@ step "make -C ffi install; CMake and pkg-config consumers (shared, static)"
 make -s -C ffi install PREFIX="$tmp/prefix"
 (cd "$tmp/prefix" && find . -type f | sort)
 scripts/test-c-package "$tmp/prefix"
+
+step "the C++17 face (fencing.hpp) under ASan + UBSan, and without exceptions"
+scripts/test-cpp "$tmp/prefix"
 
 if [ -d target/release-artifacts ] && ls target/release-artifacts/*.whl >/dev/null 2>&1; then
   step "release artifacts present: glibc 2.17 baseline"
