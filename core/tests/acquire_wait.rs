@@ -98,9 +98,11 @@ fn manual_clock_waiter_wakes_when_the_clock_moves() {
 fn keep_alive_on_sqlite_outlives_the_ttl() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&sqlite_url(&dir.path().join("k.db"))).unwrap();
-    let ttl = Duration::from_millis(150);
+    // Long enough that a loaded machine's slow fsync does not miss two
+    // renewals in a row; the sleep spans three TTLs.
+    let ttl = Duration::from_millis(1000);
     let guard = store.lease("job", "a", ttl).unwrap();
-    std::thread::sleep(ttl * 4);
+    std::thread::sleep(ttl * 3);
     guard.check().unwrap();
     let err = store.acquire("job", "b", ttl).unwrap_err();
     assert_eq!(err.code(), ErrorCode::LeaseHeld);

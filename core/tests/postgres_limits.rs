@@ -66,6 +66,10 @@ fn a_stopped_backend_fails_the_call_with_backend_instead_of_hanging() {
         return;
     };
     let schema = fresh_schema("sigstop");
+    // The schema first, without the short limit: migrating a fresh schema
+    // on a loaded machine can take longer than the 300 ms this test needs
+    // for one call.
+    fencing::migrate(&format!("{base}?schema={schema}")).unwrap();
     let store = Store::open(&format!(
         "{base}?schema={schema}&pool_size=1&call_timeout_ms=300&application_name={schema}"
     ))
@@ -117,6 +121,7 @@ fn a_stopped_server_fails_connecting_with_backend_instead_of_hanging() {
         return;
     };
     let url = format!("{base}?schema=stopped&call_timeout_ms=300");
+    fencing::migrate(&format!("{base}?schema=stopped")).unwrap();
     Store::open(&url).unwrap().close();
     // The kernel still completes the TCP handshake for a stopped postmaster;
     // the startup reply never comes (connect_timeout covers only the former).
