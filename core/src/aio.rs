@@ -8,11 +8,11 @@
 //! ```no_run
 //! # async fn demo() -> fencing::Result<()> {
 //! use std::time::Duration;
-//! use fencing::{aio, Fence};
+//! use fencing::aio;
 //!
 //! let store = aio::Store::open("sqlite:fencing.db").await?;
 //! let guard = store.lease("report:7", "worker-a", Duration::from_secs(30)).await?;
-//! store.put("report:7", "body", b"the report".to_vec(), Fence::new(guard.token())).await?;
+//! guard.put("body", b"the report".to_vec()).await?; // the lease's scope and token
 //! guard.check()?; // or race the work against `guard.lost()`
 //! guard.release().await?;
 //! # Ok(()) }
@@ -227,6 +227,42 @@ impl LeaseGuard {
     /// `Ok` while the lease is held; the loss after ([`crate::LeaseGuard::check`]).
     pub fn check(&self) -> Result<()> {
         self.inner().check()
+    }
+
+    // Writes through the lease ([`crate::LeaseGuard::put`] and the rest):
+    // the lease's own scope and token, or the loss already known, with
+    // nothing written; the call runs on the blocking pool.
+
+    pub async fn put(&self, key: &str, value: Vec<u8>) -> Result<Receipt> {
+        let (t, key) = (self.inner().through()?, key.to_owned());
+        off_executor(move || t.store.put(&t.scope, &key, &value, &t.fence)).await?
+    }
+
+    pub async fn delete(&self, key: &str) -> Result<Receipt> {
+        let (t, key) = (self.inner().through()?, key.to_owned());
+        off_executor(move || t.store.delete(&t.scope, &key, &t.fence)).await?
+    }
+
+    pub async fn execute(&self, op: Op) -> Result<Receipt> {
+        let t = self.inner().through()?;
+        off_executor(move || t.store.execute(&t.scope, &t.fence, op)).await?
+    }
+
+    pub async fn apply(&self, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let t = self.inner().through()?;
+        off_executor(move || t.store.apply(&t.scope, &t.fence, ops)).await?
+    }
+
+    pub async fn claim(&self) -> Result<()> {
+        let t = self.inner().through()?;
+        off_executor(move || t.store.claim(&t.scope, &t.fence)).await?
+    }
+
+    /// A read checked with the lease's fence (`STALE_TOKEN` once a newer
+    /// token was accepted in the scope).
+    pub async fn get(&self, key: &str) -> Result<Option<Entry>> {
+        let (t, key) = (self.inner().through()?, key.to_owned());
+        off_executor(move || t.store.get(&t.scope, &key, Some(&t.fence))).await?
     }
 
     /// Resolves with the loss once the lease is lost (at once if it is).
