@@ -9,10 +9,12 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, WorkOutcome};
+use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, Op, WorkOutcome};
 
+use crate::convert::{self, text};
 use crate::errors::{build, set_lease_lost, to_py, IntoPyResult};
-use crate::types::Lease;
+use crate::store::ops_of;
+use crate::types::{Entry, Lease, Receipt};
 
 enum Plan {
     Acquire {
@@ -42,8 +44,9 @@ enum State {
 /// about every ttl/3 and releases it at exit. Made by ``Store.lease()``
 /// (acquires on entry) or ``Store.keep_alive(lease)``.
 ///
-/// Present ``token`` with every write: the fence, not this object, is what
-/// makes a late write harmless. If a renewal fails (the lease expired
+/// Write through it (``put``, ``delete``, ``apply``, ``claim``, ``get``):
+/// the lease's own scope and token go with every call. The fence, not this
+/// object, is what makes a late write harmless. If a renewal fails (the lease expired
 /// during a pause, another holder took over, the store closed), ``lost``
 /// turns true, ``check()`` raises, and leaving the block raises
 /// LeaseLostError; a loss is never silent.
@@ -118,6 +121,37 @@ impl KeepAlive {
         }
     }
 
+    /// Runs one write (or checked read) through the running guard: the
+    /// lease's own scope and token (docs/semantics.md, "Writing through a
+    /// held lease"). A loss the keep-alive knows raises as ``check()`` does
+    /// and writes nothing. The state stays locked only without the GIL, so
+    /// leaving the block waits for a write in flight.
+    fn through<T: Send>(
+        &self,
+        py: Python<'_>,
+        call: impl FnOnce(&LeaseGuard) -> fencing::Result<T> + Send,
+    ) -> PyResult<T> {
+        let outcome = py.detach(|| match &*self.state() {
+            State::Running(guard) => match guard.lost() {
+                Some(cause) => Through::Lost(guard.lease(), cause),
+                None => Through::Done(call(guard)),
+            },
+            State::Done { lease, end, .. } => match end.lost() {
+                Some(cause) => Through::Lost(lease.clone(), cause.clone()),
+                None => Through::Ended,
+            },
+            State::Ready(_) | State::Busy => Through::NotHeld,
+        });
+        match outcome {
+            Through::Done(result) => result.py(py),
+            Through::Lost(lease, cause) => Err(lost_error(py, &lease, &cause)),
+            Through::Ended => Err(PyRuntimeError::new_err(
+                "the lease was released: nothing more is written through it",
+            )),
+            Through::NotHeld => Err(not_active("enter the with block first")),
+        }
+    }
+
     /// Ends the held lease through the core (docs/semantics.md, "Ending a
     /// held lease"); `None` if it was not running.
     fn stop(&self, py: Python<'_>, work: WorkOutcome) -> Option<LeaseEnd> {
@@ -140,6 +174,14 @@ impl KeepAlive {
         };
         Some(end)
     }
+}
+
+/// What a write through the lease found.
+enum Through<T> {
+    Done(fencing::Result<T>),
+    Lost(fencing::Lease, Error),
+    Ended,
+    NotHeld,
 }
 
 #[pymethods]
@@ -303,6 +345,71 @@ impl KeepAlive {
     #[getter]
     fn last_lateness(&self) -> PyResult<f64> {
         Ok(self.snapshot()?.2.as_secs_f64())
+    }
+
+    /// Stores ``value`` (bytes, or str as UTF-8) under ``key`` in the
+    /// lease's scope with the lease's token: ``Store.put`` through the lease,
+    /// so the scope and the token cannot disagree. Raises the loss
+    /// (LeaseLostError) without writing when the lease is known lost, and
+    /// StaleTokenError when a newer holder's token was accepted.
+    #[pyo3(signature = (key, value, *, expected_version=None))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        expected_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Receipt> {
+        let key = text(py, key, "key")?;
+        let value = convert::bytes(py, value, "value")?;
+        let expected = convert::optional_count(py, expected_version, "expected_version")?;
+        let op = Op::put(String::from(&*key), value.to_vec());
+        let op = match expected {
+            Some(v) => op.if_version(v),
+            None => op,
+        };
+        self.through(py, |g| g.execute(op)).map(Receipt::from)
+    }
+
+    /// Deletes ``key`` in the lease's scope with the lease's token
+    /// (``Store.delete`` through the lease).
+    #[pyo3(signature = (key, *, expected_version=None))]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        expected_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Receipt> {
+        let key = text(py, key, "key")?;
+        let expected = convert::optional_count(py, expected_version, "expected_version")?;
+        let op = Op::delete(String::from(&*key));
+        let op = match expected {
+            Some(v) => op.if_version(v),
+            None => op,
+        };
+        self.through(py, |g| g.execute(op)).map(Receipt::from)
+    }
+
+    /// ``Store.apply`` through the lease: several ``Put``/``Delete`` in the
+    /// lease's scope under one check, all or nothing.
+    fn apply(&self, py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Vec<Receipt>> {
+        let batch = ops_of(py, ops)?;
+        let receipts = self.through(py, |g| g.apply(batch))?;
+        Ok(receipts.into_iter().map(Receipt::from).collect())
+    }
+
+    /// ``Store.claim`` through the lease: raises the scope's fence to the
+    /// lease's token, shutting older holders out before this one reads.
+    fn claim(&self, py: Python<'_>) -> PyResult<()> {
+        self.through(py, |g| g.claim())
+    }
+
+    /// ``Store.get`` in the lease's scope, checked with the lease's token:
+    /// StaleTokenError once a newer holder's token was accepted.
+    fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Entry>> {
+        let key = text(py, key, "key")?;
+        let entry = self.through(py, |g| g.get(&key))?;
+        Ok(entry.map(|e| Entry::new(py, e)))
     }
 
     fn __repr__(&self) -> String {

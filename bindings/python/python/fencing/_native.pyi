@@ -179,6 +179,17 @@ class KeepAlive:
     ) -> bool: ...
     def release(self) -> bool: ...
     def check(self) -> None: ...
+    def put(self, key: str, value: _Bytes, *, expected_version: Optional[int] = None) -> Receipt:
+        """``Store.put`` in the lease's scope with the lease's token; raises the
+        loss without writing when the lease is known lost."""
+    def delete(self, key: str, *, expected_version: Optional[int] = None) -> Receipt:
+        """``Store.delete`` in the lease's scope with the lease's token."""
+    def apply(self, ops: Iterable[Union[Put, Delete]]) -> builtins.list[Receipt]:
+        """``Store.apply`` in the lease's scope with the lease's token."""
+    def claim(self) -> None:
+        """Raises the lease's scope's fence to the lease's token."""
+    def get(self, key: str) -> Optional[Entry]:
+        """``Store.get`` in the lease's scope, checked with the lease's token."""
     @property
     def lost(self) -> bool: ...
     @property

@@ -181,6 +181,29 @@ class KeepAlive:
         """Raises LeaseLostError if the lease was lost."""
         self._keeper.check()
 
+    async def put(
+        self, key: str, value: Bytes, *, expected_version: Optional[int] = None
+    ) -> Receipt:
+        """``Store.put`` in the lease's scope with the lease's token; raises the
+        loss without writing when the lease is known lost."""
+        return await _run(self._keeper.put, key, value, expected_version=expected_version)
+
+    async def delete(self, key: str, *, expected_version: Optional[int] = None) -> Receipt:
+        """``Store.delete`` in the lease's scope with the lease's token."""
+        return await _run(self._keeper.delete, key, expected_version=expected_version)
+
+    async def apply(self, ops: Iterable[Union[Put, Delete]]) -> List[Receipt]:
+        """``Store.apply`` in the lease's scope with the lease's token."""
+        return await _run(self._keeper.apply, list(ops))
+
+    async def claim(self) -> None:
+        """Raises the lease's scope's fence to the lease's token."""
+        await _run(self._keeper.claim)
+
+    async def get(self, key: str) -> Optional[Entry]:
+        """``Store.get`` in the lease's scope, checked with the lease's token."""
+        return await _run(self._keeper.get, key)
+
     @property
     def lost(self) -> bool:
         """Whether renewing failed for good."""
