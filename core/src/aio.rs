@@ -234,35 +234,35 @@ impl LeaseGuard {
     // nothing written; the call runs on the blocking pool.
 
     pub async fn put(&self, key: &str, value: Vec<u8>) -> Result<Receipt> {
-        let (t, key) = (self.inner().through()?, key.to_owned());
-        off_executor(move || t.store.put(&t.scope, &key, &value, &t.fence)).await?
+        let (t, key) = (self.inner().writer()?, key.to_owned());
+        off_executor(move || t.put(&key, &value)).await?
     }
 
     pub async fn delete(&self, key: &str) -> Result<Receipt> {
-        let (t, key) = (self.inner().through()?, key.to_owned());
-        off_executor(move || t.store.delete(&t.scope, &key, &t.fence)).await?
+        let (t, key) = (self.inner().writer()?, key.to_owned());
+        off_executor(move || t.delete(&key)).await?
     }
 
     pub async fn execute(&self, op: Op) -> Result<Receipt> {
-        let t = self.inner().through()?;
-        off_executor(move || t.store.execute(&t.scope, &t.fence, op)).await?
+        let t = self.inner().writer()?;
+        off_executor(move || t.execute(op)).await?
     }
 
     pub async fn apply(&self, ops: Vec<Op>) -> Result<Vec<Receipt>> {
-        let t = self.inner().through()?;
-        off_executor(move || t.store.apply(&t.scope, &t.fence, ops)).await?
+        let t = self.inner().writer()?;
+        off_executor(move || t.apply(ops)).await?
     }
 
     pub async fn claim(&self) -> Result<()> {
-        let t = self.inner().through()?;
-        off_executor(move || t.store.claim(&t.scope, &t.fence)).await?
+        let t = self.inner().writer()?;
+        off_executor(move || t.claim()).await?
     }
 
     /// A read checked with the lease's fence (`STALE_TOKEN` once a newer
     /// token was accepted in the scope).
     pub async fn get(&self, key: &str) -> Result<Option<Entry>> {
-        let (t, key) = (self.inner().through()?, key.to_owned());
-        off_executor(move || t.store.get(&t.scope, &key, Some(&t.fence))).await?
+        let (t, key) = (self.inner().writer()?, key.to_owned());
+        off_executor(move || t.get(&key)).await?
     }
 
     /// Resolves with the loss once the lease is lost (at once if it is).

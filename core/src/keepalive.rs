@@ -14,6 +14,7 @@ mod threads;
 mod write;
 
 pub use end::{LeaseEnd, WorkOutcome};
+pub use write::LeaseWriter;
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;

@@ -37,7 +37,7 @@ mod types;
 mod url;
 
 pub use error::{Error, ErrorCode, Result};
-pub use keepalive::{LeaseEnd, LeaseGuard, OnLost, WorkOutcome};
+pub use keepalive::{LeaseEnd, LeaseGuard, LeaseWriter, OnLost, WorkOutcome};
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
 pub use rules::FAILOVER_STEP;
 pub use sqlstate::SQLSTATES;
