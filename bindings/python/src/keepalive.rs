@@ -2,6 +2,9 @@
 //! The guard renews on its own thread (no GIL needed); this object only
 //! starts it, reports on it, and stops and releases it at exit.
 
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -54,6 +57,24 @@ enum State {
 pub struct KeepAlive {
     store: fencing::Store,
     state: Mutex<State>,
+    /// Readable once the lease is lost (a byte from the guard's loss
+    /// callback) or the guard has ended (end of file): what `fencing.aio`
+    /// waits on with the event loop, never holding a thread or the GIL.
+    loss_signal: Option<UnixStream>,
+    /// The other end, until a guard's callback takes it.
+    loss_writer: Mutex<Option<UnixStream>>,
+}
+
+/// The loss signal's two ends (see `KeepAlive::loss_signal`); none when
+/// the process has no socket left (then `fencing.aio` cannot wait for it).
+fn loss_pair() -> (Option<UnixStream>, Option<UnixStream>) {
+    match UnixStream::pair() {
+        Ok((reader, writer)) => {
+            let _ = writer.set_nonblocking(true);
+            (Some(reader), Some(writer))
+        }
+        Err(_) => (None, None),
+    }
 }
 
 fn not_active(what: &str) -> PyErr {
@@ -84,8 +105,11 @@ impl KeepAlive {
         ttl: Duration,
         timeout: Option<Duration>,
     ) -> Self {
+        let (loss_signal, writer) = loss_pair();
         KeepAlive {
             store,
+            loss_signal,
+            loss_writer: Mutex::new(writer),
             state: Mutex::new(State::Ready(Plan::Acquire {
                 scope,
                 holder,
@@ -96,10 +120,26 @@ impl KeepAlive {
     }
 
     pub fn keeping(store: fencing::Store, lease: fencing::Lease) -> Self {
+        let (loss_signal, writer) = loss_pair();
         KeepAlive {
             store,
+            loss_signal,
+            loss_writer: Mutex::new(writer),
             state: Mutex::new(State::Ready(Plan::Keep(lease))),
         }
+    }
+
+    /// The guard's loss callback: one byte on the loss signal. Dropping it
+    /// (when the guard ends) closes the writer, which the reader sees too.
+    fn on_lost(&self) -> Option<fencing::OnLost> {
+        let writer = self
+            .loss_writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()?;
+        Some(Box::new(move |_: &Error| {
+            let _ = (&writer).write(&[1]);
+        }))
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -203,6 +243,7 @@ impl KeepAlive {
             }
         };
         let store = &this.store;
+        let on_lost = this.on_lost();
         let started = match &plan {
             Plan::Acquire {
                 scope,
@@ -210,9 +251,12 @@ impl KeepAlive {
                 ttl,
                 timeout,
             } => py
-                .detach(|| store.lease_wait(scope, holder, *ttl, *timeout, None))
+                .detach(|| store.lease_wait(scope, holder, *ttl, *timeout, on_lost))
                 .py(py),
-            Plan::Keep(lease) => Ok(py.detach(|| store.keep_alive(lease.clone()))),
+            Plan::Keep(lease) => Ok(py.detach(|| match on_lost {
+                Some(call) => store.keep_alive_with(lease.clone(), call),
+                None => store.keep_alive(lease.clone()),
+            })),
         };
         let mut state = this.state();
         match started {
@@ -347,7 +391,19 @@ impl KeepAlive {
         Ok(self.snapshot()?.2.as_secs_f64())
     }
 
-    /// Stores ``value`` (bytes, or str as UTF-8) under ``key`` in the
+    /// A file descriptor that turns readable once the lease is lost or the
+    /// keep-alive has ended (for ``fencing.aio``'s ``wait_lost``); owned by
+    /// this object, never to be read or closed by the caller.
+    fn _loss_fd(&self) -> PyResult<i32> {
+        self.loss_signal
+            .as_ref()
+            .map(|r| r.as_raw_fd())
+            .ok_or_else(|| {
+                PyRuntimeError::new_err("no loss signal: the process has no socket left")
+            })
+    }
+
+    /// Stores ``value`` (bytes-like) under ``key`` in the
     /// lease's scope with the lease's token: ``Store.put`` through the lease,
     /// so the scope and the token cannot disagree. Raises the loss
     /// (LeaseLostError) without writing when the lease is known lost, and

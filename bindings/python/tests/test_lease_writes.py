@@ -122,3 +122,39 @@ def test_the_async_lease_writes_through_itself() -> None:
                 assert await store.get("sc", "k2") is None
 
     run(main())
+
+
+def test_the_async_lease_loss_can_be_awaited() -> None:
+    async def main() -> None:
+        # A takeover the renewal sees: the waiters wake with the loss.
+        async with fencing.aio.open("memory:") as store:
+            with pytest.raises(fencing.LeaseLostError):
+                async with store.lease("job", holder="a", ttl=0.3) as lease:
+                    waiters = [asyncio.create_task(lease.wait_lost()) for _ in range(2)]
+                    cancelled = asyncio.create_task(lease.wait_lost())
+                    await asyncio.sleep(0)
+                    cancelled.cancel()
+                    await store.release(lease.lease)
+                    await store.acquire("job", holder="b", ttl=60)
+                    for lost in await asyncio.gather(*waiters):
+                        assert isinstance(lost, fencing.LeaseLostError)
+                        assert lost.current_holder == "b"
+                    assert lease.lost
+                    # Known lost: at once.
+                    assert isinstance(await lease.wait_lost(), fencing.LeaseLostError)
+
+    run(main())
+
+
+def test_an_awaited_lease_that_ends_held_gives_none() -> None:
+    async def main() -> None:
+        async with fencing.aio.open("memory:?clock=manual") as store:
+            lease = store.lease("job", holder="a", ttl=60)
+            async with lease:
+                waiter = asyncio.create_task(lease.wait_lost())
+                await asyncio.sleep(0)
+                assert not waiter.done()
+            assert await waiter is None
+            assert await lease.wait_lost() is None
+
+    run(main())

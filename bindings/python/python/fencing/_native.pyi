@@ -190,6 +190,8 @@ class KeepAlive:
         """Raises the lease's scope's fence to the lease's token."""
     def get(self, key: str) -> Optional[Entry]:
         """``Store.get`` in the lease's scope, checked with the lease's token."""
+    def _loss_fd(self) -> int:
+        """Readable once the lease is lost or the keep-alive ended (for fencing.aio)."""
     @property
     def lost(self) -> bool: ...
     @property
