@@ -12,7 +12,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, Op, WorkOutcome};
+use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, LeaseWriter, Op, WorkOutcome};
 
 use crate::convert::{self, text};
 use crate::errors::{build, set_lease_lost, to_py, IntoPyResult};
@@ -164,26 +164,26 @@ impl KeepAlive {
     /// Runs one write (or checked read) through the running guard: the
     /// lease's own scope and token (docs/semantics.md, "Writing through a
     /// held lease"). A loss the keep-alive knows raises as ``check()`` does
-    /// and writes nothing. The state stays locked only without the GIL, so
-    /// leaving the block waits for a write in flight.
+    /// and writes nothing. The call runs without the GIL and without the
+    /// state locked, so other threads read the lease meanwhile.
     fn through<T: Send>(
         &self,
         py: Python<'_>,
-        call: impl FnOnce(&LeaseGuard) -> fencing::Result<T> + Send,
+        call: impl FnOnce(&LeaseWriter) -> fencing::Result<T> + Send,
     ) -> PyResult<T> {
-        let outcome = py.detach(|| match &*self.state() {
-            State::Running(guard) => match guard.lost() {
-                Some(cause) => Through::Lost(guard.lease(), cause),
-                None => Through::Done(call(guard)),
+        let found = match &*self.state() {
+            State::Running(guard) => match guard.writer() {
+                Ok(writer) => Through::Writer(writer),
+                Err(cause) => Through::Lost(guard.lease(), cause),
             },
             State::Done { lease, end, .. } => match end.lost() {
                 Some(cause) => Through::Lost(lease.clone(), cause.clone()),
                 None => Through::Ended,
             },
             State::Ready(_) | State::Busy => Through::NotHeld,
-        });
-        match outcome {
-            Through::Done(result) => result.py(py),
+        };
+        match found {
+            Through::Writer(writer) => py.detach(|| call(&writer)).py(py),
             Through::Lost(lease, cause) => Err(lost_error(py, &lease, &cause)),
             Through::Ended => Err(PyRuntimeError::new_err(
                 "the lease was released: nothing more is written through it",
@@ -217,8 +217,8 @@ impl KeepAlive {
 }
 
 /// What a write through the lease found.
-enum Through<T> {
-    Done(fencing::Result<T>),
+enum Through {
+    Writer(LeaseWriter),
     Lost(fencing::Lease, Error),
     Ended,
     NotHeld,
