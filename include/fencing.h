@@ -631,7 +631,8 @@ fencing_status fencing_hold_start(const struct fencing_store *store,
 /**
  * FENCING_OK while the lease is held; once it is lost, the loss
  * (LEASE_LOST, CLOSED or BACKEND, details in `fencing_last_error`). Call it
- * before each protected step; present the hold's token with every write.
+ * before each protected step; write through the hold (`fencing_hold_put`
+ * and the rest), which presents the lease's own scope and token.
  */
 fencing_status fencing_hold_check(const struct fencing_hold *hold);
 
@@ -1054,6 +1055,56 @@ fencing_status fencing_token_parse(const char *text, uint64_t *out);
  * text does not fit.
  */
 fencing_status fencing_token_format(uint64_t value, char *buf, size_t len, size_t *out_n);
+
+/**
+ * `fencing_put` in the hold's scope with the hold's token: stores
+ * `value_len` bytes at `value` (NULL allowed when `value_len` is 0) under
+ * `key`; STALE_TOKEN once a newer holder's token was accepted.
+ */
+fencing_status fencing_hold_put(const struct fencing_hold *hold,
+                                const char *key,
+                                const uint8_t *value,
+                                size_t value_len,
+                                struct fencing_receipt *out_receipt);
+
+/**
+ * `fencing_delete` in the hold's scope with the hold's token (NOT_FOUND
+ * when the key does not exist; the receipt's version is 0).
+ */
+fencing_status fencing_hold_delete(const struct fencing_hold *hold,
+                                   const char *key,
+                                   struct fencing_receipt *out_receipt);
+
+/**
+ * `fencing_execute` through the hold: one put or delete with its condition.
+ */
+fencing_status fencing_hold_execute(const struct fencing_hold *hold,
+                                    const struct fencing_op *op,
+                                    struct fencing_receipt *out_receipt);
+
+/**
+ * `fencing_apply` through the hold: `ops_len` puts and deletes (1..=1000)
+ * under one check, all or nothing; one receipt per op in `out_receipts`.
+ */
+fencing_status fencing_hold_apply(const struct fencing_hold *hold,
+                                  const struct fencing_op *ops,
+                                  size_t ops_len,
+                                  struct fencing_receipt *out_receipts);
+
+/**
+ * `fencing_claim` through the hold: raises its scope's fence to its token.
+ */
+fencing_status fencing_hold_claim(const struct fencing_hold *hold);
+
+/**
+ * `fencing_get` in the hold's scope, checked with the hold's token
+ * (STALE_TOKEN once a newer one was accepted). Writes a new entry to
+ * `*out_entry`, or NULL when there is none (free it with
+ * `fencing_entry_free`).
+ */
+fencing_status fencing_hold_get(const struct fencing_hold *hold,
+                                const char *key,
+                                struct fencing_entry **out_entry);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -194,6 +194,22 @@ export declare class HeldLease {
   /** Throws `lost` if the lease was lost. */
   check(): void
   /**
+   * `store.put` in this lease's scope with its token, so the two cannot
+   * disagree; rejects with the loss, writing nothing, once the lease is known
+   * lost, and with StaleTokenError when a newer holder's token was accepted.
+   */
+  put(key: string, value: Buffer | Uint8Array | string, options?: LeaseWriteOptions): Promise<Receipt>
+  /** `put` on the calling thread, like `store.putSync`. */
+  putSync(key: string, value: Buffer | Uint8Array | string, options?: LeaseWriteOptions): Receipt
+  /** `store.delete` in this lease's scope with its token. */
+  delete(key: string, options?: LeaseWriteOptions): Promise<Receipt>
+  /** `store.apply` in this lease's scope with its token: all or nothing. */
+  apply(ops: BatchOp[]): Promise<Receipt[]>
+  /** `store.claim`: raises this lease's scope's fence to its token. */
+  claim(): Promise<void>
+  /** `store.get` in this lease's scope, checked with its token (StaleTokenError once a newer one was accepted). */
+  get(key: string): Promise<Entry | null>
+  /**
    * Stops renewing and releases: true if the lease was held to the end,
    * false if it was lost (see `lost`) or already ended; rejects with CLOSED
    * (or the store's failure) when it cannot be released.
@@ -205,6 +221,11 @@ export declare class HeldLease {
   unref(): this
   /** `await using`: ends the lease, throwing the loss if it was lost. */
   [Symbol.asyncDispose](): Promise<void>
+}
+
+/** Options of a write through a held lease (the token and scope are the lease's). */
+export interface LeaseWriteOptions {
+  expectedVersion?: TokenLike
 }
 
 /** `lease()` and `withLease()` options: the lease's, and an AbortSignal. */

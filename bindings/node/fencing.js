@@ -352,6 +352,40 @@ class HeldLease {
     if (lost !== null) throw lost
   }
 
+  // Writes through the lease (docs/semantics.md, "Writing through a held
+  // lease"): its own scope and token; a loss already known rejects with it
+  // and writes nothing.
+
+  /** `store.put` in this lease's scope with its token. */
+  async put(key, value, options) {
+    try { return await this.#keeper.put(key, value, options) } catch (e) { throw fencingError(e) }
+  }
+
+  /** `put` on the calling thread, like `store.putSync`. */
+  putSync(key, value, options) {
+    try { return this.#keeper.putSync(key, value, options) } catch (e) { throw fencingError(e) }
+  }
+
+  /** `store.delete` in this lease's scope with its token. */
+  async delete(key, options) {
+    try { return await this.#keeper.delete(key, options) } catch (e) { throw fencingError(e) }
+  }
+
+  /** `store.apply` in this lease's scope with its token: all or nothing. */
+  async apply(ops) {
+    try { return await this.#keeper.apply(ops) } catch (e) { throw fencingError(e) }
+  }
+
+  /** `store.claim`: raises this lease's scope's fence to its token. */
+  async claim() {
+    try { return await this.#keeper.claim() } catch (e) { throw fencingError(e) }
+  }
+
+  /** `store.get` in this lease's scope, checked with its token. */
+  async get(key) {
+    try { return await this.#keeper.get(key) } catch (e) { throw fencingError(e) }
+  }
+
   /**
    * Stops renewing and releases: resolves to true if the lease was held to
    * the end, false if it was lost (then `lost` says how) or already ended;

@@ -11,6 +11,13 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /** A lease held alive in the background. Made by `NativeStore.lease()`. */
 export declare class NativeKeepAlive {
+  put(key: string, value: Buffer | Uint8Array | string, options?: { expectedVersion?: TokenLike }): Promise<Receipt>
+  /** `put` on the calling thread, like `NativeStore.putSync`. */
+  putSync(key: string, value: Buffer | Uint8Array | string, options?: { expectedVersion?: TokenLike }): Receipt
+  delete(key: string, options?: { expectedVersion?: TokenLike }): Promise<Receipt>
+  apply(ops: BatchOp[]): Promise<Receipt[]>
+  claim(): Promise<void>
+  get(key: string): Promise<Entry | null>
   /** The lease as last renewed. */
   get lease(): Lease
   /**

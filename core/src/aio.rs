@@ -8,11 +8,11 @@
 //! ```no_run
 //! # async fn demo() -> fencing::Result<()> {
 //! use std::time::Duration;
-//! use fencing::{aio, Fence};
+//! use fencing::aio;
 //!
 //! let store = aio::Store::open("sqlite:fencing.db").await?;
 //! let guard = store.lease("report:7", "worker-a", Duration::from_secs(30)).await?;
-//! store.put("report:7", "body", b"the report".to_vec(), Fence::new(guard.token())).await?;
+//! guard.put("body", b"the report".to_vec()).await?; // the lease's scope and token
 //! guard.check()?; // or race the work against `guard.lost()`
 //! guard.release().await?;
 //! # Ok(()) }
@@ -232,6 +232,42 @@ impl LeaseGuard {
     /// `Ok` while the lease is held; the loss after ([`crate::LeaseGuard::check`]).
     pub fn check(&self) -> Result<()> {
         self.inner().check()
+    }
+
+    // Writes through the lease ([`crate::LeaseGuard::put`] and the rest):
+    // the lease's own scope and token, or the loss already known, with
+    // nothing written; the call runs on the blocking pool.
+
+    pub async fn put(&self, key: &str, value: Vec<u8>) -> Result<Receipt> {
+        let (t, key) = (self.inner().writer()?, key.to_owned());
+        off_executor(move || t.put(&key, &value)).await?
+    }
+
+    pub async fn delete(&self, key: &str) -> Result<Receipt> {
+        let (t, key) = (self.inner().writer()?, key.to_owned());
+        off_executor(move || t.delete(&key)).await?
+    }
+
+    pub async fn execute(&self, op: Op) -> Result<Receipt> {
+        let t = self.inner().writer()?;
+        off_executor(move || t.execute(op)).await?
+    }
+
+    pub async fn apply(&self, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let t = self.inner().writer()?;
+        off_executor(move || t.apply(ops)).await?
+    }
+
+    pub async fn claim(&self) -> Result<()> {
+        let t = self.inner().writer()?;
+        off_executor(move || t.claim()).await?
+    }
+
+    /// A read checked with the lease's fence (`STALE_TOKEN` once a newer
+    /// token was accepted in the scope).
+    pub async fn get(&self, key: &str) -> Result<Option<Entry>> {
+        let (t, key) = (self.inner().writer()?, key.to_owned());
+        off_executor(move || t.get(&key)).await?
     }
 
     /// Resolves with the loss once the lease is lost (at once if it is).

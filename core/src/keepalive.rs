@@ -11,8 +11,10 @@
 
 mod end;
 mod threads;
+mod write;
 
 pub use end::{LeaseEnd, WorkOutcome};
+pub use write::LeaseWriter;
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
@@ -89,8 +91,9 @@ impl Shared {
 }
 
 /// Keeps a lease alive until dropped (or [`LeaseGuard::release`]d). Check
-/// [`LeaseGuard::check`] before each protected step, and always present
-/// [`LeaseGuard::token`] with the writes: the fence, not this guard, is
+/// [`LeaseGuard::check`] before each protected step, and write through the
+/// guard ([`LeaseGuard::put`], `delete`, `apply`, `claim`, `get`), which
+/// presents the lease's own scope and token: the fence, not this guard, is
 /// what makes a stale write harmless.
 pub struct LeaseGuard {
     store: Store,

@@ -43,7 +43,7 @@ pub use events::{
     Events, LastWrite, RecordedRejection, MAX_EVENTS_LIMIT, RECORD_BURST, RECORD_INTERVAL,
     REJECTION_LOG,
 };
-pub use keepalive::{LeaseEnd, LeaseGuard, OnLost, WorkOutcome};
+pub use keepalive::{LeaseEnd, LeaseGuard, LeaseWriter, OnLost, WorkOutcome};
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
 pub use rules::FAILOVER_STEP;
 pub use sqlstate::SQLSTATES;

@@ -27,7 +27,7 @@ pub type fencing_on_lost =
 /// freed by `fencing_hold_finish` (or `fencing_hold_free`). Any thread may
 /// call `fencing_hold_check` and `fencing_hold_lease` on it at once.
 pub struct fencing_hold {
-    guard: LeaseGuard,
+    pub(crate) guard: LeaseGuard,
 }
 
 /// `user_data` crosses to the keep-alive thread: by `fencing_hold_start`'s
@@ -89,7 +89,8 @@ pub extern "C" fn fencing_hold_start(
 
 /// FENCING_OK while the lease is held; once it is lost, the loss
 /// (LEASE_LOST, CLOSED or BACKEND, details in `fencing_last_error`). Call it
-/// before each protected step; present the hold's token with every write.
+/// before each protected step; write through the hold (`fencing_hold_put`
+/// and the rest), which presents the lease's own scope and token.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_hold_check(hold: *const fencing_hold) -> fencing_status {
     boundary(|| {

@@ -24,12 +24,15 @@ mod status;
 mod store;
 mod token;
 mod types;
+// After the store's own functions, so that the header declares their types first.
+mod hold_write;
 
 pub use boundary::{
     fencing_error, fencing_last_error, fencing_last_error_message, fencing_status_name,
 };
 pub use events::*;
 pub use hold::*;
+pub use hold_write::*;
 pub use results::*;
 pub use sqlite_check::fencing_error_from_sqlite;
 pub use sqlstate::fencing_error_from_sqlstate;

@@ -85,6 +85,26 @@ impl NativeKeepAlive {
         f(&mut state)
     }
 
+    pub(crate) fn inline(&self) -> bool {
+        self.inline
+    }
+
+    /// The writer for one call through the lease (the core checks the
+    /// loss); once ended, the loss, or a refusal after a release.
+    pub(crate) fn writer(&self) -> fencing::Result<fencing::LeaseWriter> {
+        self.with(|s| match (&s.guard, &s.end) {
+            (Some(g), _) => g.writer(),
+            (None, Some(end)) => Err(end.lost().cloned().unwrap_or_else(|| {
+                fencing::Error::InvalidArgument(
+                    "the lease was released: nothing more is written through it".into(),
+                )
+            })),
+            (None, None) => Err(fencing::Error::InvalidArgument(
+                "the lease is being ended by another call".into(),
+            )),
+        })
+    }
+
     /// Ends the guard through the core once; later calls get the same
     /// verdict, judged with their own work outcome.
     fn end<'env, T: napi::bindgen_prelude::ToNapiValue + 'static>(

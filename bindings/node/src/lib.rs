@@ -11,6 +11,7 @@
 
 mod convert;
 mod errors;
+mod held_write;
 mod keepalive;
 mod run;
 mod sqlite_check;

@@ -2,6 +2,9 @@
 //! The guard renews on its own thread (no GIL needed); this object only
 //! starts it, reports on it, and stops and releases it at exit.
 
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -9,10 +12,12 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, WorkOutcome};
+use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, LeaseWriter, Op, WorkOutcome};
 
+use crate::convert::{self, text};
 use crate::errors::{build, set_lease_lost, to_py, IntoPyResult};
-use crate::types::Lease;
+use crate::store::ops_of;
+use crate::types::{Entry, Lease, Receipt};
 
 enum Plan {
     Acquire {
@@ -42,8 +47,9 @@ enum State {
 /// about every ttl/3 and releases it at exit. Made by ``Store.lease()``
 /// (acquires on entry) or ``Store.keep_alive(lease)``.
 ///
-/// Present ``token`` with every write: the fence, not this object, is what
-/// makes a late write harmless. If a renewal fails (the lease expired
+/// Write through it (``put``, ``delete``, ``apply``, ``claim``, ``get``):
+/// the lease's own scope and token go with every call. The fence, not this
+/// object, is what makes a late write harmless. If a renewal fails (the lease expired
 /// during a pause, another holder took over, the store closed), ``lost``
 /// turns true, ``check()`` raises, and leaving the block raises
 /// LeaseLostError; a loss is never silent.
@@ -51,6 +57,24 @@ enum State {
 pub struct KeepAlive {
     store: fencing::Store,
     state: Mutex<State>,
+    /// Readable once the lease is lost (a byte from the guard's loss
+    /// callback) or the guard has ended (end of file): what `fencing.aio`
+    /// waits on with the event loop, never holding a thread or the GIL.
+    loss_signal: Option<UnixStream>,
+    /// The other end, until a guard's callback takes it.
+    loss_writer: Mutex<Option<UnixStream>>,
+}
+
+/// The loss signal's two ends (see `KeepAlive::loss_signal`); none when
+/// the process has no socket left (then `fencing.aio` cannot wait for it).
+fn loss_pair() -> (Option<UnixStream>, Option<UnixStream>) {
+    match UnixStream::pair() {
+        Ok((reader, writer)) => {
+            let _ = writer.set_nonblocking(true);
+            (Some(reader), Some(writer))
+        }
+        Err(_) => (None, None),
+    }
 }
 
 fn not_active(what: &str) -> PyErr {
@@ -81,8 +105,11 @@ impl KeepAlive {
         ttl: Duration,
         timeout: Option<Duration>,
     ) -> Self {
+        let (loss_signal, writer) = loss_pair();
         KeepAlive {
             store,
+            loss_signal,
+            loss_writer: Mutex::new(writer),
             state: Mutex::new(State::Ready(Plan::Acquire {
                 scope,
                 holder,
@@ -93,10 +120,26 @@ impl KeepAlive {
     }
 
     pub fn keeping(store: fencing::Store, lease: fencing::Lease) -> Self {
+        let (loss_signal, writer) = loss_pair();
         KeepAlive {
             store,
+            loss_signal,
+            loss_writer: Mutex::new(writer),
             state: Mutex::new(State::Ready(Plan::Keep(lease))),
         }
+    }
+
+    /// The guard's loss callback: one byte on the loss signal. Dropping it
+    /// (when the guard ends) closes the writer, which the reader sees too.
+    fn on_lost(&self) -> Option<fencing::OnLost> {
+        let writer = self
+            .loss_writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()?;
+        Some(Box::new(move |_: &Error| {
+            let _ = (&writer).write(&[1]);
+        }))
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -115,6 +158,37 @@ impl KeepAlive {
             State::Ready(Plan::Keep(lease)) => Ok((lease.clone(), None, Duration::ZERO)),
             State::Ready(Plan::Acquire { .. }) => Err(not_active("enter the with block first")),
             State::Busy => Err(not_active("it is being acquired or released")),
+        }
+    }
+
+    /// Runs one write (or checked read) through the running guard: the
+    /// lease's own scope and token (docs/semantics.md, "Writing through a
+    /// held lease"). A loss the keep-alive knows raises as ``check()`` does
+    /// and writes nothing. The call runs without the GIL and without the
+    /// state locked, so other threads read the lease meanwhile.
+    fn through<T: Send>(
+        &self,
+        py: Python<'_>,
+        call: impl FnOnce(&LeaseWriter) -> fencing::Result<T> + Send,
+    ) -> PyResult<T> {
+        let found = match &*self.state() {
+            State::Running(guard) => match guard.writer() {
+                Ok(writer) => Through::Writer(writer),
+                Err(cause) => Through::Lost(guard.lease(), cause),
+            },
+            State::Done { lease, end, .. } => match end.lost() {
+                Some(cause) => Through::Lost(lease.clone(), cause.clone()),
+                None => Through::Ended,
+            },
+            State::Ready(_) | State::Busy => Through::NotHeld,
+        };
+        match found {
+            Through::Writer(writer) => py.detach(|| call(&writer)).py(py),
+            Through::Lost(lease, cause) => Err(lost_error(py, &lease, &cause)),
+            Through::Ended => Err(PyRuntimeError::new_err(
+                "the lease was released: nothing more is written through it",
+            )),
+            Through::NotHeld => Err(not_active("enter the with block first")),
         }
     }
 
@@ -142,6 +216,14 @@ impl KeepAlive {
     }
 }
 
+/// What a write through the lease found.
+enum Through {
+    Writer(LeaseWriter),
+    Lost(fencing::Lease, Error),
+    Ended,
+    NotHeld,
+}
+
 #[pymethods]
 impl KeepAlive {
     /// Acquires the lease (for ``Store.lease()``) and starts renewing it.
@@ -161,6 +243,7 @@ impl KeepAlive {
             }
         };
         let store = &this.store;
+        let on_lost = this.on_lost();
         let started = match &plan {
             Plan::Acquire {
                 scope,
@@ -168,9 +251,12 @@ impl KeepAlive {
                 ttl,
                 timeout,
             } => py
-                .detach(|| store.lease_wait(scope, holder, *ttl, *timeout, None))
+                .detach(|| store.lease_wait(scope, holder, *ttl, *timeout, on_lost))
                 .py(py),
-            Plan::Keep(lease) => Ok(py.detach(|| store.keep_alive(lease.clone()))),
+            Plan::Keep(lease) => Ok(py.detach(|| match on_lost {
+                Some(call) => store.keep_alive_with(lease.clone(), call),
+                None => store.keep_alive(lease.clone()),
+            })),
         };
         let mut state = this.state();
         match started {
@@ -303,6 +389,83 @@ impl KeepAlive {
     #[getter]
     fn last_lateness(&self) -> PyResult<f64> {
         Ok(self.snapshot()?.2.as_secs_f64())
+    }
+
+    /// A file descriptor that turns readable once the lease is lost or the
+    /// keep-alive has ended (for ``fencing.aio``'s ``wait_lost``); owned by
+    /// this object, never to be read or closed by the caller.
+    fn _loss_fd(&self) -> PyResult<i32> {
+        self.loss_signal
+            .as_ref()
+            .map(|r| r.as_raw_fd())
+            .ok_or_else(|| {
+                PyRuntimeError::new_err("no loss signal: the process has no socket left")
+            })
+    }
+
+    /// Stores ``value`` (bytes-like) under ``key`` in the
+    /// lease's scope with the lease's token: ``Store.put`` through the lease,
+    /// so the scope and the token cannot disagree. Raises the loss
+    /// (LeaseLostError) without writing when the lease is known lost, and
+    /// StaleTokenError when a newer holder's token was accepted.
+    #[pyo3(signature = (key, value, *, expected_version=None))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        expected_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Receipt> {
+        let key = text(py, key, "key")?;
+        let value = convert::bytes(py, value, "value")?;
+        let expected = convert::optional_count(py, expected_version, "expected_version")?;
+        let op = Op::put(String::from(&*key), value.to_vec());
+        let op = match expected {
+            Some(v) => op.if_version(v),
+            None => op,
+        };
+        self.through(py, |g| g.execute(op)).map(Receipt::from)
+    }
+
+    /// Deletes ``key`` in the lease's scope with the lease's token
+    /// (``Store.delete`` through the lease).
+    #[pyo3(signature = (key, *, expected_version=None))]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        expected_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Receipt> {
+        let key = text(py, key, "key")?;
+        let expected = convert::optional_count(py, expected_version, "expected_version")?;
+        let op = Op::delete(String::from(&*key));
+        let op = match expected {
+            Some(v) => op.if_version(v),
+            None => op,
+        };
+        self.through(py, |g| g.execute(op)).map(Receipt::from)
+    }
+
+    /// ``Store.apply`` through the lease: several ``Put``/``Delete`` in the
+    /// lease's scope under one check, all or nothing.
+    fn apply(&self, py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Vec<Receipt>> {
+        let batch = ops_of(py, ops)?;
+        let receipts = self.through(py, |g| g.apply(batch))?;
+        Ok(receipts.into_iter().map(Receipt::from).collect())
+    }
+
+    /// ``Store.claim`` through the lease: raises the scope's fence to the
+    /// lease's token, shutting older holders out before this one reads.
+    fn claim(&self, py: Python<'_>) -> PyResult<()> {
+        self.through(py, |g| g.claim())
+    }
+
+    /// ``Store.get`` in the lease's scope, checked with the lease's token:
+    /// StaleTokenError once a newer holder's token was accepted.
+    fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Entry>> {
+        let key = text(py, key, "key")?;
+        let entry = self.through(py, |g| g.get(&key))?;
+        Ok(entry.map(|e| Entry::new(py, e)))
     }
 
     fn __repr__(&self) -> String {

@@ -374,32 +374,7 @@ impl Store {
         holder: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Receipt>> {
         let scope = text(py, scope, "scope")?;
-        let not_ops = || {
-            invalid(
-                py,
-                "ops must be an iterable of fencing.Put and fencing.Delete",
-            )
-        };
-        if ops.is_instance_of::<PyString>() {
-            return Err(not_ops());
-        }
-        let mut batch = Vec::new();
-        for item in ops.try_iter().map_err(|_| not_ops())? {
-            let item = item?;
-            if let Ok(p) = item.cast::<Put>() {
-                batch.push(p.get().op.clone());
-            } else if let Ok(d) = item.cast::<Delete>() {
-                batch.push(d.get().op.clone());
-            } else {
-                return Err(invalid(
-                    py,
-                    format!(
-                        "ops must hold fencing.Put and fencing.Delete, got {}",
-                        item.get_type().qualname()?
-                    ),
-                ));
-            }
-        }
+        let batch = ops_of(py, ops)?;
         let fence = fence(py, token, seq, holder)?;
         let receipts = py
             .detach(|| self.inner.apply(&scope, &fence, batch))
@@ -593,4 +568,35 @@ impl Store {
         out.set_item("last_writes", last_writes)?;
         Ok(out)
     }
+}
+
+/// The operations of an ``apply`` call: an iterable of ``Put`` and ``Delete``.
+pub(crate) fn ops_of(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Vec<Op>> {
+    let not_ops = || {
+        invalid(
+            py,
+            "ops must be an iterable of fencing.Put and fencing.Delete",
+        )
+    };
+    if ops.is_instance_of::<PyString>() {
+        return Err(not_ops());
+    }
+    let mut batch = Vec::new();
+    for item in ops.try_iter().map_err(|_| not_ops())? {
+        let item = item?;
+        if let Ok(p) = item.cast::<Put>() {
+            batch.push(p.get().op.clone());
+        } else if let Ok(d) = item.cast::<Delete>() {
+            batch.push(d.get().op.clone());
+        } else {
+            return Err(invalid(
+                py,
+                format!(
+                    "ops must hold fencing.Put and fencing.Delete, got {}",
+                    item.get_type().qualname()?
+                ),
+            ));
+        }
+    }
+    Ok(batch)
 }

@@ -220,6 +220,19 @@ class KeepAlive:
         it was lost; raises ClosedError (or the backend's error) when that cannot be told."""
     def check(self) -> None:
         """Raises the error that ended the lease (LeaseLostError, ...) if it is gone."""
+    def put(self, key: str, value: _Bytes, *, expected_version: Optional[int] = None) -> Receipt:
+        """``Store.put`` in the lease's scope with the lease's token; raises the
+        loss without writing when the lease is known lost."""
+    def delete(self, key: str, *, expected_version: Optional[int] = None) -> Receipt:
+        """``Store.delete`` in the lease's scope with the lease's token."""
+    def apply(self, ops: Iterable[Union[Put, Delete]]) -> builtins.list[Receipt]:
+        """``Store.apply`` in the lease's scope with the lease's token."""
+    def claim(self) -> None:
+        """Raises the lease's scope's fence to the lease's token."""
+    def get(self, key: str) -> Optional[Entry]:
+        """``Store.get`` in the lease's scope, checked with the lease's token."""
+    def _loss_fd(self) -> int:
+        """Readable once the lease is lost or the keep-alive ended (for fencing.aio)."""
     @property
     def lost(self) -> bool:
         """Whether the lease is lost (or may be: its deadline passed)."""

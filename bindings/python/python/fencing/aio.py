@@ -152,6 +152,8 @@ class KeepAlive:
     def __init__(self, keeper: _native.KeepAlive, waits: bool = False) -> None:
         self._keeper = keeper
         self._waits = waits
+        self._signalled: Optional[asyncio.Future[None]] = None
+        self._waiters = 0
 
     @property
     def sync(self) -> _native.KeepAlive:
@@ -182,10 +184,64 @@ class KeepAlive:
         """Raises LeaseLostError if the lease was lost."""
         self._keeper.check()
 
+    async def put(
+        self, key: str, value: Bytes, *, expected_version: Optional[int] = None
+    ) -> Receipt:
+        """``Store.put`` in the lease's scope with the lease's token; raises the
+        loss without writing when the lease is known lost."""
+        return await _run(self._keeper.put, key, value, expected_version=expected_version)
+
+    async def delete(self, key: str, *, expected_version: Optional[int] = None) -> Receipt:
+        """``Store.delete`` in the lease's scope with the lease's token."""
+        return await _run(self._keeper.delete, key, expected_version=expected_version)
+
+    async def apply(self, ops: Iterable[Union[Put, Delete]]) -> List[Receipt]:
+        """``Store.apply`` in the lease's scope with the lease's token."""
+        return await _run(self._keeper.apply, list(ops))
+
+    async def claim(self) -> None:
+        """Raises the lease's scope's fence to the lease's token."""
+        await _run(self._keeper.claim)
+
+    async def get(self, key: str) -> Optional[Entry]:
+        """``Store.get`` in the lease's scope, checked with the lease's token."""
+        return await _run(self._keeper.get, key)
+
     @property
     def lost(self) -> bool:
         """Whether renewing failed for good."""
         return self._keeper.lost
+
+    async def wait_lost(self) -> Optional[BaseException]:
+        """Waits, without a thread, until the lease is lost or the keep-alive
+        has ended: returns the loss (what ``lost_error`` holds, also for a
+        loss found only at the end), or None when it ended held. Race it
+        against the work: ``asyncio.wait({work, asyncio.create_task(lease.wait_lost())},
+        return_when=FIRST_COMPLETED)``. Needs a loop with ``add_reader``
+        (the default one on Unix)."""
+        if not self._keeper.lost and self._keeper.active:
+            loop = asyncio.get_running_loop()
+            fd = self._keeper._loss_fd()
+            if self._signalled is None:
+                signalled: asyncio.Future[None] = loop.create_future()
+
+                def readable() -> None:
+                    if not signalled.done():
+                        signalled.set_result(None)
+
+                loop.add_reader(fd, readable)
+                self._signalled, self._waiters = signalled, 0
+            self._waiters += 1
+            try:
+                await asyncio.shield(self._signalled)
+            finally:
+                # The last waiter unregisters, so no reader outlives the waits
+                # (the descriptor closes with the lease object).
+                self._waiters -= 1
+                if self._waiters == 0:
+                    loop.remove_reader(fd)
+                    self._signalled = None
+        return self._keeper.lost_error
 
     @property
     def lost_error(self) -> Optional[BaseException]:
