@@ -307,42 +307,6 @@ typedef struct fencing_error {
 } fencing_error;
 
 /**
- * Called once, on the hold's own keep-alive thread (not the caller's),
- * when the lease is lost: `status` is why (LEASE_LOST, CLOSED or BACKEND),
- * `user_data` what `fencing_hold_start` was given. It must return promptly and
- * must not finish or free the hold; set a flag, and let the thread doing
- * the work call `fencing_hold_check` or `fencing_hold_finish`. Never called
- * once `fencing_hold_finish` has returned.
- */
-typedef void (*fencing_on_lost)(fencing_status status, void *user_data);
-
-/**
- * A lease: permission with a deadline.
- */
-typedef struct fencing_lease {
-  uint64_t token;
-  uint64_t ttl_ms;
-  /**
-   * Time left when the store produced this value, on the store's own
-   * clock (client clock skew does not distort it).
-   */
-  uint64_t remaining_ms;
-  /**
-   * The expiry as wall-clock time, milliseconds since the Unix epoch.
-   */
-  uint64_t expires_at_ms;
-  /**
-   * The holder label, NUL-terminated UTF-8.
-   */
-  char holder[FENCING_HOLDER_CAPACITY];
-  /**
-   * The scope the lease is on, NUL-terminated UTF-8: the struct is
-   * self-contained (no pointer, nothing to free), like `holder`.
-   */
-  char scope[FENCING_SCOPE_CAPACITY];
-} fencing_lease;
-
-/**
  * One rejection as the store recorded it; its strings belong to the
  * snapshot it came from.
  */
@@ -399,6 +363,42 @@ typedef struct fencing_last_write {
    */
   uint64_t at_ms;
 } fencing_last_write;
+
+/**
+ * Called once, on the hold's own keep-alive thread (not the caller's),
+ * when the lease is lost: `status` is why (LEASE_LOST, CLOSED or BACKEND),
+ * `user_data` what `fencing_hold_start` was given. It must return promptly and
+ * must not finish or free the hold; set a flag, and let the thread doing
+ * the work call `fencing_hold_check` or `fencing_hold_finish`. Never called
+ * once `fencing_hold_finish` has returned.
+ */
+typedef void (*fencing_on_lost)(fencing_status status, void *user_data);
+
+/**
+ * A lease: permission with a deadline.
+ */
+typedef struct fencing_lease {
+  uint64_t token;
+  uint64_t ttl_ms;
+  /**
+   * Time left when the store produced this value, on the store's own
+   * clock (client clock skew does not distort it).
+   */
+  uint64_t remaining_ms;
+  /**
+   * The expiry as wall-clock time, milliseconds since the Unix epoch.
+   */
+  uint64_t expires_at_ms;
+  /**
+   * The holder label, NUL-terminated UTF-8.
+   */
+  char holder[FENCING_HOLDER_CAPACITY];
+  /**
+   * The scope the lease is on, NUL-terminated UTF-8: the struct is
+   * self-contained (no pointer, nothing to free), like `holder`.
+   */
+  char scope[FENCING_SCOPE_CAPACITY];
+} fencing_lease;
 
 /**
  * One rejected fenced operation (STALE_TOKEN or SEQUENCE_OUT_OF_ORDER).
@@ -609,6 +609,48 @@ fencing_status fencing_last_error_message(char *buf, size_t len, size_t *out_n);
 const char *fencing_status_name(uint32_t status);
 
 /**
+ * Writes a snapshot of the store's record, shared by every process using
+ * the store, to `*out_events`: the newest `limit` (1..=256) recorded
+ * rejections and last writes, of `scope`, or of every scope when `scope` is
+ * NULL. Free it with `fencing_events_free`.
+ */
+fencing_status fencing_events_snapshot(const struct fencing_store *store,
+                                       const char *scope,
+                                       size_t limit,
+                                       struct fencing_events **out_events);
+
+/**
+ * The number of rejections in the snapshot (0 for NULL).
+ */
+size_t fencing_events_rejection_count(const struct fencing_events *events);
+
+/**
+ * Writes rejection `index` (0 = newest) to `*out`; its strings stay valid
+ * until the snapshot is freed. INVALID_ARGUMENT when `index` is out of range.
+ */
+fencing_status fencing_events_rejection(const struct fencing_events *events,
+                                        size_t index,
+                                        struct fencing_recorded_rejection *out);
+
+/**
+ * The number of last writes in the snapshot (0 for NULL).
+ */
+size_t fencing_events_last_write_count(const struct fencing_events *events);
+
+/**
+ * Writes last write `index` (0 = newest) to `*out`; its strings stay valid
+ * until the snapshot is freed. INVALID_ARGUMENT when `index` is out of range.
+ */
+fencing_status fencing_events_last_write(const struct fencing_events *events,
+                                         size_t index,
+                                         struct fencing_last_write *out);
+
+/**
+ * Frees a snapshot from `fencing_events_snapshot`. NULL is a no-op.
+ */
+void fencing_events_free(struct fencing_events *events);
+
+/**
  * Acquires the scope's lease for `holder` (waiting up to `timeout_ms` of
  * real time when it is not 0, as `fencing_acquire_wait` does) and keeps it
  * alive until `fencing_hold_finish`; writes the new hold to `*out_hold`.
@@ -663,48 +705,6 @@ fencing_status fencing_hold_finish(struct fencing_hold *hold,
  * releases the lease if it is still held, like dropping the guard.
  */
 void fencing_hold_free(struct fencing_hold *hold);
-
-/**
- * Writes a snapshot of the store's record, shared by every process using
- * the store, to `*out_events`: the newest `limit` (1..=256) recorded
- * rejections and last writes, of `scope`, or of every scope when `scope` is
- * NULL. Free it with `fencing_events_free`.
- */
-fencing_status fencing_events_snapshot(const struct fencing_store *store,
-                                       const char *scope,
-                                       size_t limit,
-                                       struct fencing_events **out_events);
-
-/**
- * The number of rejections in the snapshot (0 for NULL).
- */
-size_t fencing_events_rejection_count(const struct fencing_events *events);
-
-/**
- * Writes rejection `index` (0 = newest) to `*out`; its strings stay valid
- * until the snapshot is freed. INVALID_ARGUMENT when `index` is out of range.
- */
-fencing_status fencing_events_rejection(const struct fencing_events *events,
-                                        size_t index,
-                                        struct fencing_recorded_rejection *out);
-
-/**
- * The number of last writes in the snapshot (0 for NULL).
- */
-size_t fencing_events_last_write_count(const struct fencing_events *events);
-
-/**
- * Writes last write `index` (0 = newest) to `*out`; its strings stay valid
- * until the snapshot is freed. INVALID_ARGUMENT when `index` is out of range.
- */
-fencing_status fencing_events_last_write(const struct fencing_events *events,
-                                         size_t index,
-                                         struct fencing_last_write *out);
-
-/**
- * Frees a snapshot from `fencing_events_snapshot`. NULL is a no-op.
- */
-void fencing_events_free(struct fencing_events *events);
 
 /**
  * The entry's value: `fencing_entry_value_len` bytes, valid until the entry
