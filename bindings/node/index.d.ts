@@ -21,18 +21,39 @@ export declare class NativeKeepAlive {
   /** The lease as last renewed. */
   get lease(): Lease
   /**
-   * The error that ended the keep-alive (usually LEASE_LOST), or null
-   * while the lease is held.
+   * The error that ended the keep-alive (usually LEASE_LOST), or the
+   * loss found at the end; null while the lease is held.
    */
   get lost(): Error | null
   /**
-   * Stops renewing and releases the lease; resolves to whether it was
-   * still current (false once lost, or when already released).
+   * Ends the held lease (stop renewing, release) and resolves to the
+   * core's verdict, judged with whether the work failed.
+   */
+  finish(workFailed: boolean): Promise<LeaseVerdict>
+  /**
+   * Ends the held lease and resolves to true if it was held to the end,
+   * false if it was lost (or already ended); rejects with CLOSED or the
+   * store's failure when it could not be released.
    */
   release(): Promise<boolean>
+  /**
+   * Stops the keep-alive from holding the process open (the lease is
+   * still renewed while the process runs).
+   */
+  unref(): void
 }
 
-/** A handle on one fencing store (the core's `Store`). Made by `open()`. */
+/**
+ * A handle on one fencing store (the core's `Store`). Made by `open()`.
+ *
+ * `close()` lets go of the core store at once rather than when V8 collects
+ * this handle: napi runs a wrapped object's finalizer only from the event
+ * loop, after a collection, so a loop that opens and closes stores without
+ * yielding to the event loop (`await` on settled promises never does) kept
+ * every store's memory (the memory backend's shards, some 18 KiB) until it
+ * ended. A closed handle answers every call through one shared closed
+ * store: the same argument checks first, then CLOSED.
+ */
 export declare class NativeStore {
   nextToken(scope: string): Promise<bigint>
   advanceCounter(scope: string, floor: TokenLike): Promise<bigint>
@@ -138,6 +159,27 @@ export declare function errorFromSqliteMessage(message: string): Error | null
  */
 export declare function errorFromSqlstate(sqlstate: string, detail?: string | null): Error | null
 
+/** Every error code with its class name and details, from the core. */
+export declare function errorSchema(): Array<ErrorSchemaEntry>
+
+/**
+ * One code of the core's list, for `fencing.js` (which makes a class of
+ * each) and the tests (which check that every field arrives).
+ */
+export interface ErrorSchemaEntry {
+  /** The code text: `'STALE_TOKEN'`. */
+  code: string
+  /** The class name: `'StaleTokenError'`. */
+  name: string
+  /** The details' property names: `['scope', 'presented', 'current']`. */
+  fields: Array<string>
+  /**
+   * Each detail's kind, in the same order: `'text'`, `'bigint'`,
+   * `'ms'` (a number of milliseconds), `'bigint|null'`, `'text|null'`.
+   */
+  kinds: Array<string>
+}
+
 /** The store's own record, newest first; never any values. */
 export interface Events {
   rejections: Array<RecordedRejection>
@@ -197,6 +239,16 @@ export interface LeaseRef {
   token: TokenLike
 }
 
+/**
+ * The verdict on a held lease: `released`, or the loss (`lost`), and
+ * whether the work's error is to be attached to it as its cause.
+ */
+export interface LeaseVerdict {
+  released: boolean
+  lost?: Error | null
+  attachWorkError: boolean
+}
+
 /** `list`'s options: keys after `after`, at most `limit` (default 100). */
 export interface ListOptions {
   after?: string
@@ -227,8 +279,15 @@ export interface MetricsSnapshot {
 }
 
 /**
- * Opens the store a URL names (`memory:`, `sqlite:PATH`, with options in
- * the query). Resolves to a native store handle.
+ * Creates or upgrades the schema of the store a URL names, without opening
+ * a store (deploy time: `fencing.check` and `fencing_check` then work before
+ * any process opened the store). Idempotent; `memory:` has no schema.
+ */
+export declare function migrate(url: string): Promise<void>
+
+/**
+ * Opens the store a URL names (`memory:`, `sqlite:PATH`, `postgres://...`,
+ * with options in the query; docs/semantics.md, "URLs and options"). Resolves to a native store handle.
  */
 export declare function open(url: string): Promise<NativeStore>
 
