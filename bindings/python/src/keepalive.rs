@@ -129,14 +129,19 @@ impl KeepAlive {
         }
     }
 
-    /// The guard's loss callback: one byte on the loss signal. Dropping it
-    /// (when the guard ends) closes the writer, which the reader sees too.
+    /// The guard's loss callback: one byte on the loss signal. It writes on
+    /// its own copy of the writer; the signal closes (the reader sees the
+    /// end) once both the guard's copy and ours are gone, and `stop` drops
+    /// ours only after the verdict is stored, so a waiter woken by the end
+    /// always finds it.
     fn on_lost(&self) -> Option<fencing::OnLost> {
         let writer = self
             .loss_writer
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .take()?;
+            .as_ref()?
+            .try_clone()
+            .ok()?;
         Some(Box::new(move |_: &Error| {
             let _ = (&writer).write(&[1]);
         }))
@@ -212,6 +217,13 @@ impl KeepAlive {
             end: end.clone(),
             lateness,
         };
+        // The verdict is in place: now the loss signal may close.
+        drop(
+            self.loss_writer
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take(),
+        );
         Some(end)
     }
 }
