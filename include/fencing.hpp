@@ -15,8 +15,15 @@
 // a NUL-terminated string for the C call; one with a NUL inside is
 // INVALID_ARGUMENT, since C would silently cut it there). Values are bytes.
 //
-// Not here yet: a lease holder that renews in the background (it builds on
-// the C keep-alive handle, which is being added to fencing.h).
+// A lease held through work: store.hold(scope, holder, ttl_ms) returns a
+// fencing::LeaseGuard that the C keep-alive (fencing_hold) renews in the
+// background. Write through it (put, remove, get, claim: the lease's own
+// scope and token), call check() before each protected step, and end it with
+// finish(): the core's one verdict (docs/semantics.md, "Ending a held
+// lease"): released, or the loss (LeaseLostError naming the current lease,
+// ClosedError, BackendError), which wins over the work's error and carries
+// it as cause(). A guard not finished is released by its destructor, which
+// never throws. A loss callback, if given, runs on the keep-alive thread.
 #ifndef FENCING_HPP
 #define FENCING_HPP
 
@@ -218,7 +225,7 @@ namespace nothrow {
 /// (docs/semantics.md, "Ending a held lease"); the destructor of a guard not
 /// finished releases the lease quietly. Movable, not copyable; a moved-from
 /// or finished guard holds nothing, and every call on it is NullParameter.
-/// Any thread may call check(), lease() and the writes at once.
+/// Any thread may call check() and lease() at once (as fencing_hold_check).
 class LeaseGuard {
  public:
   static Result<LeaseGuard> start(const fencing_store *store, std::string_view scope, std::string_view holder,
