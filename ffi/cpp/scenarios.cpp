@@ -341,6 +341,11 @@ json_t *empty(const std::monostate &) { return json_object(); }
 
 // ----- one scenario's store and holds -----
 
+// For the summary: steps run through the face, through the C ABI, and
+// refused by the runner's own decoding (INVALID_ARGUMENT, see above).
+std::size_t steps_face = 0, steps_c = 0, steps_runner = 0;
+bool step_via_c = false;
+
 struct Replay {
   nothrow::Store store;
   // `hold` keeps a lease alive until the scope's `finish` (one per scope);
@@ -376,10 +381,14 @@ struct Replay {
     }
     if (op == "close") return from(store.close(), empty);
     if (op == "advance_clock") {
+      step_via_c = true;
       fencing_status st = fencing_advance_clock(c(), arg_ms(step, "ms"));
       return st == FENCING_OK ? success(json_object()) : c_failure(st);
     }
-    if (op == "metrics") return metrics(c());
+    if (op == "metrics") {
+      step_via_c = true;
+      return metrics(c());
+    }
 
     const std::string scope = arg_string(step, "scope");
     auto token_json = [](std::uint64_t t) { return json_pack("{s:o}", "token", text_of_token(t)); };
@@ -430,6 +439,7 @@ struct Replay {
 
   // The steps the face has no call for, through the C ABI on its handle.
   Outcome execute_c(const std::string &op, const std::string &scope_text, json_t *step) {
+    step_via_c = true;
     const char *scope = c_str(scope_text);
     fencing_receipt receipt{};
     fencing_lease lease{};
@@ -579,11 +589,14 @@ std::string run_step(Replay &replay, json_t *step) {
   json_t *want_error = json_object_get(step, "error");
   json_t *want = json_object_get(step, "expect");
   Outcome o{false, nullptr};
+  step_via_c = false;
   try {
     o = replay.execute(step);
+    ++(step_via_c ? steps_c : steps_face);
   } catch (const Malformed &m) {
     return "malformed step: " + m.why;
   } catch (const Invalid &) {
+    ++steps_runner;
     o = Outcome{false, json_pack("{s:s}", "code", "INVALID_ARGUMENT")};
   }
   std::string why;
@@ -710,6 +723,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "expected at least 30 scenarios in %s, found %zu\n", argv[2], files.size());
     failed++;
   }
-  std::printf("C++ scenarios on %s: %d passed, %d failed\n", backend.c_str(), passed, failed);
+  std::printf("C++ scenarios on %s: %d passed, %d failed (steps: %zu through the face, %zu through the C ABI, %zu "
+              "refused by the runner)\n",
+              backend.c_str(), passed, failed, steps_face, steps_c, steps_runner);
   return failed == 0 ? 0 : 1;
 }
