@@ -15,8 +15,15 @@
 // a NUL-terminated string for the C call; one with a NUL inside is
 // INVALID_ARGUMENT, since C would silently cut it there). Values are bytes.
 //
-// Not here yet: a lease holder that renews in the background (it builds on
-// the C keep-alive handle, which is being added to fencing.h).
+// A lease held through work: store.hold(scope, holder, ttl_ms) returns a
+// fencing::LeaseGuard that the C keep-alive (fencing_hold) renews in the
+// background. Write through it (put, remove, get, claim: the lease's own
+// scope and token), call check() before each protected step, and end it with
+// finish(): the core's one verdict (docs/semantics.md, "Ending a held
+// lease"): released, or the loss (LeaseLostError naming the current lease,
+// ClosedError, BackendError), which wins over the work's error and carries
+// it as cause(). A guard not finished is released by its destructor, which
+// never throws. A loss callback, if given, runs on the keep-alive thread.
 #ifndef FENCING_HPP
 #define FENCING_HPP
 
@@ -24,7 +31,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +43,7 @@
 
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #define FENCING_HPP_EXCEPTIONS 1
+#include <exception>
 #include <stdexcept>
 #endif
 
@@ -81,6 +91,12 @@ struct Error {
   std::uint64_t actual = 0;
   std::uint64_t token = 0;
   std::uint64_t remaining_ms = 0;
+  // LEASE_LOST: the lease current now (0 and nullopt: none).
+  std::uint64_t current_token = 0;
+  std::optional<std::string> current_holder;
+  // Only from a lease guard's finish: the work failed, and its error goes
+  // with this loss as its cause (docs/semantics.md, "Ending a held lease").
+  bool work_error_is_cause = false;
 };
 
 namespace detail {
@@ -107,6 +123,8 @@ inline Error last_error(fencing_status status) {
   out.actual = e.actual;
   out.token = e.token;
   out.remaining_ms = e.remaining_ms;
+  out.current_token = e.current_token;
+  if (e.current_holder) out.current_holder = std::string(e.current_holder);
   return out;
 }
 
@@ -173,7 +191,170 @@ struct Entry {
   std::uint64_t token = 0;
 };
 
+/// Called once, on the lease guard's own keep-alive thread (not the thread
+/// doing the work), when the lease is lost: the status says why (LeaseLost,
+/// Closed or Backend). It must return promptly, must not throw (it runs
+/// under a noexcept trampoline: a throw ends the process), and must not
+/// finish or destroy the guard: set a flag, and let the work's thread call
+/// check() or finish(). Never called once finish() or the destructor returned.
+using LossCallback = std::function<void(Status)>;
+
+namespace detail {
+
+inline void on_lost_trampoline(fencing_status status, void *user_data) noexcept {
+  (*static_cast<LossCallback *>(user_data))(static_cast<Status>(status));
+}
+
+inline Entry entry_of(const fencing_entry *e) {
+  Entry entry;
+  const std::uint8_t *v = fencing_entry_value(e);
+  std::size_t n = fencing_entry_value_len(e);
+  if (n > 0) entry.value.assign(v, v + n);
+  entry.version = fencing_entry_version(e);
+  entry.token = fencing_entry_token(e);
+  return entry;
+}
+
+}  // namespace detail
+
 namespace nothrow {
+
+/// A lease held alive in the background by the core's keep-alive (the C
+/// fencing_hold), from Store::hold until finish(). Writes through it present
+/// the lease's own scope and token. finish() gives the core's one verdict
+/// (docs/semantics.md, "Ending a held lease"); the destructor of a guard not
+/// finished releases the lease quietly. Movable, not copyable; a moved-from
+/// or finished guard holds nothing, and every call on it is NullParameter.
+/// Any thread may call check() and lease() at once (as fencing_hold_check).
+class LeaseGuard {
+ public:
+  static Result<LeaseGuard> start(const fencing_store *store, std::string_view scope, std::string_view holder,
+                                  std::uint64_t ttl_ms, std::uint64_t timeout_ms = 0,
+                                  LossCallback on_lost = nullptr) {
+    auto s = detail::c_string(scope);
+    auto h = detail::c_string(holder);
+    if (!s) return detail::invalid_argument("scope contains a NUL byte");
+    if (!h) return detail::invalid_argument("holder contains a NUL byte");
+    std::unique_ptr<LossCallback> callback;
+    if (on_lost) callback = std::make_unique<LossCallback>(std::move(on_lost));
+    fencing_hold *hold = nullptr;
+    fencing_status st = fencing_hold_start(store, s->c_str(), h->c_str(), ttl_ms, timeout_ms,
+                                           callback ? detail::on_lost_trampoline : nullptr, callback.get(), &hold);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return LeaseGuard(hold, std::move(callback));
+  }
+
+  LeaseGuard(LeaseGuard &&other) noexcept
+      : h_(std::exchange(other.h_, nullptr)), on_lost_(std::move(other.on_lost_)) {}
+  LeaseGuard &operator=(LeaseGuard &&other) noexcept {
+    if (this != &other) {
+      end_quietly();
+      h_ = std::exchange(other.h_, nullptr);
+      on_lost_ = std::move(other.on_lost_);
+    }
+    return *this;
+  }
+  LeaseGuard(const LeaseGuard &) = delete;
+  LeaseGuard &operator=(const LeaseGuard &) = delete;
+  /// Stops renewing and releases the lease if it is still held; no verdict.
+  ~LeaseGuard() { end_quietly(); }
+
+  /// Ok while the lease is held; once it is lost, the loss. Call it before
+  /// each protected step.
+  Result<std::monostate> check() const { return status_of(fencing_hold_check(h_)); }
+
+  /// The lease as last renewed.
+  Result<Lease> lease() const {
+    fencing_lease l{};
+    fencing_status st = fencing_hold_lease(h_, &l);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return Lease{l.token, l.ttl_ms, l.remaining_ms, l.expires_at_ms, std::string(l.holder)};
+  }
+
+  /// The lease's token (the one every write through the guard presents).
+  Result<std::uint64_t> token() const {
+    Result<Lease> l = lease();
+    if (!l) return l.error();
+    return l.value().token;
+  }
+
+  Result<Receipt> put(std::string_view key, const void *value, std::size_t len) const {
+    auto k = detail::c_string(key);
+    if (!k) return detail::invalid_argument("key contains a NUL byte");
+    fencing_receipt r{};
+    fencing_status st = fencing_hold_put(h_, k->c_str(), static_cast<const std::uint8_t *>(value), len, &r);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return Receipt{r.version, r.token};
+  }
+  Result<Receipt> put(std::string_view key, std::string_view value) const {
+    return put(key, value.data(), value.size());
+  }
+
+  /// Deletes `key` (NotFound when it does not exist).
+  Result<Receipt> remove(std::string_view key) const {
+    auto k = detail::c_string(key);
+    if (!k) return detail::invalid_argument("key contains a NUL byte");
+    fencing_receipt r{};
+    fencing_status st = fencing_hold_delete(h_, k->c_str(), &r);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return Receipt{r.version, r.token};
+  }
+
+  /// The checked read: StaleToken once a newer token was accepted.
+  Result<std::optional<Entry>> get(std::string_view key) const {
+    auto k = detail::c_string(key);
+    if (!k) return detail::invalid_argument("key contains a NUL byte");
+    fencing_entry *e = nullptr;
+    fencing_status st = fencing_hold_get(h_, k->c_str(), &e);
+    if (st != FENCING_OK) return detail::last_error(st);
+    if (!e) return std::optional<Entry>();
+    std::optional<Entry> entry(detail::entry_of(e));
+    fencing_entry_free(e);
+    return entry;
+  }
+
+  /// Raises the scope's fence to the lease's token.
+  Result<std::monostate> claim() const { return status_of(fencing_hold_claim(h_)); }
+
+  /// Ends the hold with the work's outcome and the core's verdict: Ok when
+  /// the lease was held to the end and released; otherwise the loss
+  /// (LeaseLost with current_token/current_holder, Closed, Backend), with
+  /// work_error_is_cause set when the work failed: the loss wins, and the
+  /// caller's own error goes with it. The guard holds nothing afterwards.
+  Result<std::monostate> finish(bool work_failed = false) {
+    bool attach = false;
+    fencing_status st = fencing_hold_finish(h_, work_failed, &attach);
+    if (st == FENCING_NULL_PARAMETER && !h_) return detail::last_error(st);
+    h_ = nullptr;  // freed by finish, whatever the verdict
+    on_lost_.reset();
+    if (st == FENCING_OK) return std::monostate{};
+    Error e = detail::last_error(st);
+    e.work_error_is_cause = attach;
+    return e;
+  }
+
+  /// The C handle, for calls this header does not wrap (still owned here).
+  const fencing_hold *handle() const noexcept { return h_; }
+
+ private:
+  LeaseGuard(fencing_hold *h, std::unique_ptr<LossCallback> on_lost) noexcept
+      : h_(h), on_lost_(std::move(on_lost)) {}
+
+  static Result<std::monostate> status_of(fencing_status st) {
+    if (st != FENCING_OK) return detail::last_error(st);
+    return std::monostate{};
+  }
+
+  // The callback is freed only after the hold: the keep-alive thread may be
+  // running it until fencing_hold_free returns.
+  void end_quietly() noexcept {
+    fencing_hold_free(std::exchange(h_, nullptr));
+    on_lost_.reset();
+  }
+
+  fencing_hold *h_ = nullptr;
+  std::unique_ptr<LossCallback> on_lost_;
+};
 
 /// A store handle that never throws (beyond std::bad_alloc): every call
 /// returns Result<T>. Movable, not copyable; freed by its destructor.
@@ -273,6 +454,14 @@ class Store {
     });
   }
 
+  /// Acquires the scope's lease (waiting up to `timeout_ms` when not 0)
+  /// and keeps it alive until the guard's finish(). The guard keeps the
+  /// store open for itself: it may outlive this handle.
+  Result<LeaseGuard> hold(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
+                          std::uint64_t timeout_ms = 0, LossCallback on_lost = nullptr) const {
+    return LeaseGuard::start(s_, scope, holder, ttl_ms, timeout_ms, std::move(on_lost));
+  }
+
   /// Closes the store: every later call fails with CLOSED.
   Result<std::monostate> close() const {
     fencing_status st = fencing_store_close(s_);
@@ -329,12 +518,18 @@ class Store {
 /// error() every detail, status() the code. Catch a subclass for one code.
 class FencingError : public std::runtime_error {
  public:
-  explicit FencingError(Error e) : std::runtime_error(e.message), e_(std::move(e)) {}
+  explicit FencingError(Error e, std::exception_ptr cause = nullptr)
+      : std::runtime_error(e.message), e_(std::move(e)), cause_(std::move(cause)) {}
   Status status() const noexcept { return e_.status; }
   const Error &error() const noexcept { return e_; }
+  /// The work's own exception, when a lease guard's finish reports a loss
+  /// under failed work (the loss wins, the work's error goes with it); else
+  /// null. std::rethrow_exception(cause()) to inspect it.
+  const std::exception_ptr &cause() const noexcept { return cause_; }
 
  private:
   Error e_;
+  std::exception_ptr cause_;
 };
 
 /// The token is older than the scope's fence: retrying it can never succeed.
@@ -375,7 +570,10 @@ class LeaseLostError : public FencingError {
  public:
   using FencingError::FencingError;
   const std::string &scope() const noexcept { return error().scope; }
-  /// The live lease's holder and token now; nullopt and 0 when none is live.
+  /// The lease current now: its token and holder; 0 and nullopt when none is.
+  std::uint64_t current_token() const noexcept { return error().current_token; }
+  const std::optional<std::string> &current_holder() const noexcept { return error().current_holder; }
+  /// Deprecated copies of current_holder() and current_token().
   const std::optional<std::string> &holder() const noexcept { return error().holder; }
   std::uint64_t token() const noexcept { return error().token; }
 };
@@ -407,27 +605,27 @@ class PanicError : public FencingError {
   using FencingError::FencingError;
 };
 
-/// Throws the exception class of `e.status`.
-[[noreturn]] inline void throw_error(Error e) {
+/// Throws the exception class of `e.status`, with `cause` (see cause()).
+[[noreturn]] inline void throw_error(Error e, std::exception_ptr cause = nullptr) {
   switch (e.status) {
-    case Status::StaleToken: throw StaleTokenError(std::move(e));
-    case Status::SequenceOutOfOrder: throw SequenceOutOfOrderError(std::move(e));
-    case Status::VersionMismatch: throw VersionMismatchError(std::move(e));
-    case Status::NotFound: throw NotFoundError(std::move(e));
-    case Status::LeaseHeld: throw LeaseHeldError(std::move(e));
-    case Status::LeaseLost: throw LeaseLostError(std::move(e));
-    case Status::TokenExhausted: throw TokenExhaustedError(std::move(e));
-    case Status::InvalidArgument: throw InvalidArgumentError(std::move(e));
-    case Status::Timeout: throw TimeoutError(std::move(e));
-    case Status::Backend: throw BackendError(std::move(e));
-    case Status::Closed: throw ClosedError(std::move(e));
-    case Status::NullParameter: throw NullParameterError(std::move(e));
-    case Status::InvalidUtf8: throw InvalidUtf8Error(std::move(e));
-    case Status::BufferTooSmall: throw BufferTooSmallError(std::move(e));
-    case Status::Panic: throw PanicError(std::move(e));
+    case Status::StaleToken: throw StaleTokenError(std::move(e), std::move(cause));
+    case Status::SequenceOutOfOrder: throw SequenceOutOfOrderError(std::move(e), std::move(cause));
+    case Status::VersionMismatch: throw VersionMismatchError(std::move(e), std::move(cause));
+    case Status::NotFound: throw NotFoundError(std::move(e), std::move(cause));
+    case Status::LeaseHeld: throw LeaseHeldError(std::move(e), std::move(cause));
+    case Status::LeaseLost: throw LeaseLostError(std::move(e), std::move(cause));
+    case Status::TokenExhausted: throw TokenExhaustedError(std::move(e), std::move(cause));
+    case Status::InvalidArgument: throw InvalidArgumentError(std::move(e), std::move(cause));
+    case Status::Timeout: throw TimeoutError(std::move(e), std::move(cause));
+    case Status::Backend: throw BackendError(std::move(e), std::move(cause));
+    case Status::Closed: throw ClosedError(std::move(e), std::move(cause));
+    case Status::NullParameter: throw NullParameterError(std::move(e), std::move(cause));
+    case Status::InvalidUtf8: throw InvalidUtf8Error(std::move(e), std::move(cause));
+    case Status::BufferTooSmall: throw BufferTooSmallError(std::move(e), std::move(cause));
+    case Status::Panic: throw PanicError(std::move(e), std::move(cause));
     case Status::Ok: break;
   }
-  throw FencingError(std::move(e));  // a code newer than this header
+  throw FencingError(std::move(e), std::move(cause));  // a code newer than this header
 }
 
 namespace detail {
@@ -437,6 +635,54 @@ T value_or_throw(Result<T> &&r) {
   return std::move(r).value();
 }
 }  // namespace detail
+
+/// A lease held alive in the background until finish(), throwing the
+/// exception class of each failure's code (see nothrow::LeaseGuard).
+///
+///   fencing::LeaseGuard lease = store.hold("report", "worker-a", 30000);
+///   try {
+///     lease.put("body", render());      // presents the lease's scope and token
+///   } catch (...) {
+///     lease.finish(std::current_exception());  // throws the loss or the work's error
+///   }
+///   lease.finish();  // throws LeaseLostError, ClosedError, ... when it was lost
+///
+/// The destructor of a guard not finished releases quietly and never throws.
+class LeaseGuard {
+ public:
+  explicit LeaseGuard(nothrow::LeaseGuard g) noexcept : g_(std::move(g)) {}
+
+  void check() const { detail::value_or_throw(g_.check()); }
+  Lease lease() const { return detail::value_or_throw(g_.lease()); }
+  std::uint64_t token() const { return detail::value_or_throw(g_.token()); }
+  Receipt put(std::string_view key, const void *value, std::size_t len) const {
+    return detail::value_or_throw(g_.put(key, value, len));
+  }
+  Receipt put(std::string_view key, std::string_view value) const { return detail::value_or_throw(g_.put(key, value)); }
+  Receipt remove(std::string_view key) const { return detail::value_or_throw(g_.remove(key)); }
+  std::optional<Entry> get(std::string_view key) const { return detail::value_or_throw(g_.get(key)); }
+  void claim() const { detail::value_or_throw(g_.claim()); }
+
+  /// The work succeeded: returns when the lease was held to the end and
+  /// released; otherwise throws the loss.
+  void finish() { detail::value_or_throw(g_.finish(false)); }
+
+  /// The work failed with `work_error`: throws the loss, with `work_error`
+  /// as its cause(), or, when the lease was released, `work_error` itself.
+  [[noreturn]] void finish(std::exception_ptr work_error) {
+    Result<std::monostate> verdict = g_.finish(true);
+    if (verdict.ok() && work_error) std::rethrow_exception(work_error);
+    if (verdict.ok()) throw std::invalid_argument("LeaseGuard::finish: work_error is null");
+    throw_error(verdict.error(), verdict.error().work_error_is_cause ? work_error : nullptr);
+  }
+
+  /// The non-throwing calls on the same hold.
+  const nothrow::LeaseGuard &nothrow() const noexcept { return g_; }
+  const fencing_hold *handle() const noexcept { return g_.handle(); }
+
+ private:
+  nothrow::LeaseGuard g_;
+};
 
 /// The store, throwing the exception class of each failure's code.
 /// Movable, not copyable; freed by its destructor.
@@ -469,6 +715,10 @@ class Store {
   std::optional<Entry> get(std::string_view scope, std::string_view key,
                            const std::optional<Fence> &fence = std::nullopt) const {
     return detail::value_or_throw(s_.get(scope, key, fence));
+  }
+  LeaseGuard hold(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
+                  std::uint64_t timeout_ms = 0, LossCallback on_lost = nullptr) const {
+    return LeaseGuard(detail::value_or_throw(s_.hold(scope, holder, ttl_ms, timeout_ms, std::move(on_lost))));
   }
   void close() const { detail::value_or_throw(s_.close()); }
 

@@ -1,0 +1,730 @@
+// Replays every shared scenario (tests/scenarios/*.json) through the C++17
+// face (include/fencing.hpp), on one backend:
+//
+//   scenarios memory|sqlite|postgres SCENARIO_DIR
+//
+// (sqlite: a fresh database file per scenario; postgres: a fresh schema per
+// scenario on FENCING_TEST_PG_URL's server). It follows ffi/tests/scenarios.c
+// and the Rust runner (tests/runner/src/lib.rs): the same argument decoding,
+// result rendering and subset comparison.
+//
+// The steps the face has calls for run through fencing::nothrow::Store and
+// fencing::nothrow::LeaseGuard (open, close, next_token, fence_of, acquire,
+// renew, release, put, get, hold, finish), so a string with a NUL inside
+// reaches the face and is refused there; their failures are rendered from
+// the face's fencing::Error. The rest (and a put or get naming a holder or
+// an expected_version, which the face's Fence does not carry) call the C
+// ABI on the store's handle, where a NUL inside a name cannot be passed and
+// becomes INVALID_ARGUMENT here, as in the C runner.
+#include <fencing.hpp>
+
+#include <jansson.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fencing::Error;
+namespace nothrow = fencing::nothrow;
+
+// ----- outcomes -----
+
+// A malformed scenario file: the runner's failure, not the step's.
+struct Malformed {
+  std::string why;
+};
+// An argument no call can take (see the file comment): INVALID_ARGUMENT.
+struct Invalid {};
+
+struct Outcome {
+  bool ok;
+  json_t *value;  // the result (ok) or the rendered error; owned
+};
+
+json_t *text_of_token(std::uint64_t v) {
+  char buf[FENCING_TOKEN_TEXT_CAPACITY];
+  std::size_t n = 0;
+  if (fencing_token_format(v, buf, sizeof buf, &n) != FENCING_OK) return json_string("(fencing_token_format failed)");
+  return json_stringn(buf, n);
+}
+
+json_t *text_or_null(const std::string &s) { return s.empty() ? json_null() : json_stringn(s.data(), s.size()); }
+json_t *text_or_null(const std::optional<std::string> &s) { return s ? text_or_null(*s) : json_null(); }
+json_t *text_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+
+// An Error (the face's, or the C ABI's last error read through the face) as
+// the scenario files spell it.
+json_t *render_error(const Error &e) {
+  json_t *v = json_object();
+  json_object_set_new(v, "code", json_string(std::string(fencing::status_name(e.status)).c_str()));
+  switch (e.status) {
+    case fencing::Status::StaleToken:
+      json_object_set_new(v, "scope", text_or_null(e.scope));
+      json_object_set_new(v, "presented", text_of_token(e.presented));
+      json_object_set_new(v, "current", text_of_token(e.current));
+      break;
+    case fencing::Status::SequenceOutOfOrder:
+      json_object_set_new(v, "presented", text_of_token(e.presented));
+      json_object_set_new(v, "last", text_of_token(e.last));
+      break;
+    case fencing::Status::VersionMismatch:
+      json_object_set_new(v, "expected", text_of_token(e.expected));
+      json_object_set_new(v, "actual", text_of_token(e.actual));
+      break;
+    case fencing::Status::NotFound:
+      json_object_set_new(v, "scope", text_or_null(e.scope));
+      json_object_set_new(v, "key", text_or_null(e.key));
+      break;
+    case fencing::Status::LeaseHeld:
+      json_object_set_new(v, "scope", text_or_null(e.scope));
+      json_object_set_new(v, "holder", text_or_null(e.holder));
+      json_object_set_new(v, "token", text_of_token(e.token));
+      json_object_set_new(v, "remaining_ms", json_integer(static_cast<json_int_t>(e.remaining_ms)));
+      break;
+    case fencing::Status::LeaseLost:
+      json_object_set_new(v, "scope", text_or_null(e.scope));
+      json_object_set_new(v, "current_token", e.current_token ? text_of_token(e.current_token) : json_null());
+      json_object_set_new(v, "current_holder", text_or_null(e.current_holder));
+      break;
+    default:
+      break;
+  }
+  return v;
+}
+
+Outcome success(json_t *v) { return Outcome{true, v}; }
+Outcome failure(const Error &e) { return Outcome{false, render_error(e)}; }
+// A failed C call: its details are the thread's last error.
+Outcome c_failure(fencing_status st) { return failure(fencing::detail::last_error(st)); }
+
+// ----- argument decoding (tests/runner/src/lib.rs, `Args`) -----
+
+// A string field: literal text or {"repeat": "ab", "count": 3}.
+std::optional<std::string> text_value(json_t *v) {
+  if (json_is_string(v)) return std::string(json_string_value(v), json_string_length(v));
+  if (json_is_object(v)) {
+    json_t *unit = json_object_get(v, "repeat");
+    json_t *count = json_object_get(v, "count");
+    if (!json_is_string(unit) || !json_is_integer(count) || json_integer_value(count) < 0) return std::nullopt;
+    std::string u(json_string_value(unit), json_string_length(unit)), out;
+    for (json_int_t i = 0; i < json_integer_value(count); ++i) out += u;
+    return out;
+  }
+  return std::nullopt;
+}
+
+// A required string argument (it may hold a NUL: the face refuses it).
+std::string arg_string(json_t *step, const char *name) {
+  auto t = text_value(json_object_get(step, name));
+  if (!t) throw Malformed{std::string("missing string \"") + name + "\""};
+  return *t;
+}
+
+// For the C ABI: NUL-terminated, so a NUL inside cannot be passed.
+const char *c_str(const std::string &s) {
+  if (s.find('\0') != std::string::npos) throw Invalid{};
+  return s.c_str();
+}
+
+bool present(json_t *step, const char *name) {
+  json_t *v = json_object_get(step, name);
+  return v != nullptr && !json_is_null(v);
+}
+
+// An optional string: nullopt when absent or null; not a string is invalid.
+std::optional<std::string> arg_optional_string(json_t *step, const char *name) {
+  if (!present(step, name)) return std::nullopt;
+  auto t = text_value(json_object_get(step, name));
+  if (!t) throw Invalid{};
+  return t;
+}
+
+// Decimal text through the binding's parser ("0" parses; calls refuse it).
+std::uint64_t parse_decimal(json_t *v) {
+  if (!json_is_string(v) || std::strlen(json_string_value(v)) != json_string_length(v)) throw Invalid{};
+  std::uint64_t out = 0;
+  if (fencing_token_parse(json_string_value(v), &out) != FENCING_OK) throw Invalid{};
+  return out;
+}
+
+std::uint64_t arg_token(json_t *step, const char *name) { return parse_decimal(json_object_get(step, name)); }
+
+std::optional<std::uint64_t> arg_optional_decimal(json_t *step, const char *name) {
+  if (!present(step, name)) return std::nullopt;
+  return parse_decimal(json_object_get(step, name));
+}
+
+// A non-negative JSON integer (durations, limit).
+std::optional<std::uint64_t> arg_optional_u64(json_t *step, const char *name) {
+  if (!present(step, name)) return std::nullopt;
+  json_t *v = json_object_get(step, name);
+  if (!json_is_integer(v) || json_integer_value(v) < 0) throw Invalid{};
+  return static_cast<std::uint64_t>(json_integer_value(v));
+}
+
+std::uint64_t arg_ms(json_t *step, const char *name) {
+  auto v = arg_optional_u64(step, name);
+  if (!v) throw Invalid{};
+  return *v;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string arg_value(json_t *step) {
+  if (auto t = text_value(json_object_get(step, "value"))) return *t;
+  json_t *hex = json_object_get(step, "value_hex");
+  if (!json_is_string(hex)) throw Invalid{};
+  const char *h = json_string_value(hex);
+  std::size_t n = json_string_length(hex);
+  if (n % 2 != 0) throw Invalid{};
+  std::string out;
+  for (std::size_t i = 0; i < n; i += 2) {
+    int hi = hex_digit(h[i]), lo = hex_digit(h[i + 1]);
+    if (hi < 0 || lo < 0) throw Invalid{};
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+// A fence as the step gives it, for either the face or the C ABI.
+struct StepFence {
+  fencing::Fence fence;
+  std::optional<std::string> holder;
+
+  explicit StepFence(json_t *step)
+      : fence{arg_token(step, "token"), arg_optional_decimal(step, "seq")},
+        holder(arg_optional_string(step, "holder")) {}
+
+  fencing_fence c() const {
+    fencing_fence f{};
+    f.token = fence.token;
+    f.seq = fence.seq.value_or(0);
+    f.has_seq = fence.seq.has_value();
+    f.holder = holder ? c_str(*holder) : nullptr;
+    return f;
+  }
+};
+
+// The puts and deletes of an `apply` (or one put/delete with a condition);
+// owns the strings the fencing_op structs point into.
+struct Ops {
+  std::deque<std::string> keys, values;  // a deque: the ops point into it as it grows
+  std::vector<fencing_op> ops;
+
+  void add(json_t *item, bool is_put, std::string key) {
+    fencing_op op{};
+    op.kind = is_put ? FENCING_OP_PUT : FENCING_OP_DELETE;
+    keys.push_back(std::move(key));
+    op.key = c_str(keys.back());
+    if (is_put) {
+      values.push_back(arg_value(item));
+      op.value = reinterpret_cast<const std::uint8_t *>(values.back().data());
+      op.value_len = values.back().size();
+    }
+    auto expected = arg_optional_decimal(item, "expected_version");
+    op.has_expected_version = expected.has_value();
+    op.expected_version = expected.value_or(0);
+    ops.push_back(op);
+  }
+};
+
+// ----- rendering results -----
+
+json_t *render_lease(const std::string &scope, const fencing::Lease &l) {
+  json_t *v = json_object();
+  json_object_set_new(v, "scope", json_stringn(scope.data(), scope.size()));
+  json_object_set_new(v, "holder", json_stringn(l.holder.data(), l.holder.size()));
+  json_object_set_new(v, "token", text_of_token(l.token));
+  json_object_set_new(v, "ttl_ms", json_integer(static_cast<json_int_t>(l.ttl_ms)));
+  json_object_set_new(v, "remaining_ms", json_integer(static_cast<json_int_t>(l.remaining_ms)));
+  return v;
+}
+
+fencing::Lease lease_of(const fencing_lease &l) {
+  return fencing::Lease{l.token, l.ttl_ms, l.remaining_ms, l.expires_at_ms, l.holder};
+}
+
+json_t *render_receipt(std::uint64_t version, std::uint64_t token) {
+  return json_pack("{s:o,s:o}", "version", text_of_token(version), "token", text_of_token(token));
+}
+
+json_t *render_entry(const std::optional<fencing::Entry> &e) {
+  json_t *v = json_object();
+  if (!e) {
+    json_object_set_new(v, "found", json_false());
+    return v;
+  }
+  std::string hex;
+  char byte[3];
+  for (std::uint8_t b : e->value) {
+    std::snprintf(byte, sizeof byte, "%02x", b);
+    hex += byte;
+  }
+  json_object_set_new(v, "found", json_true());
+  json_object_set_new(v, "value_hex", json_string(hex.c_str()));
+  json_object_set_new(v, "value_len", json_integer(static_cast<json_int_t>(e->value.size())));
+  json_object_set_new(v, "version", text_of_token(e->version));
+  json_object_set_new(v, "token", text_of_token(e->token));
+  // The text form only when the bytes are UTF-8 (jansson validates).
+  const char *bytes = e->value.empty() ? "" : reinterpret_cast<const char *>(e->value.data());
+  json_t *as_text = json_stringn(bytes, e->value.size());
+  if (as_text) json_object_set_new(v, "value", as_text);
+  return v;
+}
+
+Outcome metrics(const fencing_store *store) {
+  fencing_metrics m{};
+  fencing_rejection_list *list = nullptr;
+  fencing_status st = fencing_metrics_snapshot(store, &m);
+  if (st == FENCING_OK) st = fencing_rejections(store, &list);
+  if (st != FENCING_OK) return c_failure(st);
+  json_t *v = json_object();
+  auto counter = [&](const char *name, std::uint64_t n) {
+    json_object_set_new(v, name, json_string(std::to_string(n).c_str()));
+  };
+  counter("tokens_issued", m.tokens_issued);
+  counter("leases_acquired", m.leases_acquired);
+  counter("acquire_conflicts", m.acquire_conflicts);
+  counter("renewals", m.renewals);
+  counter("renewal_failures", m.renewal_failures);
+  counter("releases", m.releases);
+  counter("writes_accepted", m.writes_accepted);
+  counter("stale_rejections", m.stale_rejections);
+  counter("sequence_rejections", m.sequence_rejections);
+  counter("version_conflicts", m.version_conflicts);
+  counter("pauses_detected", m.pauses_detected);
+  counter("longest_pause_ms", m.longest_pause_ms);
+  json_t *items = json_array();
+  for (std::size_t i = 0; i < fencing_rejection_list_len(list); i++) {
+    fencing_rejection r{};
+    if ((st = fencing_rejection_list_get(list, i, &r)) != FENCING_OK) {
+      json_decref(items);
+      json_decref(v);
+      fencing_rejection_list_free(list);
+      return c_failure(st);
+    }
+    json_array_append_new(items, json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "code", fencing_status_name(r.code), "scope",
+                                           r.scope, "key", text_or_null(r.key), "presented",
+                                           text_of_token(r.presented), "current", text_of_token(r.current), "holder",
+                                           text_or_null(r.holder)));
+  }
+  json_object_set_new(v, "rejections", items);
+  fencing_rejection_list_free(list);
+  return success(v);
+}
+
+// A Result from the face: its value rendered, or its Error.
+template <class T, class Render>
+Outcome from(fencing::Result<T> r, Render render) {
+  if (!r.ok()) return failure(r.error());
+  return success(render(r.value()));
+}
+
+json_t *empty(const std::monostate &) { return json_object(); }
+
+// ----- one scenario's store and holds -----
+
+// For the summary: steps run through the face, through the C ABI, and
+// refused by the runner's own decoding (INVALID_ARGUMENT, see above).
+std::size_t steps_face = 0, steps_c = 0, steps_runner = 0;
+bool step_via_c = false;
+
+struct Replay {
+  nothrow::Store store;
+  // `hold` keeps a lease alive until the scope's `finish` (one per scope);
+  // holds no `finish` ended are released by their destructors.
+  std::map<std::string, nothrow::LeaseGuard> holds;
+
+  const fencing_store *c() const { return store.handle(); }
+
+  Outcome finish(const std::string &scope, json_t *step) {
+    const char *work = json_string_value(json_object_get(step, "work"));
+    bool failed = work && std::strcmp(work, "failed") == 0;
+    if (!work || (!failed && std::strcmp(work, "ok") != 0)) throw Malformed{"\"work\" must be \"ok\" or \"failed\""};
+    auto it = holds.find(scope);
+    if (it == holds.end()) throw Malformed{"no hold step holds \"" + scope + "\""};
+    nothrow::LeaseGuard guard = std::move(it->second);
+    holds.erase(it);
+    fencing::Result<std::monostate> verdict = guard.finish(failed);
+    if (verdict.ok()) return success(json_pack("{s:b}", "released", 1));
+    Outcome o = failure(verdict.error());
+    json_object_set_new(o.value, "cause", verdict.error().work_error_is_cause ? json_string("work") : json_null());
+    return o;
+  }
+
+  Outcome execute(json_t *step) {
+    const char *op_text = json_string_value(json_object_get(step, "op"));
+    if (!op_text) throw Malformed{"step needs an \"op\""};
+    const std::string op = op_text;
+    if (op == "open") {
+      auto other = nothrow::Store::open(arg_string(step, "url"));
+      if (!other.ok()) return failure(other.error());
+      (void)other.value().close();
+      return success(json_object());
+    }
+    if (op == "close") return from(store.close(), empty);
+    if (op == "advance_clock") {
+      step_via_c = true;
+      fencing_status st = fencing_advance_clock(c(), arg_ms(step, "ms"));
+      return st == FENCING_OK ? success(json_object()) : c_failure(st);
+    }
+    if (op == "metrics") {
+      step_via_c = true;
+      return metrics(c());
+    }
+
+    const std::string scope = arg_string(step, "scope");
+    auto token_json = [](std::uint64_t t) { return json_pack("{s:o}", "token", text_of_token(t)); };
+    auto render = [&](const fencing::Lease &l) { return render_lease(scope, l); };
+    if (op == "hold") {
+      std::string holder = arg_string(step, "holder");
+      std::uint64_t ttl = arg_ms(step, "ttl_ms");
+      if (holds.count(scope)) throw Malformed{"\"" + scope + "\" is already held by a hold step"};
+      auto guard = store.hold(scope, holder, ttl);
+      if (!guard.ok()) return failure(guard.error());
+      auto lease = guard.value().lease();
+      if (!lease.ok()) return failure(lease.error());
+      holds.emplace(scope, std::move(guard).value());
+      return success(render(lease.value()));
+    }
+    if (op == "finish") return finish(scope, step);
+    if (op == "next_token") return from(store.next_token(scope), token_json);
+    if (op == "fence_of") {
+      return from(store.fence_of(scope), [](std::uint64_t f) { return json_pack("{s:o}", "fence", text_of_token(f)); });
+    }
+    if (op == "acquire") {
+      std::string holder = arg_string(step, "holder");
+      return from(store.acquire(scope, holder, arg_ms(step, "ttl_ms")), render);
+    }
+    if (op == "renew") {
+      std::uint64_t token = arg_token(step, "token");
+      return from(store.renew(scope, token, arg_ms(step, "ttl_ms")), render);
+    }
+    if (op == "release") {
+      return from(store.release(scope, arg_token(step, "token")),
+                  [](bool released) { return json_pack("{s:b}", "released", released); });
+    }
+    if (op == "put" && !present(step, "holder") && !present(step, "expected_version")) {
+      std::string key = arg_string(step, "key");
+      StepFence f(step);
+      std::string value = arg_value(step);
+      return from(store.put(scope, key, value.data(), value.size(), f.fence),
+                  [](const fencing::Receipt &r) { return render_receipt(r.version, r.token); });
+    }
+    if (op == "get" && !present(step, "holder")) {
+      std::string key = arg_string(step, "key");
+      std::optional<fencing::Fence> fence;
+      if (present(step, "token")) fence = StepFence(step).fence;
+      return from(store.get(scope, key, fence), render_entry);
+    }
+    return execute_c(op, scope, step);
+  }
+
+  // The steps the face has no call for, through the C ABI on its handle.
+  Outcome execute_c(const std::string &op, const std::string &scope_text, json_t *step) {
+    step_via_c = true;
+    const char *scope = c_str(scope_text);
+    fencing_receipt receipt{};
+    fencing_lease lease{};
+    fencing_status st;
+    std::uint64_t out = 0;
+    bool flag = false;
+    if (op == "advance_counter") {
+      st = fencing_advance_counter(c(), scope, arg_token(step, "floor"), &out);
+      return st == FENCING_OK ? success(json_pack("{s:o}", "counter", text_of_token(out))) : c_failure(st);
+    }
+    if (op == "acquire_wait") {
+      std::string holder = arg_string(step, "holder");
+      std::uint64_t ttl = arg_ms(step, "ttl_ms"), timeout = arg_ms(step, "timeout_ms");
+      st = fencing_acquire_wait(c(), scope, c_str(holder), ttl, timeout, &lease);
+      return st == FENCING_OK ? success(render_lease(scope_text, lease_of(lease))) : c_failure(st);
+    }
+    if (op == "put" || op == "delete") {
+      bool is_put = op == "put";
+      std::string key = arg_string(step, "key");
+      StepFence f(step);
+      fencing_fence fence = f.c();
+      Ops one;
+      one.add(step, is_put, key);
+      const fencing_op &o = one.ops[0];
+      if (o.has_expected_version) {
+        st = fencing_execute(c(), scope, &fence, &o, &receipt);
+      } else if (is_put) {
+        st = fencing_put(c(), scope, o.key, o.value, o.value_len, &fence, &receipt);
+      } else {
+        st = fencing_delete(c(), scope, o.key, &fence, &receipt);
+      }
+      return st == FENCING_OK ? success(render_receipt(receipt.version, receipt.token)) : c_failure(st);
+    }
+    if (op == "apply") {
+      StepFence f(step);
+      fencing_fence fence = f.c();
+      json_t *list = json_object_get(step, "ops");
+      if (!json_is_array(list)) throw Invalid{};
+      Ops ops;
+      for (std::size_t i = 0; i < json_array_size(list); i++) {
+        json_t *item = json_array_get(list, i);
+        if (auto k = text_value(json_object_get(item, "put"))) {
+          ops.add(item, true, *k);
+        } else if (auto d = text_value(json_object_get(item, "delete"))) {
+          ops.add(item, false, *d);
+        } else {
+          throw Invalid{};
+        }
+      }
+      std::vector<fencing_receipt> receipts(ops.ops.size() + 1);
+      st = fencing_apply(c(), scope, &fence, ops.ops.data(), ops.ops.size(), receipts.data());
+      if (st != FENCING_OK) return c_failure(st);
+      json_t *items = json_array();
+      for (std::size_t i = 0; i < ops.ops.size(); i++) {
+        json_array_append_new(items, render_receipt(receipts[i].version, receipts[i].token));
+      }
+      return success(json_pack("{s:o}", "receipts", items));
+    }
+    if (op == "claim") {
+      StepFence f(step);
+      fencing_fence fence = f.c();
+      st = fencing_claim(c(), scope, &fence);
+      return st == FENCING_OK ? success(json_object()) : c_failure(st);
+    }
+    if (op == "get") {
+      std::string key = arg_string(step, "key");
+      std::optional<StepFence> f;
+      if (present(step, "token")) f.emplace(step);
+      fencing_fence fence = f ? f->c() : fencing_fence{};
+      fencing_entry *e = nullptr;
+      st = fencing_get(c(), scope, c_str(key), f ? &fence : nullptr, &e);
+      if (st != FENCING_OK) return c_failure(st);
+      std::optional<fencing::Entry> entry;
+      if (e) entry = fencing::detail::entry_of(e);
+      fencing_entry_free(e);
+      return success(render_entry(entry));
+    }
+    if (op == "list") {
+      auto after = arg_optional_string(step, "after");
+      std::uint64_t limit = arg_optional_u64(step, "limit").value_or(100);
+      fencing_page *page = nullptr;
+      st = fencing_list(c(), scope, after ? c_str(*after) : nullptr, static_cast<std::size_t>(limit), &page);
+      if (st != FENCING_OK) return c_failure(st);
+      json_t *keys = json_array();
+      for (std::size_t i = 0; i < fencing_page_len(page); i++) {
+        json_array_append_new(keys, json_string(fencing_page_key(page, i)));
+      }
+      json_t *v = json_pack("{s:o,s:o}", "keys", keys, "next", text_or_null(fencing_page_next(page)));
+      fencing_page_free(page);
+      return success(v);
+    }
+    if (op == "status") {
+      fencing_scope_info info{};
+      st = fencing_scope_status(c(), scope, &info);
+      if (st != FENCING_OK) return c_failure(st);
+      return success(json_pack("{s:o,s:o,s:o,s:s}", "counter", text_of_token(info.counter), "fence",
+                               text_of_token(info.fence), "lease",
+                               info.has_lease ? render_lease(scope_text, lease_of(info.lease)) : json_null(),
+                               "entries", std::to_string(info.entries).c_str()));
+    }
+    if (op == "retire") {
+      st = fencing_retire(c(), scope, &flag);
+      return st == FENCING_OK ? success(json_pack("{s:b}", "retired", flag)) : c_failure(st);
+    }
+    throw Malformed{"unknown op \"" + op + "\""};
+  }
+};
+
+// ----- comparison (tests/runner/src/lib.rs, `subset`) -----
+
+std::string dump(json_t *v) {
+  char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+  std::string out = s ? s : "?";
+  std::free(s);
+  return out;
+}
+
+// Empty when `got` contains `want`; else where and how it differs.
+std::string subset(json_t *want, json_t *got) {
+  if (json_is_object(want) && json_is_object(got)) {
+    const char *k;
+    json_t *wv;
+    json_object_foreach(want, k, wv) {
+      json_t *gv = json_object_get(got, k);
+      if (!gv) {
+        if (json_is_null(wv)) continue;
+        return std::string(k) + ": missing";
+      }
+      std::string why = subset(wv, gv);
+      if (!why.empty()) return std::string(k) + ": " + why;
+    }
+    return "";
+  }
+  if (json_is_array(want) && json_is_array(got) && json_array_size(want) == json_array_size(got)) {
+    for (std::size_t i = 0; i < json_array_size(want); i++) {
+      std::string why = subset(json_array_get(want, i), json_array_get(got, i));
+      if (!why.empty()) return "[" + std::to_string(i) + "]: " + why;
+    }
+    return "";
+  }
+  if (json_equal(want, got)) return "";
+  return "expected " + dump(want) + ", got " + dump(got);
+}
+
+// Runs one step and compares; empty when it passed, else why not.
+std::string run_step(Replay &replay, json_t *step) {
+  json_t *want_error = json_object_get(step, "error");
+  json_t *want = json_object_get(step, "expect");
+  Outcome o{false, nullptr};
+  step_via_c = false;
+  try {
+    o = replay.execute(step);
+    ++(step_via_c ? steps_c : steps_face);
+  } catch (const Malformed &m) {
+    return "malformed step: " + m.why;
+  } catch (const Invalid &) {
+    ++steps_runner;
+    o = Outcome{false, json_pack("{s:s}", "code", "INVALID_ARGUMENT")};
+  }
+  std::string why;
+  if (want_error && !o.ok) {
+    why = subset(want_error, o.value);
+  } else if (want_error) {
+    why = "expected an error, got success " + dump(o.value);
+  } else if (!o.ok) {
+    why = "unexpected error " + dump(o.value);
+  } else if (want) {
+    why = subset(want, o.value);
+  }
+  json_decref(o.value);
+  return why;
+}
+
+// ----- files -----
+
+// Store options as the URL query: {"clock": "manual", "strict": true}.
+std::optional<std::string> options_query(json_t *doc) {
+  json_t *options = json_object_get(doc, "options");
+  std::string query;
+  if (!options) return query;
+  if (!json_is_object(options)) return std::nullopt;
+  const char *k;
+  json_t *v;
+  json_object_foreach(options, k, v) {
+    const char *value = json_is_string(v) ? json_string_value(v)
+                        : json_is_true(v) ? "true"
+                        : json_is_false(v) ? "false"
+                                           : nullptr;
+    if (!value) return std::nullopt;
+    query += (query.empty() ? "" : "&") + std::string(k) + "=" + value;
+  }
+  return query;
+}
+
+std::string with_query(const std::string &base, const std::string &query) {
+  if (query.empty()) return base;
+  return base + (base.find('?') == std::string::npos ? "?" : "&") + query;
+}
+
+// Replays one file; returns whether every step passed.
+bool run_file(const std::filesystem::path &path, const std::string &backend, const std::string &base) {
+  const std::string name = path.filename().string();
+  json_error_t jerr;
+  json_t *doc = json_load_file(path.c_str(), JSON_ALLOW_NUL, &jerr);
+  json_t *steps = doc ? json_object_get(doc, "steps") : nullptr;
+  auto query = doc ? options_query(doc) : std::nullopt;
+  if (!doc || !json_is_array(steps) || !query) {
+    std::fprintf(stderr, "FAIL %s [%s]: cannot read the scenario (%s)\n", name.c_str(), backend.c_str(),
+                 doc ? "bad steps or options" : jerr.text);
+    json_decref(doc);
+    return false;
+  }
+  const std::string url = with_query(base, *query);
+  auto opened = nothrow::Store::open(url);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "FAIL %s [%s]: open %s: %s\n", name.c_str(), backend.c_str(), url.c_str(),
+                 opened.error().message.c_str());
+    json_decref(doc);
+    return false;
+  }
+  bool pass = true;
+  {
+    Replay replay{std::move(opened).value(), {}};
+    for (std::size_t i = 0; i < json_array_size(steps); i++) {
+      json_t *step = json_array_get(steps, i);
+      std::string why = run_step(replay, step);
+      if (!why.empty()) {
+        std::fprintf(stderr, "FAIL %s [%s] step %zu %.300s: %s\n", name.c_str(), backend.c_str(), i + 1,
+                     dump(step).c_str(), why.c_str());
+        pass = false;
+        break;
+      }
+    }
+    replay.holds.clear();
+    (void)replay.store.close();
+  }
+  json_decref(doc);
+  return pass;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const std::string backend = argc == 3 ? argv[1] : "";
+  if (backend != "memory" && backend != "sqlite" && backend != "postgres") {
+    std::fprintf(stderr, "usage: %s memory|sqlite|postgres SCENARIO_DIR\n", argv[0]);
+    return 2;
+  }
+  const char *pg = std::getenv("FENCING_TEST_PG_URL");
+  if (backend == "postgres" && (!pg || !*pg)) {
+    std::fprintf(stderr, "postgres: FENCING_TEST_PG_URL is not set\n");
+    return 2;
+  }
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto &ent : std::filesystem::directory_iterator(argv[2], ec)) {
+    if (ent.path().extension() == ".json") files.push_back(ent.path());
+  }
+  if (ec) {
+    std::fprintf(stderr, "%s: %s\n", argv[2], ec.message().c_str());
+    return 2;
+  }
+  std::sort(files.begin(), files.end());
+  char tmpdir[] = "/tmp/fencing-cpp-scenarios-XXXXXX";
+  if (!mkdtemp(tmpdir)) {
+    std::perror("mkdtemp");
+    return 2;
+  }
+  // A schema no earlier run used: runs share one server.
+  const std::string run = "t_cpp_" + std::to_string(getpid()) + "_" +
+                          std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
+  int passed = 0, failed = 0;
+  for (std::size_t i = 0; i < files.size(); i++) {
+    std::string base = "memory:";
+    if (backend == "sqlite") base = "sqlite:" + std::string(tmpdir) + "/" + std::to_string(i) + ".db";
+    if (backend == "postgres") base = with_query(pg, "schema=" + run + "_" + std::to_string(i));
+    (run_file(files[i], backend, base) ? passed : failed)++;
+  }
+  std::filesystem::remove_all(tmpdir, ec);
+  if (files.size() < 30) {
+    std::fprintf(stderr, "expected at least 30 scenarios in %s, found %zu\n", argv[2], files.size());
+    failed++;
+  }
+  std::printf("C++ scenarios on %s: %d passed, %d failed (steps: %zu through the face, %zu through the C ABI, %zu "
+              "refused by the runner)\n",
+              backend.c_str(), passed, failed, steps_face, steps_c, steps_runner);
+  return failed == 0 ? 0 : 1;
+}
