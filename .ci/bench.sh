@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The benchmark command's smoke run, so that scripts/bench cannot rot: every
-# bench (memory, C ABI, sqlite, Python, Node, and postgres once
-# benches/benches/postgres.rs exists) runs one short round in release mode,
-# writes its JSON lines, and bench-report makes the table and chart from
-# them -- into target/bench/smoke/, never docs/. No timing is judged.
+# bench (memory, C ABI, sqlite, Python, Node, postgres once
+# benches/benches/postgres.rs exists, and etcd beside postgres and sqlite)
+# runs one short round in release mode, writes its JSON lines, and
+# bench-report makes the table and chart from them -- into
+# target/bench/smoke/, never docs/. No timing is judged.
 #
 # Runs after .ci/python.sh and .ci/node.sh (it reuses the npm packages
 # node.sh installed, and the release build artifacts); installs what it
@@ -25,6 +26,13 @@ if [ -f benches/benches/postgres.rs ] && ! ls -d /usr/lib/postgresql/*/bin >/dev
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends postgresql >/dev/null
 fi
+# The etcd side by side (benches/benches/etcd.rs): Debian's etcd-server, and
+# protoc for the etcd-client crate's build.
+if ! command -v etcd >/dev/null || ! command -v protoc >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends etcd-server protobuf-compiler >/dev/null
+fi
 export PYO3_PYTHON=${PYO3_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
 python3 --version
 node --version
@@ -37,4 +45,5 @@ SMOKE=${CARGO_TARGET_DIR:-target}/bench/smoke
 test -s "$SMOKE/results.jsonl"
 grep -q '<!-- bench:begin' "$SMOKE/performance.md"
 grep -q '<svg' "$SMOKE/performance.svg"
+grep -q '"group":"etcd"' "$SMOKE/results.jsonl"
 echo "bench smoke: $(wc -l <"$SMOKE/results.jsonl") result lines, table and chart written to $SMOKE"
