@@ -9,6 +9,27 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * A scope and a token bound once; made by `NativeStore.fence`. Closing the
+ * store it came from closes it too (its writes then fail with CLOSED).
+ */
+export declare class NativeFence {
+  get scope(): string
+  get token(): bigint
+  /**
+   * Whether the store runs its calls on the JavaScript thread (`memory:`),
+   * so that an awaited `put` may run as `putSync` does.
+   */
+  get inline(): boolean
+  /** `put` on the calling thread: the new version, or a throw. */
+  putSync(key: string, value: Buffer | Uint8Array | string): bigint
+  /**
+   * `put` where the store's calls run (the blocking pool on a durable
+   * backend): resolves to the new version.
+   */
+  put(key: string, value: Buffer | Uint8Array | string): Promise<bigint>
+}
+
 /** A lease held alive in the background. Made by `NativeStore.lease()`. */
 export declare class NativeKeepAlive {
   put(key: string, value: Buffer | Uint8Array | string, options?: { expectedVersion?: TokenLike }): Promise<Receipt>
@@ -74,6 +95,12 @@ export declare class NativeStore {
    * (an fsync on `sqlite:`), like `fs.writeFileSync`.
    */
   putSync(scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions): Receipt
+  /**
+   * A scope and a token converted once, for hot paths: its `put` and
+   * `putSync` take only a key and a value (`fence.rs`). A bad scope or
+   * token throws here, as the same argument of `put` would.
+   */
+  fence(scope: string, token: TokenLike): NativeFence
   delete(scope: string, key: string, options: WriteOptions): Promise<Receipt>
   apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>
   claim(scope: string, options: FenceOptions): Promise<void>
