@@ -333,13 +333,13 @@ Object.defineProperty(Receipt.prototype, 'toJSON', { value: toJSON, configurable
  * `expectedVersion`, use the store's methods.
  */
 class Fence {
-  #native
+  #handle
   #token
   #inline
 
   constructor(handle, key) {
     if (key !== kConstruct) throw invalidType('use store.fence(scope, token)')
-    this.#native = handle
+    this.#handle = handle.handle
     this.#token = handle.token
     // memory: runs every call on this thread; its awaited put is putSync's
     // work in an async function (the addon would settle a Promise inline).
@@ -352,7 +352,7 @@ class Fence {
 
   /** `store.putSync(scope, key, value, { token })`. */
   putSync(key, value) {
-    try { return new Receipt(this.#native.putSync(key, value), this.#token) } catch (e) { throw fencingError(e) }
+    try { return new Receipt(native.fencePutSync(this.#handle, key, value), this.#token) } catch (e) { throw fencingError(e) }
   }
 
   /** `store.put(scope, key, value, { token })`. */
@@ -365,7 +365,7 @@ class Fence {
   }
 
   async #putThere(key, value) {
-    try { return new Receipt(await this.#native.put(key, value), this.#token) } catch (e) { throw fencingError(e) }
+    try { return new Receipt(await native.fencePut(this.#handle, key, value), this.#token) } catch (e) { throw fencingError(e) }
   }
 }
 

@@ -7,8 +7,10 @@
 //! (docs/semantics.md, "The fenced store"). Every verdict is the core's, so
 //! the errors are those of `store.put` with `{ token }`.
 
-use napi::bindgen_prelude::{PromiseRaw, Unknown};
-use napi::Env;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{External, FromNapiRef, PromiseRaw, Unknown};
+use napi::{Env, JsValue};
 use napi_derive::napi;
 
 use fencing::{Fence, Op, Token};
@@ -18,30 +20,32 @@ use crate::errors::{Conv, Failure};
 use crate::run;
 use crate::store::{closed_store, lock, store_of, Shared, State};
 
-/// A scope and a token bound once; made by `NativeStore.fence`. Closing the
-/// store it came from closes it too (its writes then fail with CLOSED).
-#[napi]
-pub struct NativeFence {
+/// What a fence binds. Closing the store it came from closes it too (its
+/// writes then fail with CLOSED).
+pub struct FenceCore {
     state: Shared,
     inline: bool,
     scope: String,
     fence: Fence,
 }
 
+/// A fence as `store.fence` returns it: what it binds, and `handle`, which
+/// the package passes to `fencePutSync` and `fencePut`.
+#[napi]
+pub struct NativeFence {
+    core: Arc<FenceCore>,
+}
+
 impl NativeFence {
     pub(crate) fn new(state: Shared, inline: bool, scope: String, token: Token) -> NativeFence {
         NativeFence {
-            state,
-            inline,
-            scope,
-            fence: Fence::new(token),
+            core: Arc::new(FenceCore {
+                state,
+                inline,
+                scope,
+                fence: Fence::new(token),
+            }),
         }
-    }
-
-    fn put_op(env: &Env, key: &Unknown, value: &Unknown) -> Conv<Op> {
-        let key = convert::string(Js::new(env, key), "key")?;
-        let value = convert::bytes(Js::new(env, value), "value")?;
-        Ok(Op::put(key, value))
     }
 }
 
@@ -49,61 +53,91 @@ impl NativeFence {
 impl NativeFence {
     #[napi(getter, catch_unwind)]
     pub fn scope(&self) -> String {
-        self.scope.clone()
+        self.core.scope.clone()
     }
 
     #[napi(getter, catch_unwind)]
     pub fn token(&self) -> u64 {
-        self.fence.token.get()
+        self.core.fence.token.get()
     }
 
     /// Whether the store runs its calls on the JavaScript thread (`memory:`),
     /// so that an awaited `put` may run as `putSync` does.
     #[napi(getter, catch_unwind)]
     pub fn inline(&self) -> bool {
-        self.inline
+        self.core.inline
     }
 
-    /// `put` on the calling thread: the new version, or a throw.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "key: string, value: Buffer | Uint8Array | string",
-        ts_return_type = "bigint"
-    )]
-    pub fn put_sync(&self, env: &Env, key: Unknown, value: Unknown) -> napi::Result<u64> {
-        let op = Self::put_op(env, &key, &value).map_err(|f| f.into_napi(env))?;
-        // Run under the handle's lock rather than on a clone of the store:
-        // only the JavaScript thread takes it, and `close` waits for nothing.
-        run::now(|| match &*lock(&self.state) {
-            State::Open(store) => store.execute(&self.scope, &self.fence, op),
-            State::Closed(_) => closed_store().execute(&self.scope, &self.fence, op),
-        })
-        .map(|receipt| receipt.version)
-        .map_err(|e| Failure::Core(e).into_napi(env))
+    /// The fence for the write functions. They are free functions taking it
+    /// rather than methods: a napi-rs method registers a borrow of `this`
+    /// on every call, some 17% of a fence write (perf, bench/put.js).
+    #[napi(getter, catch_unwind, ts_return_type = "ExternalObject<'FenceCore'>")]
+    pub fn handle(&self) -> External<Arc<FenceCore>> {
+        External::new(self.core.clone())
     }
+}
 
-    /// `put` where the store's calls run (the blocking pool on a durable
-    /// backend): resolves to the new version.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "key: string, value: Buffer | Uint8Array | string",
-        ts_return_type = "Promise<bigint>"
-    )]
-    pub fn put<'env>(
-        &self,
-        env: &'env Env,
-        key: Unknown,
-        value: Unknown,
-    ) -> napi::Result<PromiseRaw<'env, u64>> {
-        let op = Self::put_op(env, &key, &value).map_err(|f| f.into_napi(env))?;
-        let store = store_of(&self.state);
-        let scope = self.scope.clone();
-        let fence = self.fence.clone();
-        run::settle(
-            env,
-            self.inline,
-            move || store.execute(&scope, &fence, op),
-            |_env, receipt| Ok(receipt.version),
-        )
-    }
+/// The fence behind a handle; anything else is a TypeError.
+fn core<'a>(env: &Env, handle: &Unknown) -> Conv<&'a Arc<FenceCore>> {
+    // SAFETY: `handle` is a value of this call's scope; the External's type
+    // is checked (napi-rs compares its TypeId) before it is read.
+    unsafe { <External<Arc<FenceCore>> as FromNapiRef>::from_napi_ref(env.raw(), handle.raw()) }
+        .map(|external| &**external)
+        .map_err(|_| Failure::Type("fence handle must be what store.fence made".into()))
+}
+
+fn put_op(env: &Env, key: &Unknown, value: &Unknown) -> Conv<Op> {
+    let key = convert::string(Js::new(env, key), "key")?;
+    let value = convert::bytes(Js::new(env, value), "value")?;
+    Ok(Op::put(key, value))
+}
+
+/// A fence's `putSync`: the new version, or a throw.
+#[napi(
+    catch_unwind,
+    ts_args_type = "handle: ExternalObject<'FenceCore'>, key: string, value: Buffer | Uint8Array | string",
+    ts_return_type = "bigint"
+)]
+pub fn fence_put_sync(
+    env: &Env,
+    handle: Unknown,
+    key: Unknown,
+    value: Unknown,
+) -> napi::Result<u64> {
+    let (fence, op) = core(env, &handle)
+        .and_then(|fence| Ok((fence, put_op(env, &key, &value)?)))
+        .map_err(|f| f.into_napi(env))?;
+    // Run under the handle's lock rather than on a clone of the store: only
+    // the JavaScript thread takes it, and `close` waits for nothing.
+    run::now(|| match &*lock(&fence.state) {
+        State::Open(store) => store.execute(&fence.scope, &fence.fence, op),
+        State::Closed(_) => closed_store().execute(&fence.scope, &fence.fence, op),
+    })
+    .map(|receipt| receipt.version)
+    .map_err(|e| Failure::Core(e).into_napi(env))
+}
+
+/// A fence's `put` where the store's calls run (the blocking pool on a
+/// durable backend): resolves to the new version.
+#[napi(
+    catch_unwind,
+    ts_args_type = "handle: ExternalObject<'FenceCore'>, key: string, value: Buffer | Uint8Array | string",
+    ts_return_type = "Promise<bigint>"
+)]
+pub fn fence_put<'env>(
+    env: &'env Env,
+    handle: Unknown,
+    key: Unknown,
+    value: Unknown,
+) -> napi::Result<PromiseRaw<'env, u64>> {
+    let (fence, op) = core(env, &handle)
+        .and_then(|fence| Ok((fence.clone(), put_op(env, &key, &value)?)))
+        .map_err(|f| f.into_napi(env))?;
+    let store = store_of(&fence.state);
+    run::settle(
+        env,
+        fence.inline,
+        move || store.execute(&fence.scope, &fence.fence, op),
+        |_env, receipt| Ok(receipt.version),
+    )
 }

@@ -192,8 +192,21 @@ for (const [name, url] of backends()) {
       assert.throws(() => after.putSync('k', 42), { name: 'TypeError', code: 'INVALID_ARGUMENT' })
     })
 
-    test('a Fence is made only by store.fence', () => {
+    test('a Fence is made only by store.fence', async () => {
       assert.throws(() => new Fence(), { name: 'TypeError', code: 'INVALID_ARGUMENT' })
+      // The addon's write functions take only a fence's own handle.
+      const native = require('../index.js')
+      const store = await native.open(url())
+      try {
+        const real = store.fence('s', 5n).handle
+        assert.equal(native.fencePutSync(real, 'k', 'v'), 1n)
+        for (const bad of [{}, null, undefined, 'handle', store]) {
+          assert.throws(() => native.fencePutSync(bad, 'k', 'v'), { name: 'TypeError', code: 'INVALID_ARGUMENT' })
+          assert.throws(() => native.fencePut(bad, 'k', 'v'), { name: 'TypeError', code: 'INVALID_ARGUMENT' })
+        }
+      } finally {
+        await store.close()
+      }
     })
   })
 }
