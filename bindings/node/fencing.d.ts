@@ -145,6 +145,13 @@ export declare class Store {
    * and for scripts.
    */
   putSync(scope: string, key: string, value: Value, options: WriteOptions): Receipt
+  /**
+   * A scope and a token bound once, for hot paths: `fence.putSync(key,
+   * value)` and `fence.put(key, value)` write as `putSync` and `put` with
+   * `{ token }` do, with the same checks and errors. A bad scope or token
+   * throws here.
+   */
+  fence(scope: string, token: TokenLike): Fence
   delete(scope: string, key: string, options: WriteOptions): Promise<Receipt>
   /** Several puts and deletes under one check: all or nothing. */
   apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>
@@ -174,6 +181,21 @@ export declare class Store {
   events(options?: EventsOptions): Promise<Events>
   close(): Promise<void>
   readonly closed: boolean
+}
+
+/**
+ * A scope and a token bound once (`store.fence(scope, token)`). Writes take
+ * a key and a value only; for `seq`, `holder` or `expectedVersion`, use the
+ * store's methods. Closing the store closes its fences (CLOSED).
+ */
+export declare class Fence {
+  private constructor()
+  readonly scope: string
+  readonly token: bigint
+  /** `store.put(scope, key, value, { token })`. */
+  put(key: string, value: Value): Promise<Receipt>
+  /** `store.putSync(scope, key, value, { token })`: the receipt, or a throw. */
+  putSync(key: string, value: Value): Receipt
 }
 
 /** A lease kept alive in the background. Present `token` with every write. */

@@ -242,6 +242,16 @@ class Store {
     try { return jsonable(this.#native.putSync(scope, key, value, options)) } catch (e) { throw fencingError(e) }
   }
 
+  /**
+   * A scope and a token bound once, for hot paths: `fence.putSync(key,
+   * value)` and `await fence.put(key, value)` write as `putSync` and `put`
+   * with `{ token }` do, with the same checks and errors. A bad scope or
+   * token throws here.
+   */
+  fence(scope, token) {
+    try { return new Fence(this.#native.fence(scope, token), kConstruct) } catch (e) { throw fencingError(e) }
+  }
+
   async delete(scope, key, options) {
     try { return jsonable(await this.#native.delete(scope, key, options)) } catch (e) { throw fencingError(e) }
   }
@@ -300,6 +310,62 @@ class Store {
 
   get closed() {
     return this.#native.closed
+  }
+}
+
+/**
+ * What a fence's write returns: `{ version, token }` like every receipt
+ * (same fields, same JSON), built here from the version the addon returns
+ * and the fence's token, which is the token the write was accepted with.
+ */
+class Receipt {
+  constructor(version, token) {
+    this.version = version
+    this.token = token
+  }
+}
+Object.defineProperty(Receipt.prototype, 'toJSON', { value: toJSON, configurable: true, writable: true })
+
+/**
+ * A scope and a token bound once (`store.fence(scope, token)`). Its writes
+ * take only a key and a value; the checks, verdicts and errors are those of
+ * `store.put(scope, key, value, { token })`. For `seq`, `holder` or
+ * `expectedVersion`, use the store's methods.
+ */
+class Fence {
+  #handle
+  #token
+  #inline
+
+  constructor(handle, key) {
+    if (key !== kConstruct) throw invalidType('use store.fence(scope, token)')
+    this.#handle = handle.handle
+    this.#token = handle.token
+    // memory: runs every call on this thread; its awaited put is putSync's
+    // work in an async function (the addon would settle a Promise inline).
+    this.#inline = handle.inline
+    Object.defineProperties(this, {
+      scope: { value: handle.scope, enumerable: true },
+      token: { value: this.#token, enumerable: true },
+    })
+  }
+
+  /** `store.putSync(scope, key, value, { token })`. */
+  putSync(key, value) {
+    try { return new Receipt(native.fencePutSync(this.#handle, key, value), this.#token) } catch (e) { throw fencingError(e) }
+  }
+
+  /** `store.put(scope, key, value, { token })`. */
+  put(key, value) {
+    return this.#inline ? this.#putHere(key, value) : this.#putThere(key, value)
+  }
+
+  async #putHere(key, value) {
+    return this.putSync(key, value)
+  }
+
+  async #putThere(key, value) {
+    try { return new Receipt(await native.fencePut(this.#handle, key, value), this.#token) } catch (e) { throw fencingError(e) }
   }
 }
 
@@ -539,6 +605,7 @@ module.exports = {
   open,
   migrate,
   Store,
+  Fence,
   HeldLease,
   parseToken,
   errorFromSqlstate,

@@ -6,6 +6,7 @@ export const {
   open,
   migrate,
   Store,
+  Fence,
   HeldLease,
   parseToken,
   errorFromSqlstate,

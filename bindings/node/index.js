@@ -835,11 +835,14 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeFence = nativeBinding.NativeFence
 module.exports.NativeKeepAlive = nativeBinding.NativeKeepAlive
 module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.errorFromSqliteMessage = nativeBinding.errorFromSqliteMessage
 module.exports.errorFromSqlstate = nativeBinding.errorFromSqlstate
 module.exports.errorSchema = nativeBinding.errorSchema
+module.exports.fencePut = nativeBinding.fencePut
+module.exports.fencePutSync = nativeBinding.fencePutSync
 module.exports.MAX_TOKEN = nativeBinding.MAX_TOKEN
 module.exports.migrate = nativeBinding.migrate
 module.exports.open = nativeBinding.open

@@ -11,6 +11,7 @@ import {
   fromSqliteError,
   errorFromSqliteMessage,
   type Entry,
+  type Fence,
   type Lease,
   type Receipt,
   type MetricsSnapshot,
@@ -28,6 +29,10 @@ export async function report(url: string): Promise<string | null> {
   await store.put('report', 'body', 'text works too', { token: '1', expectedVersion: version })
   await store.apply('report', [{ put: 'a', value: new Uint8Array([1]) }, { delete: 'b' }], { token })
   await store.claim('report', { token })
+  const hot: Fence = store.fence('report', token)
+  const fast: Receipt = hot.putSync('body', 'fast')
+  const fastAwaited: bigint = (await hot.put('body', Buffer.from('faster'))).version
+  console.log(hot.scope, hot.token, fast.version, fastAwaited)
 
   const entry: Entry | null = await store.get('report', 'body')
   const fence: bigint = await store.fenceOf('report')
@@ -66,6 +71,8 @@ export async function report(url: string): Promise<string | null> {
   const asNumber: number = lease.token
   // @ts-expect-error: a write needs a token
   await store.put('report', 'body', 'x', {})
+  // @ts-expect-error: a fence's writes take a key and a value, no options
+  store.fence('report', token).putSync('body', 'x', { token })
   // @ts-expect-error: values are bytes or text
   await store.put('report', 'body', 42, { token })
   // @ts-expect-error: options are camelCase

@@ -11,6 +11,7 @@
 
 mod convert;
 mod errors;
+mod fence;
 mod held_write;
 mod keepalive;
 mod run;
@@ -23,6 +24,7 @@ use napi::bindgen_prelude::{Unknown, *};
 use napi_derive::napi;
 
 pub use errors::{error_schema, ErrorSchemaEntry};
+pub use fence::NativeFence;
 pub use keepalive::NativeKeepAlive;
 pub use sqlite_check::error_from_sqlite_message;
 pub use sqlstate::error_from_sqlstate;

@@ -11,6 +11,7 @@ use napi_derive::napi;
 
 use crate::convert::{self, Js, FENCE_KEYS};
 use crate::errors::{Conv, ErrorValue, Failure};
+use crate::fence::NativeFence;
 use crate::keepalive::NativeKeepAlive;
 use crate::run;
 use crate::types::{Entry, Events, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
@@ -29,18 +30,22 @@ const DEFAULT_EVENTS_LIMIT: usize = fencing::defaults::EVENTS_LIMIT;
 /// store: the same argument checks first, then CLOSED.
 #[napi]
 pub struct NativeStore {
-    state: Mutex<State>,
+    state: Shared,
     inline: bool,
 }
 
-enum State {
+/// The handle's state, shared with the fences it made (`fence.rs`), so that
+/// closing the handle closes them too.
+pub(crate) type Shared = Arc<Mutex<State>>;
+
+pub(crate) enum State {
     Open(fencing::Store),
     /// The metrics as they were when the handle closed.
     Closed(Box<fencing::MetricsSnapshot>),
 }
 
 /// The store every closed handle delegates to.
-fn closed_store() -> fencing::Store {
+pub(crate) fn closed_store() -> fencing::Store {
     static CLOSED: OnceLock<fencing::Store> = OnceLock::new();
     CLOSED
         .get_or_init(|| {
@@ -54,21 +59,22 @@ fn closed_store() -> fencing::Store {
 impl NativeStore {
     pub(crate) fn new(store: fencing::Store, inline: bool) -> NativeStore {
         NativeStore {
-            state: Mutex::new(State::Open(store)),
+            state: Arc::new(Mutex::new(State::Open(store))),
             inline,
         }
     }
 
+    pub(crate) fn shared(&self) -> (Shared, bool) {
+        (self.state.clone(), self.inline)
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     /// The core store (a clone, sharing it), or the closed one.
     fn store(&self) -> fencing::Store {
-        match &*self.state() {
-            State::Open(store) => store.clone(),
-            State::Closed(_) => closed_store(),
-        }
+        store_of(&self.state)
     }
 
     /// Converts on this thread, then runs `work` with a clone of the store.
@@ -94,6 +100,18 @@ impl NativeStore {
             move || work(&store, args),
             move |_env, value| Ok(convert(value)),
         )
+    }
+}
+
+pub(crate) fn lock(state: &Shared) -> MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The core store (a clone, sharing it), or the closed one.
+pub(crate) fn store_of(state: &Shared) -> fencing::Store {
+    match &*lock(state) {
+        State::Open(store) => store.clone(),
+        State::Closed(_) => closed_store(),
     }
 }
 
@@ -353,6 +371,21 @@ impl NativeStore {
         run::now(|| self.store().execute(&scope, &fence, op))
             .map(Receipt::from)
             .map_err(|e| Failure::Core(e).into_napi(env))
+    }
+
+    /// A scope and a token converted once, for hot paths: its `put` and
+    /// `putSync` take only a key and a value (`fence.rs`). A bad scope or
+    /// token throws here, as the same argument of `put` would.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, token: TokenLike",
+        ts_return_type = "NativeFence"
+    )]
+    pub fn fence(&self, env: &Env, scope: Unknown, token: Unknown) -> napi::Result<NativeFence> {
+        let scope = convert::string(js(env, &scope), "scope").map_err(|f| f.into_napi(env))?;
+        let token = convert::token(js(env, &token), "token").map_err(|f| f.into_napi(env))?;
+        let (state, inline) = self.shared();
+        Ok(NativeFence::new(state, inline, scope, token))
     }
 
     #[napi(

@@ -120,6 +120,9 @@ test('fencing.d.ts declares exactly the runtime API', () => {
   const heldRuntime = runtime(fencing.HeldLease)
   for (const field of ['scope', 'holder', 'token', 'ttlMs']) heldRuntime.add(field) // instance fields
   assert.deepEqual(heldDeclared, heldRuntime)
+  const fenceRuntime = runtime(fencing.Fence)
+  for (const field of ['scope', 'token']) fenceRuntime.add(field) // instance fields
+  assert.deepEqual(new Set(members('Fence')), fenceRuntime)
   const exported = new Set([...dts.matchAll(/^export declare (?:const|function|class) (\w+)/gm)].map((m) => m[1]))
   assert.deepEqual(exported, new Set(Object.keys(fencing)))
 })
