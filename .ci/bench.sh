@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark command's smoke run, so that scripts/bench cannot rot: every
-# bench (memory, C ABI, sqlite, Python, Node, and postgres once
-# benches/benches/postgres.rs exists) runs one short round in release mode,
+# bench (memory, C ABI, sqlite, Python, Node, postgres, and the scale curves
+# at tiny sizes) runs one short round in release mode,
 # writes its JSON lines, and bench-report makes the table and chart from
 # them -- into target/bench/smoke/, never docs/. No timing is judged.
 #
@@ -37,4 +37,8 @@ SMOKE=${CARGO_TARGET_DIR:-target}/bench/smoke
 test -s "$SMOKE/results.jsonl"
 grep -q '<!-- bench:begin' "$SMOKE/performance.md"
 grep -q '<svg' "$SMOKE/performance.svg"
+# The scale bench's curves (benches/benches/scale.rs) and their chart.
+grep -q '"x_axis":"scopes"' "$SMOKE/results.jsonl"
+grep -q '<svg' "$SMOKE/performance-scale.svg"
+grep -q 'performance-scale.svg' "$SMOKE/performance.md"
 echo "bench smoke: $(wc -l <"$SMOKE/results.jsonl") result lines, table and chart written to $SMOKE"

@@ -50,6 +50,7 @@ use rusqlite::{params, Connection};
 const STRIDE: usize = 7919;
 const CHUNKS: usize = 4;
 const TTL: Duration = Duration::from_millis(1);
+const MEMORY_TTL: Duration = Duration::from_secs(60);
 const GOAL_AT_SCALE: f64 = 0.8;
 const RSS_ENV: &str = "FENCING_BENCH_SCALE_RSS";
 
@@ -525,10 +526,12 @@ impl Sides for Memory {
     }
     fn acquire(&mut self, ours: bool, scope: &str, _: usize) {
         if ours {
-            let lease = self.store.acquire(scope, "bench", TTL).unwrap();
+            // Released at once: a TTL long enough that a busy machine never
+            // lets it lapse first.
+            let lease = self.store.acquire(scope, "bench", MEMORY_TTL).unwrap();
             assert!(self.store.release(scope, lease.token).unwrap());
         } else {
-            let t = self.base.acquire(scope, "bench", TTL).unwrap();
+            let t = self.base.acquire(scope, "bench", MEMORY_TTL).unwrap();
             assert!(self.base.release(scope, t));
         }
     }
