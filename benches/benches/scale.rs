@@ -100,7 +100,7 @@ fn plan() -> Plan {
     } else {
         Plan {
             rounds: 3,
-            ops: 80,
+            ops: 50,
             scales: vec![1_000, 10_000, 100_000, 1_000_000],
             list_entries: 100_000,
             page: 1000,
@@ -160,29 +160,35 @@ fn measure(
     sides: &mut dyn Sides,
     op: &mut dyn FnMut(&mut dyn Sides, bool, usize),
 ) -> (f64, f64) {
-    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    alternate(plan, ops, &mut |k, i| op(sides, k == 0, i))
+}
+
+/// The core of [`measure`]: `run(k, i)` runs operation `i` of side `k`
+/// (0 or 1); the sides take turns every chunk, so both meet the same
+/// machine weather. Medians over the rounds of operations per second.
+fn alternate(plan: &Plan, ops: usize, run: &mut dyn FnMut(usize, usize)) -> (f64, f64) {
+    let (mut first, mut second) = (Vec::new(), Vec::new());
     let mut next = [0usize; 2];
     // Warm both sides once.
-    op(sides, true, usize::MAX / 2);
-    op(sides, false, usize::MAX / 2);
+    run(0, usize::MAX / 2);
+    run(1, usize::MAX / 2);
     for _ in 0..plan.rounds {
         let mut t = [Duration::ZERO; 2];
         for chunk in 0..CHUNKS {
-            for side in [chunk % 2 == 0, chunk % 2 == 1] {
-                let k = usize::from(!side);
+            for k in [chunk % 2, 1 - chunk % 2] {
                 let start = Instant::now();
                 for _ in 0..ops {
-                    op(sides, side, next[k]);
+                    run(k, next[k]);
                     next[k] += 1;
                 }
                 t[k] += start.elapsed();
             }
         }
         let n = (ops * CHUNKS) as f64;
-        ours.push(n / t[0].as_secs_f64());
-        base.push(n / t[1].as_secs_f64());
+        first.push(n / t[0].as_secs_f64());
+        second.push(n / t[1].as_secs_f64());
     }
-    (median(ours), median(base))
+    (median(first), median(second))
 }
 
 fn emit(plan: &Plan, sides: &dyn Sides, line: Line) {
@@ -204,14 +210,15 @@ fn emit(plan: &Plan, sides: &dyn Sides, line: Line) {
     report::record(&line);
 }
 
-fn run_backend(plan: &Plan, sides: &mut dyn Sides) {
+/// Every line of one backend. `reference` is a second store of the same
+/// kind, kept at the smallest scale: the goal lines compare the largest
+/// scale with it in the same rounds, so that both meet the same weather.
+fn run_backend(plan: &Plan, sides: &mut dyn Sides, reference: &mut dyn Sides) {
     let group = sides.group();
     let cu = sides.unit_of_concurrency();
     let names = sides.baseline_names();
     let ops = plan.ops * sides.ops_factor();
     let mut have = 0;
-    let mut first: Option<(usize, f64, f64)> = None;
-    let mut last = None;
     for (step, &n) in plan.scales.iter().enumerate() {
         // Above every token issued so far (a fresh token for a scope is
         // accepted; docs/semantics.md, "The counter"), so the acquisitions
@@ -272,27 +279,63 @@ fn run_backend(plan: &Plan, sides: &mut dyn Sides) {
                 .series(&format!("{unit_note} per scope")),
             );
         }
-        first.get_or_insert((n, acq, put));
-        last = Some((n, acq, put));
     }
-    if let (Some((n0, acq0, put0)), Some((n1, acq1, put1))) = (first, last) {
+    if let (Some(&n0), Some(&n1)) = (plan.scales.first(), plan.scales.last()) {
         if n1 > n0 {
-            for (what, f, b) in [("acquire", acq1, acq0), ("put", put1, put0)] {
-                emit(
-                    plan,
-                    sides,
-                    Line::new(
-                        group,
-                        &format!("{what} at {n1} scopes vs {n0}"),
-                        1,
-                        cu,
-                        "ops/s",
-                        f,
-                        b,
-                        &format!("the library itself at {n0} scopes"),
-                    )
-                    .goal(Goal::ratio_at_least(GOAL_AT_SCALE)),
-                );
+            reference.grow(0, n0);
+            let fence = put_fence(plan.scales.len());
+            // Side 0: the store at n1 scopes; side 1: the reference at n0.
+            // The library's goal lines, then the same for the baseline, so
+            // that a drop both share shows as what the machine does.
+            for ours in [true, false] {
+                let (acq1, acq0) = alternate(plan, ops, &mut |k, i| {
+                    let (s, n): (&mut dyn Sides, usize) = if k == 0 {
+                        (&mut *sides, n1)
+                    } else {
+                        (&mut *reference, n0)
+                    };
+                    s.acquire(ours, &scope_name(i.wrapping_mul(STRIDE) % n), i)
+                });
+                let v = value_of(64, 0);
+                let (put1, put0) = alternate(plan, ops, &mut |k, i| {
+                    let (s, n): (&mut dyn Sides, usize) = if k == 0 {
+                        (&mut *sides, n1)
+                    } else {
+                        (&mut *reference, n0)
+                    };
+                    let mut v = v.clone();
+                    v[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                    s.put(ours, &scope_name(i.wrapping_mul(STRIDE) % n), &v, &fence)
+                });
+                for (what, f, b) in [("acquire", acq1, acq0), ("put", put1, put0)] {
+                    let line = if ours {
+                        Line::new(
+                            group,
+                            &format!("{what} at {n1} scopes vs {n0}"),
+                            1,
+                            cu,
+                            "ops/s",
+                            f,
+                            b,
+                            &format!(
+                                "the library itself at {n0} scopes (a second store, same rounds)"
+                            ),
+                        )
+                        .goal(Goal::ratio_at_least(GOAL_AT_SCALE))
+                    } else {
+                        Line::new(
+                            group,
+                            &format!("baseline {what} at {n1} scopes vs {n0} (no goal)"),
+                            1,
+                            cu,
+                            "ops/s",
+                            f,
+                            b,
+                            &format!("the baseline itself at {n0} scopes (same rounds)"),
+                        )
+                    };
+                    emit(plan, sides, line);
+                }
             }
         }
     }
@@ -829,7 +872,9 @@ fn connect(url: &str) -> postgres::Client {
 
 impl Postgres {
     fn new(base: &str) -> Postgres {
-        let tag = std::process::id();
+        static STORES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let nth = STORES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tag = format!("{}_{nth}", std::process::id());
         let (schema, raw_schema) = (
             format!("bench_scale_{tag}"),
             format!("bench_scale_raw_{tag}"),
@@ -1074,18 +1119,18 @@ fn main() {
         }
     );
     if wanted(&plan, "memory") {
-        let mut m = Memory {
+        let memory = || Memory {
             store: Store::open("memory:").unwrap(),
             base: Baseline::default(),
         };
-        run_backend(&plan, &mut m);
+        run_backend(&plan, &mut memory(), &mut memory());
     }
     if wanted(&plan, "sqlite") {
-        run_backend(&plan, &mut Sqlite::new());
+        run_backend(&plan, &mut Sqlite::new(), &mut Sqlite::new());
     }
     if wanted(&plan, "postgres") {
         match std::env::var("FENCING_TEST_PG_URL").ok().filter(|u| !u.is_empty()) {
-            Some(url) => run_backend(&plan, &mut Postgres::new(&url)),
+            Some(url) => run_backend(&plan, &mut Postgres::new(&url), &mut Postgres::new(&url)),
             None => println!("scale: postgres skipped (no FENCING_TEST_PG_URL; run under scripts/pg-cluster run)"),
         }
     }
