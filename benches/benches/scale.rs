@@ -121,6 +121,16 @@ fn put_fence(step: usize) -> Fence {
     Fence::new(Token::new((1u64 << 61) + ((step as u64) << 40)).unwrap())
 }
 
+/// Makes `value` (at least 16 bytes) differ from every value written before
+/// in this process: SQLite writes nothing (and syncs nothing) for an UPDATE
+/// that leaves a row as it was, which would flatter a baseline that repeats
+/// an earlier measurement's writes.
+fn fresh(value: &mut [u8]) {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    value[..8].copy_from_slice(&n.to_le_bytes());
+}
+
 fn value_of(size: usize, i: usize) -> Vec<u8> {
     let mut v = vec![0x5A; size.max(8)];
     v.truncate(size);
@@ -237,7 +247,7 @@ fn run_backend(plan: &Plan, sides: &mut dyn Sides, reference: &mut dyn Sides) {
         let v = value_of(64, 0);
         let (put, put_base) = measure(plan, ops, sides, &mut |s, ours, i| {
             let mut v = v.clone();
-            v[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            fresh(&mut v);
             s.put(ours, &scope_name(i.wrapping_mul(STRIDE) % n), &v, &fence)
         });
         for (what, f, b, name) in [
@@ -304,7 +314,7 @@ fn run_backend(plan: &Plan, sides: &mut dyn Sides, reference: &mut dyn Sides) {
                         (&mut *reference, n0)
                     };
                     let mut v = v.clone();
-                    v[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                    fresh(&mut v);
                     s.put(ours, &scope_name(i.wrapping_mul(STRIDE) % n), &v, &fence)
                 });
                 for (what, f, b) in [("acquire", acq1, acq0), ("put", put1, put0)] {
@@ -400,9 +410,9 @@ fn run_backend(plan: &Plan, sides: &mut dyn Sides, reference: &mut dyn Sides) {
         // Fewer operations for big values, so a round stays short.
         let ops = (ops * 4096 / size.max(4096)).max(2);
         let v = value_of(size, 0);
-        let (f, b) = measure(plan, ops, sides, &mut |s, ours, i| {
+        let (f, b) = measure(plan, ops, sides, &mut |s, ours, _| {
             let mut v = v.clone();
-            v[..8].copy_from_slice(&(i as u64).to_le_bytes());
+            fresh(&mut v);
             s.put(ours, &scope_name(0), &v, &fence)
         });
         emit(
