@@ -56,7 +56,8 @@ const RSS_ENV: &str = "FENCING_BENCH_SCALE_RSS";
 
 struct Plan {
     rounds: usize,
-    /// Operations per side per chunk on the disk backends; memory: x100.
+    /// Operations per side per chunk on the disk backends; memory: x500, so
+    /// that a chunk outlasts a time slice of a busy machine.
     ops: usize,
     scales: Vec<usize>,
     list_entries: usize,
@@ -566,7 +567,7 @@ impl Sides for Memory {
         "threads"
     }
     fn ops_factor(&self) -> usize {
-        100
+        500
     }
     fn grow(&mut self, from: usize, to: usize) {
         let v = value_of(64, 0);
@@ -1117,7 +1118,7 @@ fn main() {
     }
     let plan = plan();
     println!(
-        "scale: scopes {:?}, {} rounds x {CHUNKS} chunks x {} ops (memory: x100){}{}",
+        "scale: scopes {:?}, {} rounds x {CHUNKS} chunks x {} ops (memory: x500){}{}",
         plan.scales,
         plan.rounds,
         plan.ops,
