@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The benchmark command's smoke run, so that scripts/bench cannot rot: every
-# bench (memory, C ABI, sqlite, Python, Node, postgres once
-# benches/benches/postgres.rs exists, and etcd beside postgres and sqlite)
-# runs one short round in release mode, writes its JSON lines, and
-# bench-report makes the table and chart from them -- into
-# target/bench/smoke/, never docs/. No timing is judged.
+# bench (memory, C ABI, sqlite, Python, Node, postgres, etcd beside postgres
+# and sqlite, and the scale curves at tiny sizes) runs one short round in
+# release mode, writes its JSON lines, and bench-report makes the table and
+# charts from them -- into target/bench/smoke/, never docs/. No timing is
+# judged.
 #
 # Runs after .ci/python.sh and .ci/node.sh (it reuses the npm packages
 # node.sh installed, and the release build artifacts); installs what it
@@ -46,4 +46,8 @@ test -s "$SMOKE/results.jsonl"
 grep -q '<!-- bench:begin' "$SMOKE/performance.md"
 grep -q '<svg' "$SMOKE/performance.svg"
 grep -q '"group":"etcd"' "$SMOKE/results.jsonl"
+# The scale bench's curves (benches/benches/scale.rs) and their chart.
+grep -q '"x_axis":"scopes"' "$SMOKE/results.jsonl"
+grep -q '<svg' "$SMOKE/performance-scale.svg"
+grep -q 'performance-scale.svg' "$SMOKE/performance.md"
 echo "bench smoke: $(wc -l <"$SMOKE/results.jsonl") result lines, table and chart written to $SMOKE"

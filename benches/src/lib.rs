@@ -1,10 +1,11 @@
 //! Benchmarks of the fencing core and its faces beside their baselines.
 //!
-//! The benches live in `benches/benches/` (`memory_put`, `sqlite`, and the
-//! PostgreSQL one when present); the C ABI, Python and Node benches live
+//! The benches live in `benches/benches/` (`memory_put`, `sqlite`,
+//! `postgres`, `stale_record`, and `scale`: cost against the number of
+//! scopes, entries and value size); the C ABI, Python and Node benches live
 //! with their faces. `scripts/bench` runs them all in release mode and
-//! collects their results into one table and one chart
-//! (`docs/performance.md`, `docs/performance.svg`).
+//! collects their results into one table and its charts
+//! (`docs/performance.md`, `docs/performance*.svg`).
 //!
 //! - [`report`]: the machine-readable line every bench appends (JSON Lines,
 //!   to the file `FENCING_BENCH_OUT` names).

@@ -1,7 +1,9 @@
 //! The report made from the benches' JSON Lines ([`crate::report`]): a
 //! Markdown table placed between markers in `docs/performance.md` (so that a
-//! rerun refreshes it and leaves the prose alone), and an SVG chart of
-//! throughput against concurrency, each series beside its baseline.
+//! rerun refreshes it and leaves the prose alone), and SVG charts, each
+//! curve beside its baseline: throughput against concurrency; throughput
+//! and sizes against scopes, entries and value size (lines with `x_axis`);
+//! latency percentiles (lines with `stat`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -177,8 +179,8 @@ pub fn baselines(lines: &[Line]) -> String {
 }
 
 /// The generated section: a header line (`stamp`), the table, notes of
-/// lines that carry one, and the chart's image link.
-pub fn section(lines: &[Line], stamp: &str, svg_name: Option<&str>) -> String {
+/// lines that carry one, and the charts' image links (`(alt text, path)`).
+pub fn section(lines: &[Line], stamp: &str, charts: &[(&str, &str)]) -> String {
     let mut s = String::new();
     s.push_str(BEGIN);
     s.push_str("\n\n");
@@ -203,10 +205,8 @@ pub fn section(lines: &[Line], stamp: &str, svg_name: Option<&str>) -> String {
     }
     s.push_str("\nBaselines:\n\n");
     s.push_str(&baselines(lines));
-    if let Some(svg) = svg_name {
-        s.push_str(&format!(
-            "\n![Throughput against concurrency, each beside its baseline]({svg})\n"
-        ));
+    for (alt, svg) in charts {
+        s.push_str(&format!("\n![{alt}]({svg})\n"));
     }
     s.push('\n');
     s.push_str(END);
@@ -238,36 +238,171 @@ pub fn splice(doc: &str, section: &str) -> Result<String, String> {
     }
 }
 
-/// One panel of the chart: a `(group, line)` measured at two or more
-/// concurrencies, as throughput (operations per second).
-struct Series {
-    title: String,
-    concurrency_unit: String,
-    points: Vec<(u32, f64, f64)>,
+/// One point of a panel: its x coordinate (integer-valued: a concurrency,
+/// log10 of a scope count, log2 of a value size, a percentile's rank), the
+/// label shown there, and the figures of both sides.
+struct Point {
+    x: f64,
+    label: String,
+    fenced: f64,
+    baseline: f64,
 }
 
-fn series(lines: &[Line]) -> Vec<Series> {
-    let mut out: Vec<Series> = Vec::new();
-    for l in sorted(lines) {
+/// One panel of a chart: a curve of the library beside its baseline.
+struct Panel {
+    title: String,
+    x_desc: String,
+    y_desc: String,
+    points: Vec<Point>,
+}
+
+/// The lines of the concurrency chart: neither a point of a curve along
+/// another axis nor a latency percentile.
+fn along_concurrency(l: &Line) -> bool {
+    l.x_axis.is_none() && l.stat.is_none()
+}
+
+fn find_or_add<'p>(
+    panels: &'p mut Vec<Panel>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+) -> &'p mut Panel {
+    if let Some(i) = panels.iter().position(|p| p.title == title) {
+        return &mut panels[i];
+    }
+    panels.push(Panel {
+        title: title.to_owned(),
+        x_desc: x_desc.to_owned(),
+        y_desc: y_desc.to_owned(),
+        points: Vec::new(),
+    });
+    panels.last_mut().unwrap()
+}
+
+/// Throughput against concurrency: a `(group, line)` measured at two or
+/// more concurrencies.
+fn concurrency_panels(lines: &[Line]) -> Vec<Panel> {
+    let mut out = Vec::new();
+    for l in sorted(lines).iter().filter(|l| along_concurrency(l)) {
         let (Some(f), Some(b)) = (l.throughput(true), l.throughput(false)) else {
             continue;
         };
         let title = format!("{}: {}", l.group, l.line);
-        match out.iter_mut().find(|s| s.title == title) {
-            Some(s) => s.points.push((l.concurrency, f, b)),
-            None => out.push(Series {
-                title,
-                concurrency_unit: l.concurrency_unit.clone(),
-                points: vec![(l.concurrency, f, b)],
-            }),
-        }
+        find_or_add(&mut out, &title, &l.concurrency_unit, "ops/s")
+            .points
+            .push(Point {
+                x: f64::from(l.concurrency),
+                label: l.concurrency.to_string(),
+                fenced: f,
+                baseline: b,
+            });
     }
-    out.retain(|s| s.points.len() >= 2);
+    out.retain(|p| p.points.len() >= 2);
+    out
+}
+
+/// `1000` -> "1k", `1048576` -> "1 MiB" (value sizes are powers of two).
+fn axis_label(axis: &str, x: f64) -> String {
+    if axis == "value bytes" {
+        match x {
+            x if x >= 1048576.0 => format!("{:.0} MiB", x / 1048576.0),
+            x if x >= 1024.0 => format!("{:.0} KiB", x / 1024.0),
+            x => format!("{x:.0} B"),
+        }
+    } else {
+        si(x)
+    }
+}
+
+/// Curves along scopes, entries or value sizes, one panel per (group,
+/// series, unit), x on a log scale (log2 for value sizes, log10 else).
+fn curve_panels(lines: &[Line]) -> Vec<Panel> {
+    let mut out = Vec::new();
+    for l in sorted(lines) {
+        let (Some(axis), Some(x)) = (&l.x_axis, l.x) else {
+            continue;
+        };
+        if x <= 0.0 || l.stat.is_some() {
+            continue;
+        }
+        // Throughput in operations (or entries) per second; sizes as they are.
+        let (f, b, y_desc) = match (l.throughput(true), l.throughput(false)) {
+            (Some(f), Some(b)) => (
+                f,
+                b,
+                if l.unit == "ns/op" {
+                    "ops/s"
+                } else {
+                    l.unit.as_str()
+                },
+            ),
+            _ => (l.fenced, l.baseline, l.unit.as_str()),
+        };
+        let coordinate = if axis == "value bytes" {
+            x.log2()
+        } else {
+            x.log10()
+        };
+        let series = l.series.clone().unwrap_or_else(|| l.line.clone());
+        let title = format!("{}: {series} ({y_desc})", l.group);
+        find_or_add(&mut out, &title, &format!("{axis} (log scale)"), y_desc)
+            .points
+            .push(Point {
+                x: coordinate.round(),
+                label: axis_label(axis, x),
+                fenced: f,
+                baseline: b,
+            });
+    }
+    out.retain(|p| p.points.len() >= 2);
+    out
+}
+
+/// Latency percentiles: one panel per (group, series, concurrency), the
+/// percentiles in order along x.
+fn latency_panels(lines: &[Line]) -> Vec<Panel> {
+    const STATS: [&str; 3] = ["p50", "p99", "p99.9"];
+    let mut out = Vec::new();
+    for l in sorted(lines) {
+        let Some(rank) = l
+            .stat
+            .as_deref()
+            .and_then(|s| STATS.iter().position(|k| *k == s))
+        else {
+            continue;
+        };
+        // Without a series: the line's name without the percentile.
+        let series = l.series.clone().unwrap_or_else(|| {
+            let stat = STATS[rank];
+            l.line
+                .strip_suffix(stat)
+                .unwrap_or(&l.line)
+                .trim_end()
+                .to_owned()
+        });
+        let title = format!("{}: {series} ({})", l.group, concurrency(&l));
+        let unit = l.unit.split('/').next().unwrap_or("").to_owned();
+        find_or_add(&mut out, &title, "percentile", &unit)
+            .points
+            .push(Point {
+                x: rank as f64,
+                label: STATS[rank].to_owned(),
+                fenced: l.fenced,
+                baseline: l.baseline,
+            });
+    }
+    for p in &mut out {
+        p.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    }
+    out.retain(|p| p.points.len() >= 2);
     out
 }
 
 fn si(v: f64) -> String {
-    if v >= 1e6 {
+    if v >= 1e6 && (v / 1e6).fract() == 0.0 {
+        format!("{:.0}M", v / 1e6)
+    } else if v >= 1e6 {
         format!("{:.1}M", v / 1e6)
     } else if v >= 1e3 {
         format!("{:.0}k", v / 1e3)
@@ -276,9 +411,76 @@ fn si(v: f64) -> String {
     }
 }
 
-/// Draws the chart into `path` (SVG). Returns how many panels it drew.
+/// The charts `bench-report` draws: (what, file name suffix, title).
+pub const CHARTS: [(Chart, &str, &str); 3] = [
+    (
+        Chart::Concurrency,
+        "",
+        "fencing: throughput against concurrency, beside each baseline",
+    ),
+    (
+        Chart::Scale,
+        "-scale",
+        "fencing: throughput and size against scopes, entries and value size, beside each baseline",
+    ),
+    (
+        Chart::Latency,
+        "-latency",
+        "fencing: latency percentiles per call, beside each baseline",
+    ),
+];
+
+/// Which curves a chart shows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Chart {
+    /// Throughput against threads, processes or clients.
+    Concurrency,
+    /// Throughput and sizes against scopes, entries and value size.
+    Scale,
+    /// p50, p99 and p99.9 per call.
+    Latency,
+}
+
+/// Draws the chart of the throughput against concurrency into `path` (SVG).
+/// Returns how many panels it drew.
 pub fn chart(lines: &[Line], path: &Path, title: &str) -> Result<usize, String> {
-    let all = series(lines);
+    chart_of(Chart::Concurrency, lines, path, title)
+}
+
+/// Draws one chart into `path` (SVG); returns how many panels it drew (an
+/// empty chart has only its title).
+pub fn chart_of(which: Chart, lines: &[Line], path: &Path, title: &str) -> Result<usize, String> {
+    let panels = match which {
+        Chart::Concurrency => concurrency_panels(lines),
+        Chart::Scale => curve_panels(lines),
+        Chart::Latency => latency_panels(lines),
+    };
+    draw(&panels, path, title)?;
+    Ok(panels.len())
+}
+
+/// How many panels `which` would draw from `lines`.
+pub fn chart_panels(which: Chart, lines: &[Line]) -> usize {
+    match which {
+        Chart::Concurrency => concurrency_panels(lines),
+        Chart::Scale => curve_panels(lines),
+        Chart::Latency => latency_panels(lines),
+    }
+    .len()
+}
+
+/// The image link's text for `which`.
+pub fn chart_alt(which: Chart) -> &'static str {
+    match which {
+        Chart::Concurrency => "Throughput against concurrency, each beside its baseline",
+        Chart::Scale => {
+            "Throughput and size against scopes, entries and value size, each beside its baseline"
+        }
+        Chart::Latency => "Latency percentiles per call, each beside its baseline",
+    }
+}
+
+fn draw(all: &[Panel], path: &Path, title: &str) -> Result<(), String> {
     let cols = 3usize;
     let rows = all.len().div_ceil(cols).max(1);
     let (w, h) = (1200u32, 60 + 300 * rows as u32);
@@ -290,40 +492,51 @@ pub fn chart(lines: &[Line], path: &Path, title: &str) -> Result<usize, String> 
         .map_err(|e| err(&e))?;
     if all.is_empty() {
         root.present().map_err(|e| err(&e))?;
-        return Ok(0);
+        return Ok(());
     }
-    let panels = root.split_evenly((rows, cols));
-    for (s, area) in all.iter().zip(panels.iter()) {
-        let max_c = s.points.iter().map(|p| p.0).max().unwrap_or(1) as f64;
-        let max_y = s.points.iter().map(|p| p.1.max(p.2)).fold(0.0f64, f64::max) * 1.2;
+    let areas = root.split_evenly((rows, cols));
+    for (s, area) in all.iter().zip(areas.iter()) {
+        let min_x = s.points.iter().map(|p| p.x).fold(f64::INFINITY, f64::min);
+        let max_x = s
+            .points
+            .iter()
+            .map(|p| p.x)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let max_y = s
+            .points
+            .iter()
+            .map(|p| p.fenced.max(p.baseline))
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max)
+            * 1.2;
         let mut chart = ChartBuilder::on(area)
             .caption(&s.title, ("sans-serif", 15))
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(56)
-            .build_cartesian_2d(0.5f64..max_c + 0.5, 0f64..max_y.max(1.0))
+            .build_cartesian_2d(min_x - 0.5..max_x + 0.5, 0f64..max_y.max(1.0))
             .map_err(|e| err(&e))?;
-        let concurrencies: Vec<u32> = s.points.iter().map(|p| p.0).collect();
+        // Labels only where a point is: every x coordinate is a whole number.
+        let labels: Vec<(f64, String)> = s.points.iter().map(|p| (p.x, p.label.clone())).collect();
         chart
             .configure_mesh()
-            .x_desc(s.concurrency_unit.as_str())
-            .y_desc("ops/s")
-            .x_labels((max_c as usize + 1) * 2)
+            .x_desc(s.x_desc.as_str())
+            .y_desc(s.y_desc.as_str())
+            .x_labels(((max_x - min_x) as usize + 2) * 2)
             .x_label_formatter(&|x| {
-                let r = x.round();
-                if (x - r).abs() < 1e-9 && concurrencies.contains(&(r as u32)) {
-                    format!("{r:.0}")
-                } else {
-                    String::new()
-                }
+                labels
+                    .iter()
+                    .find(|(at, _)| (x - at).abs() < 1e-9)
+                    .map(|(_, l)| l.clone())
+                    .unwrap_or_default()
             })
             .y_labels(6)
             .y_label_formatter(&|y| si(*y))
             .light_line_style(WHITE)
             .draw()
             .map_err(|e| err(&e))?;
-        let fenced: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0 as f64, p.1)).collect();
-        let base: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0 as f64, p.2)).collect();
+        let fenced: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.fenced)).collect();
+        let base: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.baseline)).collect();
         let blue = RGBColor(31, 119, 180);
         let orange = RGBColor(255, 127, 14);
         chart
@@ -358,7 +571,7 @@ pub fn chart(lines: &[Line], path: &Path, title: &str) -> Result<usize, String> 
             .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
-    Ok(all.len())
+    Ok(())
 }
 
 #[cfg(test)]
@@ -390,12 +603,12 @@ mod tests {
     #[test]
     fn splice_replaces_only_between_markers() {
         let doc = format!("# Title\n\nprose\n\n{BEGIN}\nold\n{END}\n\nmore prose\n");
-        let new = splice(&doc, &section(&lines(), "stamp", Some("x.svg"))).unwrap();
+        let new = splice(&doc, &section(&lines(), "stamp", &[("chart", "x.svg")])).unwrap();
         assert!(new.starts_with("# Title\n\nprose\n\n<!-- bench:begin"));
         assert!(new.ends_with(&format!("{END}\n\nmore prose\n")));
         assert!(!new.contains("\nold\n") && new.contains("stamp") && new.contains("(x.svg)"));
         // A rerun refreshes it in place.
-        let again = splice(&new, &section(&lines()[..1], "stamp 2", None)).unwrap();
+        let again = splice(&new, &section(&lines()[..1], "stamp 2", &[])).unwrap();
         assert!(again.contains("stamp 2") && !again.contains("x.svg"));
         assert_eq!(again.matches(BEGIN).count(), 1);
         // No markers: appended; one marker alone: refused.
@@ -423,5 +636,170 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("sqlite: put"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Synthetic lines with the curve and latency fields, and lines missing
+    /// some of them.
+    fn curve_lines() -> Vec<Line> {
+        let mut v = Vec::new();
+        for (n, f, b) in [
+            (1e3, 900.0, 1000.0),
+            (1e4, 850.0, 990.0),
+            (1e6, 700.0, 980.0),
+        ] {
+            let line = format!("acquire, {n} scopes");
+            v.push(
+                Line::new("sqlite", &line, 1, "processes", "ops/s", f, b, "raw")
+                    .at("scopes", n)
+                    .series("acquire"),
+            );
+            let line = format!("file size per scope, {n} scopes");
+            v.push(
+                Line::new("sqlite", &line, 1, "processes", "B", 120.0, 80.0, "raw")
+                    .at("scopes", n)
+                    .series("file size per scope"),
+            );
+        }
+        for size in [64.0, 4096.0, 1048576.0] {
+            let line = format!("put, {size} B value");
+            v.push(
+                Line::new(
+                    "memory",
+                    &line,
+                    1,
+                    "threads",
+                    "ops/s",
+                    5e6 / size,
+                    6e6 / size,
+                    "map",
+                )
+                .at("value bytes", size)
+                .series("put by value size"),
+            );
+        }
+        // One point only: no curve.
+        v.push(
+            Line::new("memory", "list", 1, "threads", "entries/s", 1e6, 2e6, "map")
+                .at("entries", 1e5),
+        );
+        for (stat, f, b) in [
+            ("p99.9", 900.0, 700.0),
+            ("p50", 100.0, 90.0),
+            ("p99", 400.0, 300.0),
+        ] {
+            for c in [1, 4] {
+                v.push(
+                    Line::new(
+                        "postgres",
+                        &format!("acquire {stat}"),
+                        c,
+                        "clients",
+                        "ns/op",
+                        f,
+                        b,
+                        "sql",
+                    )
+                    .series("acquire latency")
+                    .stat(stat),
+                );
+            }
+        }
+        // A percentile without a series: the line names its panel.
+        v.push(
+            Line::new(
+                "sqlite",
+                "put p50",
+                1,
+                "processes",
+                "ns/op",
+                50.0,
+                40.0,
+                "raw",
+            )
+            .stat("p50"),
+        );
+        v.push(
+            Line::new(
+                "sqlite",
+                "put p99",
+                1,
+                "processes",
+                "ns/op",
+                80.0,
+                60.0,
+                "raw",
+            )
+            .stat("p99"),
+        );
+        v.extend(lines());
+        v
+    }
+
+    #[test]
+    fn charts_of_curves_latency_and_concurrency() {
+        let mut all = curve_lines();
+        // Read back from JSON, plus a line whose x has no axis: a table row only.
+        let half = serde_json::json!({"group":"sqlite","line":"odd","concurrency":1,
+                                      "unit":"ops/s","fenced":1.0,"baseline":2.0,"x":7});
+        let text: Vec<String> = all
+            .iter()
+            .map(|l| l.to_json().to_string())
+            .chain([half.to_string()])
+            .collect();
+        let (parsed, errors) = parse(&text.join("\n"));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(parsed.len(), all.len() + 1);
+        all = parsed;
+        // Scale: sqlite acquire, sqlite file size, memory put by value size.
+        assert_eq!(chart_panels(Chart::Scale, &all), 3);
+        // Latency: postgres at 1 and at 4 clients, sqlite put (no series).
+        assert_eq!(chart_panels(Chart::Latency, &all), 3);
+        // Concurrency: only sqlite put at 1 and 4 processes; the percentile
+        // lines at 1 and 4 clients are not a throughput curve.
+        assert_eq!(chart_panels(Chart::Concurrency, &all), 1);
+        let t = table(&all);
+        assert!(
+            t.contains("| sqlite | acquire, 1000000 scopes | 1 process | 700 | 980 | ops/s |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| postgres | acquire p99.9 | 4 clients | 900 | 700 | ns/op |"),
+            "{t}"
+        );
+        assert!(t.contains("| sqlite | odd |"));
+
+        let dir = std::env::temp_dir().join(format!("fencing-charts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let scale = dir.join("s.svg");
+        assert_eq!(chart_of(Chart::Scale, &all, &scale, "t").unwrap(), 3);
+        let svg = std::fs::read_to_string(&scale).unwrap();
+        for text in [
+            "sqlite: acquire (ops/s)",
+            "sqlite: file size per scope (B)",
+            "1M",
+            "64 B",
+            "1 MiB",
+        ] {
+            assert!(svg.contains(text), "{text} missing from the scale chart");
+        }
+        let latency = dir.join("l.svg");
+        assert_eq!(chart_of(Chart::Latency, &all, &latency, "t").unwrap(), 3);
+        let svg = std::fs::read_to_string(&latency).unwrap();
+        for text in [
+            "postgres: acquire latency (4 clients)",
+            "sqlite: put (1 process)",
+            "p99.9",
+        ] {
+            assert!(svg.contains(text), "{text} missing from the latency chart");
+        }
+        // No lines of a kind: an empty chart, no panel.
+        assert_eq!(
+            chart_of(Chart::Latency, &lines(), &latency, "t").unwrap(),
+            0
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let s = section(&all, "stamp", &[("a", "x.svg"), ("b", "x-scale.svg")]);
+        assert!(s.contains("![a](x.svg)") && s.contains("![b](x-scale.svg)"));
     }
 }

@@ -33,6 +33,15 @@
 //! - `rounds`: how many rounds each median is over; `smoke`: true when the
 //!   figures are not measurements (one tiny round, to keep the code alive).
 //! - `note` (optional): free text for the table.
+//! - `x_axis` and `x` (optional): a curve along something other than
+//!   concurrency (`"scopes"`, `"entries"`, `"value bytes"`); the line text
+//!   names the point (`"acquire, 1000000 scopes"`), `series` (optional) is
+//!   the curve's name without it (`"acquire"`).
+//! - `stat` (optional): a percentile of per-call latencies (`"p50"`,
+//!   `"p99"`, `"p99.9"`), unit `ns/op`, in a `series` such as
+//!   `"acquire latency"`.
+//! - Unit `B` (bytes, lower is better): sizes such as resident memory per
+//!   scope, or file or table size per scope.
 //!
 //! Readers must ignore fields they do not know, so that fields can be added.
 
@@ -126,6 +135,14 @@ pub struct Line {
     pub rounds: usize,
     pub smoke: bool,
     pub note: Option<String>,
+    /// What `x` counts (`scopes`, `entries`, `value bytes`), for curves
+    /// along something other than concurrency.
+    pub x_axis: Option<String>,
+    pub x: Option<f64>,
+    /// The curve's name without its point.
+    pub series: Option<String>,
+    /// The percentile a latency line holds (`p50`, `p99`, `p99.9`).
+    pub stat: Option<String>,
 }
 
 impl Line {
@@ -154,6 +171,10 @@ impl Line {
             rounds: 1,
             smoke: false,
             note: None,
+            x_axis: None,
+            x: None,
+            series: None,
+            stat: None,
         }
     }
     pub fn goal(mut self, goal: Goal) -> Line {
@@ -178,6 +199,22 @@ impl Line {
     }
     pub fn note(mut self, note: &str) -> Line {
         self.note = Some(note.to_owned());
+        self
+    }
+
+    /// A point of a curve along `axis` (`scopes`, `entries`, `value bytes`).
+    pub fn at(mut self, axis: &str, x: f64) -> Line {
+        self.x_axis = Some(axis.to_owned());
+        self.x = Some(x);
+        self
+    }
+    pub fn series(mut self, series: &str) -> Line {
+        self.series = Some(series.to_owned());
+        self
+    }
+    /// A latency percentile (`p50`, `p99`, `p99.9`).
+    pub fn stat(mut self, stat: &str) -> Line {
+        self.stat = Some(stat.to_owned());
         self
     }
 
@@ -227,6 +264,16 @@ impl Line {
         if let Some(n) = &self.note {
             m.insert("note".into(), json!(n));
         }
+        if let (Some(axis), Some(x)) = (&self.x_axis, self.x) {
+            m.insert("x_axis".into(), json!(axis));
+            m.insert("x".into(), finite(x));
+        }
+        if let Some(s) = &self.series {
+            m.insert("series".into(), json!(s));
+        }
+        if let Some(s) = &self.stat {
+            m.insert("stat".into(), json!(s));
+        }
         Value::Object(m)
     }
 
@@ -271,6 +318,10 @@ impl Line {
             rounds: v.get("rounds").and_then(Value::as_u64).unwrap_or(1) as usize,
             smoke: v.get("smoke").and_then(Value::as_bool).unwrap_or(false),
             note: s("note"),
+            x_axis: s("x_axis").filter(|_| f("x").is_some()),
+            x: f("x").filter(|_| v.get("x_axis").is_some_and(Value::is_string)),
+            series: s("series"),
+            stat: s("stat"),
         })
     }
 
@@ -350,6 +401,51 @@ mod tests {
         assert_eq!(v["met"], json!(false));
         let back = Line::from_json(&v).unwrap();
         assert_eq!(back.to_json(), v);
+    }
+
+    #[test]
+    fn curve_and_latency_fields_round_trip() {
+        let line = Line::new(
+            "memory",
+            "acquire, 1000 scopes",
+            1,
+            "threads",
+            "ops/s",
+            9.0,
+            10.0,
+            "m",
+        )
+        .at("scopes", 1000.0)
+        .series("acquire");
+        let v = line.to_json();
+        assert_eq!(
+            (v["x_axis"].clone(), v["x"].clone()),
+            (json!("scopes"), json!(1000.0))
+        );
+        let back = Line::from_json(&v).unwrap();
+        assert_eq!(back.to_json(), v);
+        let p99 = Line::new(
+            "sqlite",
+            "put p99",
+            1,
+            "processes",
+            "ns/op",
+            5.0,
+            4.0,
+            "raw",
+        )
+        .series("put latency")
+        .stat("p99");
+        let back = Line::from_json(&p99.to_json()).unwrap();
+        assert_eq!((back.stat.as_deref(), back.x), (Some("p99"), None));
+        // An x without its axis (or the reverse) is no point of a curve.
+        let half = json!({"group":"g","line":"l","concurrency":1,"unit":"B",
+                          "fenced":1.0,"baseline":2.0,"x":5});
+        let l = Line::from_json(&half).unwrap();
+        assert_eq!(
+            (l.x, l.x_axis.as_deref(), l.throughput(true)),
+            (None, None, None)
+        );
     }
 
     #[test]

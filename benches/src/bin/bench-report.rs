@@ -1,5 +1,8 @@
 //! Turns the benches' JSON Lines into the report: prints the table, writes
-//! it between the markers of a Markdown file, and draws the SVG chart.
+//! it between the markers of a Markdown file, and draws the SVG charts:
+//! throughput against concurrency at `--svg`, and beside it (when the lines
+//! hold such curves) `NAME-scale.svg` (against scopes, entries, value size)
+//! and `NAME-latency.svg` (percentiles per call).
 //!
 //! ```text
 //! bench-report --in target/bench/results.jsonl [--doc docs/performance.md]
@@ -22,6 +25,15 @@ fn relative(svg: &Path, doc: &Path) -> String {
         .unwrap_or(svg)
         .display()
         .to_string()
+}
+
+/// `docs/performance.svg` with `-scale` -> `docs/performance-scale.svg`.
+fn beside(svg: &Path, suffix: &str) -> PathBuf {
+    let stem = svg.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = svg
+        .extension()
+        .map_or(String::new(), |e| format!(".{}", e.to_string_lossy()));
+    svg.with_file_name(format!("{stem}{suffix}{ext}"))
 }
 
 fn run() -> Result<(), String> {
@@ -56,13 +68,20 @@ fn run() -> Result<(), String> {
         return Err(format!("{} holds no results", input.display()));
     }
     println!("{}", render::table(&lines));
+    // The concurrency chart at --svg; the others beside it (`-scale`,
+    // `-latency` before the extension), written only when they have a panel.
+    let mut charts: Vec<(String, PathBuf)> = Vec::new();
     if let Some(svg) = &svg {
-        let panels = render::chart(
-            &lines,
-            svg,
-            "fencing: throughput against concurrency, beside each baseline",
-        )?;
-        println!("chart: {} ({panels} panels)", svg.display());
+        for (which, suffix, title) in render::CHARTS {
+            let path = beside(svg, suffix);
+            let always = suffix.is_empty();
+            if !always && render::chart_panels(which, &lines) == 0 {
+                continue;
+            }
+            let panels = render::chart_of(which, &lines, &path, title)?;
+            println!("chart: {} ({panels} panels)", path.display());
+            charts.push((render::chart_alt(which).to_owned(), path));
+        }
     }
     if let Some(doc) = &doc {
         let old = match std::fs::read_to_string(doc) {
@@ -70,8 +89,15 @@ fn run() -> Result<(), String> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(format!("cannot read {}: {e}", doc.display())),
         };
-        let link = svg.as_ref().map(|s| relative(s, doc));
-        let new = render::splice(&old, &render::section(&lines, &stamp, link.as_deref()))?;
+        let links: Vec<(String, String)> = charts
+            .iter()
+            .map(|(alt, path)| (alt.clone(), relative(path, doc)))
+            .collect();
+        let links: Vec<(&str, &str)> = links
+            .iter()
+            .map(|(a, l)| (a.as_str(), l.as_str()))
+            .collect();
+        let new = render::splice(&old, &render::section(&lines, &stamp, &links))?;
         std::fs::write(doc, new).map_err(|e| format!("cannot write {}: {e}", doc.display()))?;
         println!("table: {}", doc.display());
     }
