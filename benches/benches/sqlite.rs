@@ -1,6 +1,7 @@
 //! `sqlite:` beside raw rusqlite running the classic hand-written SQL with the
-//! same pragmas (WAL, synchronous=FULL), measured in the same run, at 1 and
-//! 4 processes on one database file each.
+//! same pragmas (WAL, synchronous=FULL), measured in the same run, at 1, 4
+//! and 8 processes on one database file each (the concurrency curve:
+//! acquisitions, fenced writes and the user's fenced UPDATE at every point).
 //!
 //! ```text
 //! cargo bench -p fencing-benches --bench sqlite            # full run
@@ -12,7 +13,7 @@
 //! The work runs in worker processes (this same executable, started again
 //! with `FENCING_BENCH_SQLITE_WORKER` set), each with its own library store
 //! and its own raw connection, both opened once: 1 process uses one worker,
-//! 4 processes four, all on the same two files (`fencing.db`, `raw.db`).
+//! 4 processes four, 8 eight, all on the same two files (`fencing.db`, `raw.db`).
 //! The parent tells the workers what to run over pipes and times the wall
 //! clock from the command to the last worker's answer.
 //!
@@ -40,7 +41,9 @@ use rusqlite::{params, Connection, Statement};
 /// Acquisition scopes per worker: with a 1 ms lease, a scope's lease has
 /// long expired when its turn comes round again.
 const SCOPES_PER_WORKER: usize = 250;
-const MAX_WORKERS: usize = 4;
+/// The concurrency curve, in worker processes.
+const PROCESSES: [usize; 3] = [1, 4, 8];
+const MAX_WORKERS: usize = 8;
 const VALUE: [u8; 64] = [0x5A; 64];
 const WORKER_ENV: &str = "FENCING_BENCH_SQLITE_WORKER";
 /// Chunks per round: the library and the baseline take turns every chunk.
@@ -651,10 +654,13 @@ fn main() {
                         WHERE id = ? AND fencing_token <= ? (same file)",
         ops,
     };
-    for processes in [1, MAX_WORKERS] {
-        bench.compare(&acquire, processes);
-        bench.compare(&put, processes);
-        bench.compare(&user, processes);
+    for processes in PROCESSES {
+        // Past 4 processes, as many calls per chunk in all as at 4, so
+        // that the full run stays within minutes.
+        let ops = ops * 4.min(processes) / processes;
+        for spec in [&acquire, &put, &user] {
+            bench.compare(&Spec { ops, ..*spec }, processes);
+        }
     }
 
     // Stale writes: rejected, nothing committed (one process).

@@ -243,6 +243,14 @@ impl ScopeCore {
     pub fn note_write(&mut self, fence: &Fence, clock_ms: u64) {
         let at_ms = self.time(clock_ms);
         match &mut self.last_write {
+            // The same token and holder again: the time moves at most once
+            // per LAST_WRITE_STEP_MS, so that a steady writer's commits
+            // leave the scope's row alone (on SQLite a changed row is one
+            // more page in the WAL, written and synced with every put).
+            Some(w)
+                if w.token == fence.token
+                    && w.holder.as_deref() == fence.holder.as_deref()
+                    && at_ms.saturating_sub(w.at_ms) < LAST_WRITE_STEP_MS => {}
             Some(w) if w.holder.as_deref() == fence.holder.as_deref() => {
                 w.token = fence.token;
                 w.at_ms = at_ms;
@@ -297,6 +305,12 @@ impl ScopeCore {
         }
     }
 }
+
+/// How far the time of a scope's last write (docs/operations.md, "Last
+/// writes") may lag when the same token and holder write again: it moves at
+/// most once a second, on every backend (PostgreSQL's `write` function does
+/// the same in SQL).
+pub const LAST_WRITE_STEP_MS: u64 = 1000;
 
 /// How far a failover moves every counter, fence and floor: 2^40 tokens,
 /// above anything the lost history can have issued (docs/postgres.md,
@@ -381,4 +395,35 @@ pub(crate) fn plan_ops(
         receipts.push(receipt);
     }
     Ok(receipts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(core: &ScopeCore) -> (u64, u64) {
+        let w = core.last_write.as_ref().expect("a last write");
+        (w.token.get(), w.at_ms)
+    }
+
+    #[test]
+    fn a_repeat_writer_moves_the_last_write_time_at_most_once_a_step() {
+        let mut core = ScopeCore::fresh(0);
+        let t1 = Fence::new(Token::new(1).unwrap()).with_holder("a");
+        core.note_write(&t1, 10_000);
+        assert_eq!(at(&core), (1, 10_000));
+        // The same token and holder within the step: the row stays as it was.
+        core.note_write(&t1, 10_000 + LAST_WRITE_STEP_MS - 1);
+        assert_eq!(at(&core), (1, 10_000));
+        // A full step later it moves.
+        core.note_write(&t1, 10_000 + LAST_WRITE_STEP_MS);
+        assert_eq!(at(&core), (1, 10_000 + LAST_WRITE_STEP_MS));
+        // A new token or another holder moves it at once.
+        let t2 = Fence::new(Token::new(2).unwrap()).with_holder("a");
+        core.note_write(&t2, 11_001);
+        assert_eq!(at(&core), (2, 11_001));
+        core.note_write(&Fence::new(Token::new(2).unwrap()).with_holder("b"), 11_002);
+        assert_eq!(at(&core), (2, 11_002));
+        assert_eq!(core.last_write.as_ref().unwrap().holder.as_deref(), Some("b"));
+    }
 }
