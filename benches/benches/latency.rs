@@ -43,7 +43,6 @@ use fencing::{Fence, Store, Token};
 use fencing_benches::report::{self, Line};
 use postgres::{Client, NoTls};
 use rusqlite::{params, Connection};
-use serde_json::{json, Value};
 
 /// The percentiles, each a line: name and fraction.
 const STATS: [(&str, f64); 3] = [("p50", 0.50), ("p99", 0.99), ("p99.9", 0.999)];
@@ -111,7 +110,7 @@ fn measure(
     let mut i = chunk;
     while a.len() < plan.calls {
         let turn = chunk.min(plan.calls - a.len());
-        let fenced_first = (i / chunk) % 2 == 0;
+        let fenced_first = (i / chunk).is_multiple_of(2);
         for side in [fenced_first, !fenced_first] {
             for k in i..i + turn {
                 if side {
@@ -133,7 +132,13 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 }
 
 /// Prints and records the three percentiles of one operation.
-fn report(plan: &Plan, group: &str, op: &str, baseline_name: &str, (mut a, mut b): (Vec<u64>, Vec<u64>)) {
+fn report(
+    plan: &Plan,
+    group: &str,
+    op: &str,
+    baseline_name: &str,
+    (mut a, mut b): (Vec<u64>, Vec<u64>),
+) {
     a.sort_unstable();
     b.sort_unstable();
     for (stat, p) in STATS {
@@ -149,53 +154,26 @@ fn report(plan: &Plan, group: &str, op: &str, baseline_name: &str, (mut a, mut b
             baseline_name,
         )
         .smoke(plan.smoke)
+        .series(&format!("{op} latency"))
+        .stat(stat)
         .note(&format!("{} calls per side, one caller", a.len()));
         println!(
             "{group:<9} {op:<8} {stat:<6} fencing {fa:>11.0} ns  baseline {fb:>11.0} ns  ratio {:>6.2}x",
             fa / fb
         );
-        record(
-            &line,
-            &[
-                ("series", json!(format!("{op} latency"))),
-                ("stat", json!(stat)),
-                ("calls", json!(a.len())),
-            ],
-        );
-    }
-}
-
-/// [`report::record`] with the optional fields of the latency lines
-/// (`series`, `stat`; readers ignore fields they do not know).
-fn record(line: &Line, extra: &[(&str, Value)]) {
-    let Some(path) = std::env::var_os(report::OUT_ENV).filter(|p| !p.is_empty()) else {
-        return;
-    };
-    let mut v = line.to_json();
-    if let Value::Object(m) = &mut v {
-        for (k, x) in extra {
-            m.insert((*k).to_owned(), x.clone());
-        }
-    }
-    let mut text = v.to_string();
-    text.push('\n');
-    use std::io::Write;
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .and_then(|mut f| f.write_all(text.as_bytes()));
-    if let Err(e) = written {
-        eprintln!("bench report: cannot append to {}: {e}", Path::new(&path).display());
+        report::record(&line);
     }
 }
 
 // ----- memory: -----
 
 /// `memory_put.rs`'s baseline: one global lock, a fence per scope, version + 1.
+/// A scope of the baseline: its fence and its entries (value, version).
+type BaselineScope = (u64, HashMap<String, (Vec<u8>, u64)>);
+
 #[derive(Default)]
 struct MutexMap {
-    scopes: Mutex<HashMap<String, (u64, HashMap<String, (Vec<u8>, u64)>)>>,
+    scopes: Mutex<HashMap<String, BaselineScope>>,
     counters: Mutex<HashMap<String, u64>>,
 }
 
@@ -233,7 +211,9 @@ const MEMORY_BASELINE: &str = "Mutex<HashMap> check-and-set (one global lock)";
 fn memory(plan: &Plan) {
     let store = Store::open("memory:").unwrap();
     let base = MutexMap::default();
-    let scopes: Vec<String> = (0..ACQUIRE_SCOPES).map(|i| format!("acquire:{i}")).collect();
+    let scopes: Vec<String> = (0..ACQUIRE_SCOPES)
+        .map(|i| format!("acquire:{i}"))
+        .collect();
     // A free lease each time: the previous one is released first, untimed.
     let mut last: Option<(usize, Token)> = None;
     let m = measure(
@@ -244,27 +224,40 @@ fn memory(plan: &Plan) {
             }
             let s = i % ACQUIRE_SCOPES;
             let mut token = None;
-            let ns = timed(|| token = Some(store.acquire(&scopes[s], "bench", LONG_TTL).unwrap().token));
+            let ns =
+                timed(|| token = Some(store.acquire(&scopes[s], "bench", LONG_TTL).unwrap().token));
             last = token.map(|t| (s, t));
             ns
         },
-        |i| timed(|| {
-            black_box(base.next(&scopes[i % ACQUIRE_SCOPES]));
-        }),
+        |i| {
+            timed(|| {
+                black_box(base.next(&scopes[i % ACQUIRE_SCOPES]));
+            })
+        },
     );
-    report(plan, "memory", "acquire", "Mutex<HashMap> counter increment (one global lock)", m);
+    report(
+        plan,
+        "memory",
+        "acquire",
+        "Mutex<HashMap> counter increment (one global lock)",
+        m,
+    );
 
     let lease = store.acquire("renewed", "bench", LONG_TTL).unwrap();
     let fence = Fence::new(lease.token);
     let token = lease.token.get();
     let m = measure(
         plan,
-        |_| timed(|| {
-            black_box(store.renew("renewed", lease.token, LONG_TTL).unwrap());
-        }),
-        |i| timed(|| {
-            black_box(base.put("renewed", "lease", &value(i), token).unwrap());
-        }),
+        |_| {
+            timed(|| {
+                black_box(store.renew("renewed", lease.token, LONG_TTL).unwrap());
+            })
+        },
+        |i| {
+            timed(|| {
+                black_box(base.put("renewed", "lease", &value(i), token).unwrap());
+            })
+        },
     );
     report(plan, "memory", "renew", MEMORY_BASELINE, m);
 
@@ -302,7 +295,11 @@ const SQL_ACQUIRE_BASELINE: &str = "UPDATE lease_counter SET value = value + 1 .
 
 fn sqlite(plan: &Plan) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&format!("sqlite:{}", dir.path().join("fencing.db").display())).unwrap();
+    let store = Store::open(&format!(
+        "sqlite:{}",
+        dir.path().join("fencing.db").display()
+    ))
+    .unwrap();
     let raw = raw_connection(&dir.path().join("raw.db"));
     raw.execute_batch(
         "CREATE TABLE lease_counter (lease_name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -311,9 +308,12 @@ fn sqlite(plan: &Plan) {
          INSERT INTO report_state VALUES ('report', NULL, 0);",
     )
     .unwrap();
-    let scopes: Vec<String> = (0..ACQUIRE_SCOPES).map(|i| format!("acquire:{i}")).collect();
+    let scopes: Vec<String> = (0..ACQUIRE_SCOPES)
+        .map(|i| format!("acquire:{i}"))
+        .collect();
     for s in &scopes {
-        raw.execute("INSERT INTO lease_counter VALUES (?1, 0)", [s]).unwrap();
+        raw.execute("INSERT INTO lease_counter VALUES (?1, 0)", [s])
+            .unwrap();
         store.next_token(s).unwrap();
     }
     let mut counter = raw
@@ -327,19 +327,27 @@ fn sqlite(plan: &Plan) {
         .unwrap();
     let m = measure(
         plan,
-        |i| timed(|| {
-            // A 1 ms lease: expired when the scope's turn comes round again.
-            store
-                .acquire(&scopes[i % ACQUIRE_SCOPES], "bench", Duration::from_millis(1))
-                .unwrap();
-        }),
-        |i| timed(|| {
-            // Stepped to the end, as the throughput bench does: only then
-            // does the autocommit transaction commit the shortest way.
-            let mut rows = counter.query([&scopes[i % ACQUIRE_SCOPES]]).unwrap();
-            let _: i64 = rows.next().unwrap().unwrap().get(0).unwrap();
-            assert!(rows.next().unwrap().is_none());
-        }),
+        |i| {
+            timed(|| {
+                // A 1 ms lease: expired when the scope's turn comes round again.
+                store
+                    .acquire(
+                        &scopes[i % ACQUIRE_SCOPES],
+                        "bench",
+                        Duration::from_millis(1),
+                    )
+                    .unwrap();
+            })
+        },
+        |i| {
+            timed(|| {
+                // Stepped to the end, as the throughput bench does: only then
+                // does the autocommit transaction commit the shortest way.
+                let mut rows = counter.query([&scopes[i % ACQUIRE_SCOPES]]).unwrap();
+                let _: i64 = rows.next().unwrap().unwrap().get(0).unwrap();
+                assert!(rows.next().unwrap().is_none());
+            })
+        },
     );
     report(plan, "sqlite", "acquire", SQL_ACQUIRE_BASELINE, m);
 
@@ -349,15 +357,19 @@ fn sqlite(plan: &Plan) {
     let mut fenced_put = |i: usize| {
         let v = value(i);
         timed(|| {
-            let n = fenced_update.execute(params![&v[..], token, "report"]).unwrap();
+            let n = fenced_update
+                .execute(params![&v[..], token, "report"])
+                .unwrap();
             assert_eq!(n, 1);
         })
     };
     let m = measure(
         plan,
-        |_| timed(|| {
-            store.renew("report", lease.token, LONG_TTL).unwrap();
-        }),
+        |_| {
+            timed(|| {
+                store.renew("report", lease.token, LONG_TTL).unwrap();
+            })
+        },
         &mut fenced_put,
     );
     report(plan, "sqlite", "renew", SQL_PUT_BASELINE, m);
@@ -380,7 +392,10 @@ const SQL_PUT_BASELINE: &str =
 // ----- postgres:// -----
 
 fn connect(url: &str) -> Client {
-    url.parse::<postgres::Config>().unwrap().connect(NoTls).unwrap()
+    url.parse::<postgres::Config>()
+        .unwrap()
+        .connect(NoTls)
+        .unwrap()
 }
 
 fn postgres(plan: &Plan, base: &str) {
@@ -396,9 +411,12 @@ fn postgres(plan: &Plan, base: &str) {
     ))
     .unwrap();
     let store = Store::open(&format!("{base}?schema={schema}&pool_size=1")).unwrap();
-    let scopes: Vec<String> = (0..ACQUIRE_SCOPES).map(|i| format!("acquire:{i}")).collect();
+    let scopes: Vec<String> = (0..ACQUIRE_SCOPES)
+        .map(|i| format!("acquire:{i}"))
+        .collect();
     for s in &scopes {
-        raw.execute("INSERT INTO lease_counter VALUES ($1, 0)", &[s]).unwrap();
+        raw.execute("INSERT INTO lease_counter VALUES ($1, 0)", &[s])
+            .unwrap();
         store.next_token(s).unwrap();
     }
     let counter = raw
@@ -413,18 +431,26 @@ fn postgres(plan: &Plan, base: &str) {
     let raw = std::cell::RefCell::new(raw);
     let m = measure(
         plan,
-        |i| timed(|| {
-            store
-                .acquire(&scopes[i % ACQUIRE_SCOPES], "bench", Duration::from_millis(1))
-                .unwrap();
-        }),
-        |i| timed(|| {
-            let _: i64 = raw
-                .borrow_mut()
-                .query_one(&counter, &[&scopes[i % ACQUIRE_SCOPES]])
-                .unwrap()
-                .get(0);
-        }),
+        |i| {
+            timed(|| {
+                store
+                    .acquire(
+                        &scopes[i % ACQUIRE_SCOPES],
+                        "bench",
+                        Duration::from_millis(1),
+                    )
+                    .unwrap();
+            })
+        },
+        |i| {
+            timed(|| {
+                let _: i64 = raw
+                    .borrow_mut()
+                    .query_one(&counter, &[&scopes[i % ACQUIRE_SCOPES]])
+                    .unwrap()
+                    .get(0);
+            })
+        },
     );
     report(plan, "postgres", "acquire", SQL_ACQUIRE_BASELINE, m);
 
@@ -443,9 +469,11 @@ fn postgres(plan: &Plan, base: &str) {
     };
     let m = measure(
         plan,
-        |_| timed(|| {
-            store.renew("report", lease.token, LONG_TTL).unwrap();
-        }),
+        |_| {
+            timed(|| {
+                store.renew("report", lease.token, LONG_TTL).unwrap();
+            })
+        },
         fenced_put,
     );
     report(plan, "postgres", "renew", PG_PUT_BASELINE, m);
@@ -462,7 +490,9 @@ fn postgres(plan: &Plan, base: &str) {
     report(plan, "postgres", "put", PG_PUT_BASELINE, m);
     store.close();
     raw.borrow_mut()
-        .batch_execute(&format!("DROP SCHEMA {raw_schema} CASCADE; DROP SCHEMA {schema} CASCADE"))
+        .batch_execute(&format!(
+            "DROP SCHEMA {raw_schema} CASCADE; DROP SCHEMA {schema} CASCADE"
+        ))
         .unwrap();
 }
 
@@ -473,7 +503,11 @@ fn main() {
     println!(
         "latency: p50, p99, p99.9 of {} single calls per side and point, one caller{}",
         plan.calls,
-        if plan.smoke { " (smoke: these figures are not measurements)" } else { "" }
+        if plan.smoke {
+            " (smoke: these figures are not measurements)"
+        } else {
+            ""
+        }
     );
     memory(&plan);
     sqlite(&plan);
@@ -482,6 +516,8 @@ fn main() {
         Err(_) if std::env::var("FENCING_REQUIRE_PG").as_deref() == Ok("1") => {
             panic!("FENCING_REQUIRE_PG=1 but FENCING_TEST_PG_URL is not set")
         }
-        Err(_) => println!("postgres: skipped: no server (run under scripts/pg-cluster run -- ...)"),
+        Err(_) => {
+            println!("postgres: skipped: no server (run under scripts/pg-cluster run -- ...)")
+        }
     }
 }
