@@ -424,6 +424,9 @@ mod tests {
         assert_eq!(at(&core), (2, 11_001));
         core.note_write(&Fence::new(Token::new(2).unwrap()).with_holder("b"), 11_002);
         assert_eq!(at(&core), (2, 11_002));
-        assert_eq!(core.last_write.as_ref().unwrap().holder.as_deref(), Some("b"));
+        assert_eq!(
+            core.last_write.as_ref().unwrap().holder.as_deref(),
+            Some("b")
+        );
     }
 }
