@@ -24,7 +24,7 @@ use napi::bindgen_prelude::{Unknown, *};
 use napi_derive::napi;
 
 pub use errors::{error_schema, ErrorSchemaEntry};
-pub use fence::NativeFence;
+pub use fence::{fence_put, fence_put_sync, NativeFence};
 pub use keepalive::NativeKeepAlive;
 pub use sqlite_check::error_from_sqlite_message;
 pub use sqlstate::error_from_sqlstate;
