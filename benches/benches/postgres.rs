@@ -3,7 +3,9 @@
 //! 4, 16 and 64 clients (the concurrency curve: acquisitions and fenced
 //! writes at every point, the other lines at 1 and 4), measured in the same
 //! run; plus `apply` batches of 1, 10
-//! and 100 puts against single fenced puts; the library's unnamed statements
+//! and 100 puts against single fenced puts; a `get` through the library
+//! against the same prepared statement on a direct client (the library's
+//! client path); the library's unnamed statements
 //! (`query_typed`, what it sends) against the same calls prepared once by
 //! name; and, when `FENCING_TEST_PG_TLS_URL` names a TLS server
 //! (`scripts/pg-tls run`), a put over TLS against one in plaintext.
@@ -18,6 +20,9 @@
 //! sets it). Each round runs the library and its baseline in alternating
 //! chunks, so that both meet the same fsync weather; each line prints the
 //! medians over the rounds and their ratio. Nothing asserts on timings.
+//! Both sides prepare their statements once per connection (the library's
+//! default, `pooler=none`), and every row either side writes exists before
+//! the clock starts.
 
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -83,6 +88,12 @@ struct ClientState {
     /// `next_token` and `get` of the store's schema: the text, and the
     /// statement prepared once by name.
     calls: [(String, Statement); 2],
+    /// The classic SQL (`COUNTER_SQL`, `FENCED_SQL`), prepared once on this
+    /// client's connection: the library prepares each of its statements once
+    /// per pooled connection (`pooler=none`), so the baseline does too (a
+    /// statement given as text would be parsed, planned and closed on
+    /// every call, in an extra round trip).
+    classic: [Statement; 2],
 }
 
 struct Bench {
@@ -241,6 +252,15 @@ impl Bench {
                     let prepared = raw.prepare(&sql).unwrap();
                     (sql, prepared)
                 });
+                let classic = [COUNTER_SQL, FENCED_SQL].map(|sql| raw.prepare(sql).unwrap());
+                // The library's scopes exist before the clock starts, as the
+                // baseline's counter rows do: a timed acquire never creates
+                // one (a creation also locks its bucket's floor and inserts).
+                for i in 0..ACQUIRE_SCOPES {
+                    self.store
+                        .acquire(&acquire_scope(id, i), "bench", Duration::from_millis(1))
+                        .unwrap();
+                }
                 let batch = |n: usize| {
                     (0..n)
                         .map(|k| Op::put(format!("key-{k}"), value(k)))
@@ -253,6 +273,7 @@ impl Bench {
                     token,
                     batches: [batch(1), batch(10), batch(100)],
                     calls,
+                    classic,
                 }
             })
             .collect()
@@ -333,7 +354,7 @@ fn main() {
             &|_, c, i| {
                 let _: i64 = c
                     .raw
-                    .query_one(COUNTER_SQL, &[&acquire_scope(c.id, i)])
+                    .query_one(&c.classic[0], &[&acquire_scope(c.id, i)])
                     .unwrap()
                     .get(0);
             },
@@ -353,7 +374,7 @@ fn main() {
             &|_, c, i| {
                 let id = format!("report-{}", c.id);
                 let t = c.token.get() as i64;
-                let n = c.raw.execute(FENCED_SQL, &[&value(i), &t, &id]).unwrap();
+                let n = c.raw.execute(&c.classic[1], &[&value(i), &t, &id]).unwrap();
                 assert_eq!(n, 1);
             },
         );
@@ -419,6 +440,28 @@ fn unnamed_vs_prepared(bench: &mut Bench, cs: &mut [ClientState]) {
             let (_, prepared) = &c.calls[0];
             let scope = format!("u-{}", c.id);
             c.raw.query(prepared, &[&scope]).unwrap();
+        },
+    );
+    // The same prepared statement on the same server, through the library
+    // (pool checkout, its runtime thread driving the socket) and through a
+    // direct client: what the library's client path costs per call.
+    bench.line(
+        cs,
+        "get: library vs direct client",
+        "get/s",
+        1,
+        "the same prepared statement, on a direct client",
+        None,
+        &|store, c, _| {
+            store
+                .get(&format!("report-{}", c.id), "body", None)
+                .unwrap();
+        },
+        &|_, c, _| {
+            let (_, prepared) = &c.calls[1];
+            let scope = format!("report-{}", c.id);
+            let rows = c.raw.query(prepared, &[&scope, &"body"]).unwrap();
+            assert!(rows.len() <= 1);
         },
     );
     bench.line(
