@@ -14,7 +14,7 @@ use crate::error::ErrorCode;
 use crate::token::Token;
 
 /// How many rejections a store keeps (the newest; older ones are
-/// overwritten). PostgreSQL's `record_rejection` (v5.sql) keeps the same.
+/// overwritten). PostgreSQL's `record_rejection` (functions.sql) keeps the same.
 pub const REJECTION_LOG: usize = 256;
 
 /// A handle records at most one rejection per scope in this interval; the

@@ -312,6 +312,14 @@ impl ScopeCore {
 /// the same in SQL).
 pub const LAST_WRITE_STEP_MS: u64 = 1000;
 
+/// Whether a rejection of `presented` belongs in the store's record
+/// (docs/operations.md): only a token the fence would still reject, so that
+/// nobody can write a record of a rejection that never happened. Every
+/// backend asks this (PostgreSQL's `record_rejection` in SQL).
+pub(crate) fn recordable(presented: Token, fence: u64) -> bool {
+    presented.get() <= fence
+}
+
 /// How far a failover moves every counter, fence and floor: 2^40 tokens,
 /// above anything the lost history can have issued (docs/postgres.md,
 /// "Replication and failover"), and room for 2^23 failovers.
@@ -333,11 +341,15 @@ pub(crate) const FLOOR_BUCKETS: usize = 4096;
 /// enough to compute in plain SQL: PostgreSQL's `floor_bucket` function and
 /// SQLite's `fencing_check` trigger compute the same.
 pub(crate) fn floor_bucket(scope: &str) -> usize {
-    let hash = scope.bytes().fold(0x811c_9dc5_u32, |h, b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    let hash = scope.bytes().fold(FNV32_OFFSET, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(FNV32_PRIME)
     });
-    (hash >> 20) as usize
+    (hash >> (32 - FLOOR_BUCKETS.trailing_zeros())) as usize
 }
+
+/// The 32-bit FNV-1a parameters of `floor_bucket` (the SQL reads them too).
+pub(crate) const FNV32_OFFSET: u32 = 0x811c_9dc5;
+pub(crate) const FNV32_PRIME: u32 = 0x0100_0193;
 
 pub(crate) fn ttl_ms(ttl: Duration) -> u64 {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)

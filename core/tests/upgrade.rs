@@ -1,6 +1,10 @@
-//! A store written by schema version 1 (one store-wide retirement floor)
-//! upgrades in place on open and keeps every promise it made: scopes keep
-//! their counters, and every new scope still starts above the old floor.
+//! A store written by the schema the development builds left (SQLite
+//! version 4, PostgreSQL version 5, kept as dumps in `tests/data/`) opens
+//! with this build, upgrades in place and keeps every promise it made:
+//! scopes keep their counters, and every new scope still starts above the
+//! floors. The functions (PostgreSQL) and the `fencing_check` trigger
+//! (SQLite) are reinstalled when their text differs from what the store
+//! records, and never replaced by an older build's.
 
 use std::path::Path;
 
@@ -15,7 +19,7 @@ fn source(path: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
 }
 
-/// What a version-1 store promised, checked after the upgrade.
+/// What the old store promised, checked after the upgrade.
 fn promises_kept(store: &Store) {
     assert_eq!(store.next_token("kept").unwrap().get(), 8);
     for scope in ["new", "another", "日本"] {
@@ -27,102 +31,124 @@ fn promises_kept(store: &Store) {
     }
 }
 
-#[test]
-fn sqlite_version_1_file_upgrades_and_keeps_its_floor() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("v1.db");
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(&source("src/backend/sqlite/v1.sql"))
+/// A SQLite file as the development builds wrote it, with a scope at 7 and
+/// every bucket's floor at OLD_FLOOR.
+fn old_sqlite_file(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(&source("tests/data/sqlite-schema-v4.sql"))
         .unwrap();
     conn.execute_batch(&format!(
-        "UPDATE fencing_meta SET value = {OLD_FLOOR} WHERE name = 'floor';
-         INSERT INTO fencing_scopes (scope, counter, fence, sealed) VALUES ('kept', 7, 7, 0);
-         PRAGMA user_version = 1;"
+        "WITH RECURSIVE b(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM b WHERE n < 4095)
+         INSERT INTO fencing_floors (bucket, floor) SELECT n, {OLD_FLOOR} FROM b;
+         INSERT INTO fencing_scopes (scope, counter, fence, sealed) VALUES ('kept', 7, 7, 0);"
     ))
     .unwrap();
-    drop(conn);
-    promises_kept(&Store::open(&sqlite_url(&path)).unwrap());
-    // The upgraded file gained the view for fencing the caller's own tables
-    // (docs/sqlite.md), and it keeps the old floor too.
-    let conn = rusqlite::Connection::open(&path).unwrap();
+}
+
+fn user_version(conn: &rusqlite::Connection) -> i64 {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// The `fencing_check` view of an upgraded file keeps the floor too.
+fn view_keeps_the_floor(path: &Path, scope: &str) {
+    let conn = rusqlite::Connection::open(path).unwrap();
     let check = "INSERT INTO fencing_check (scope, token) VALUES (?1, ?2)";
-    let stale = conn.execute(check, rusqlite::params!["yet-another", OLD_FLOOR as i64]);
+    let stale = conn.execute(check, rusqlite::params![scope, OLD_FLOOR as i64]);
     let code = stale.map_err(|e| Error::from_sqlite_message(&e.to_string()).map(|e| e.code()));
     assert_eq!(code, Err(Some(fencing::ErrorCode::StaleToken)));
-    conn.execute(
-        check,
-        rusqlite::params!["yet-another", OLD_FLOOR as i64 + 1],
-    )
-    .unwrap();
+    conn.execute(check, rusqlite::params![scope, OLD_FLOOR as i64 + 1])
+        .unwrap();
 }
 
 #[test]
-fn postgres_version_1_schema_upgrades_and_keeps_its_floor() {
-    let Some(base) = postgres_test_url() else {
-        return;
-    };
-    let schema = fresh_schema("upgrade");
-    let mut c = base
-        .parse::<postgres::Config>()
-        .unwrap()
-        .connect(postgres::NoTls)
+fn sqlite_file_of_the_development_builds_upgrades_and_keeps_its_floors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    old_sqlite_file(&path);
+    promises_kept(&Store::open(&sqlite_url(&path)).unwrap());
+    view_keeps_the_floor(&path, "yet-another");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    assert!(user_version(&conn) > 4);
+    // What the old version left unused is gone.
+    let meta: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name = 'fencing_meta'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
-    let quoted = format!("\"{schema}\"");
-    c.batch_execute(&format!("CREATE SCHEMA {quoted}")).unwrap();
-    c.batch_execute(&source("src/backend/postgres/v1.sql").replace("@schema@", &quoted))
-        .unwrap();
-    c.batch_execute(&format!(
-        "INSERT INTO {quoted}.migrations (version) VALUES (1);
-         UPDATE {quoted}.meta SET floor = {OLD_FLOOR};
-         INSERT INTO {quoted}.scopes (scope, counter, fence, sealed) VALUES ('kept', 7, 7, false);"
-    ))
-    .unwrap();
-    promises_kept(&Store::open(&format!("{base}?schema={schema}")).unwrap());
+    assert_eq!(meta, 0);
 }
 
-/// `fencing::migrate` upgrades a version-1 file in place without opening a
+/// The trigger is reinstalled when the file records another text, and a
+/// newer build's is left alone.
+#[test]
+fn sqlite_trigger_is_reinstalled_when_it_differs_never_downgraded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let url = sqlite_url(&path);
+    drop(Store::open(&url).unwrap());
+    let sabotage = "DROP VIEW fencing_check;
+         CREATE VIEW fencing_check (scope, token, seq) AS SELECT NULL, NULL, NULL WHERE 0;
+         CREATE TRIGGER fencing_check_insert INSTEAD OF INSERT ON fencing_check BEGIN SELECT 1; END;";
+    let stale_accepted = |conn: &rusqlite::Connection| {
+        conn.execute(
+            "INSERT INTO fencing_check (scope, token) VALUES ('s', 1)",
+            [],
+        )
+        .is_ok()
+    };
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO fencing_check (scope, token) VALUES ('s', 5)",
+        [],
+    )
+    .unwrap();
+    // A trigger text the file records as a newer release's: left alone.
+    conn.execute_batch(sabotage).unwrap();
+    conn.execute(
+        "UPDATE fencing_installed SET hash = 'x', version = '999.0.0'",
+        [],
+    )
+    .unwrap();
+    drop(Store::open(&url).unwrap());
+    assert!(
+        stale_accepted(&conn),
+        "a newer build's trigger was replaced"
+    );
+    // Another text from this release or an older one: ours replace it.
+    conn.execute("UPDATE fencing_installed SET version = '0.0.1'", [])
+        .unwrap();
+    drop(Store::open(&url).unwrap());
+    assert!(!stale_accepted(&conn), "the old trigger is still installed");
+}
+
+/// `fencing::migrate` upgrades an old file in place without opening a
 /// store: afterwards the file has the current schema (the `fencing_check`
 /// view works from any SQLite driver) and a store opened later keeps every
 /// promise. A second call changes nothing; `memory:` has nothing to do.
 #[test]
 fn sqlite_migrate_upgrades_without_opening_a_store() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("v1.db");
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(&source("src/backend/sqlite/v1.sql"))
-        .unwrap();
-    conn.execute_batch(&format!(
-        "UPDATE fencing_meta SET value = {OLD_FLOOR} WHERE name = 'floor';
-         INSERT INTO fencing_scopes (scope, counter, fence, sealed) VALUES ('kept', 7, 7, 0);
-         PRAGMA user_version = 1;"
-    ))
-    .unwrap();
-    drop(conn);
+    let path = dir.path().join("old.db");
+    old_sqlite_file(&path);
     fencing::migrate(&sqlite_url(&path)).unwrap();
     fencing::migrate(&sqlite_url(&path)).unwrap();
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert!(version > 1, "still version {version}");
-    // The floor (50) holds in the view too: 51 is the first token above it.
-    conn.execute(
-        "INSERT INTO fencing_check (scope, token) VALUES ('s', 51)",
-        [],
-    )
-    .unwrap();
-    drop(conn);
+    let version = user_version(&rusqlite::Connection::open(&path).unwrap());
+    assert!(version > 4, "still version {version}");
+    view_keeps_the_floor(&path, "s");
     promises_kept(&Store::open(&sqlite_url(&path)).unwrap());
     // A fresh file is created with the current schema.
     let fresh = dir.path().join("fresh.db");
     Store::migrate(&sqlite_url(&fresh)).unwrap();
-    let conn = rusqlite::Connection::open(&fresh).unwrap();
-    let fresh_version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(fresh_version, version);
+    assert_eq!(
+        user_version(&rusqlite::Connection::open(&fresh).unwrap()),
+        version
+    );
     fencing::migrate("memory:").unwrap();
-    // What open refuses, migrate refuses: a file fencing did not create.
+    // What open refuses, migrate refuses: a file fencing did not create,
+    // and one from before the development builds' schema was squashed.
     let foreign = dir.path().join("foreign.db");
     rusqlite::Connection::open(&foreign)
         .unwrap()
@@ -130,25 +156,108 @@ fn sqlite_migrate_upgrades_without_opening_a_store() {
         .unwrap();
     let refused = fencing::migrate(&sqlite_url(&foreign)).unwrap_err();
     assert_eq!(refused.code(), fencing::ErrorCode::Backend, "{refused}");
+    let ancient = dir.path().join("ancient.db");
+    rusqlite::Connection::open(&ancient)
+        .unwrap()
+        .execute_batch("CREATE TABLE fencing_scopes (scope TEXT); PRAGMA user_version = 2;")
+        .unwrap();
+    let refused = fencing::migrate(&sqlite_url(&ancient)).unwrap_err();
+    assert!(refused.to_string().contains("version 2"), "{refused}");
     assert_eq!(
         fencing::migrate("sqlite://x.db").unwrap_err().code(),
         fencing::ErrorCode::InvalidArgument
     );
 }
 
+/// A PostgreSQL schema as the development builds wrote it, loaded under a
+/// fresh name, with a scope at 7 and every bucket's floor at OLD_FLOOR.
+fn old_postgres_schema(c: &mut postgres::Client) -> String {
+    let schema = fresh_schema("upgrade");
+    c.batch_execute(&source("tests/data/postgres-schema-v5.sql").replace("fencing_v5", &schema))
+        .unwrap();
+    c.batch_execute(&format!(
+        "SET search_path = public;
+         UPDATE \"{schema}\".floors SET floor = {OLD_FLOOR};
+         INSERT INTO \"{schema}\".scopes (scope, counter, fence, sealed) VALUES ('kept', 7, 7, false);"
+    ))
+    .unwrap();
+    schema
+}
+
+fn connect(base: &str) -> postgres::Client {
+    base.parse::<postgres::Config>()
+        .unwrap()
+        .connect(postgres::NoTls)
+        .unwrap()
+}
+
+#[test]
+fn postgres_schema_of_the_development_builds_upgrades_and_keeps_its_floors() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let mut c = connect(&base);
+    let schema = old_postgres_schema(&mut c);
+    promises_kept(&Store::open(&format!("{base}?schema={schema}")).unwrap());
+    // The functions are recorded as this build's.
+    let recorded: i64 = c
+        .query_one(
+            &format!("SELECT count(*) FROM \"{schema}\".installed_functions"),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(recorded, 1);
+}
+
+/// The functions are reinstalled when the schema records another text, and
+/// a newer build's are left alone.
+#[test]
+fn postgres_functions_are_reinstalled_when_they_differ_never_downgraded() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let mut c = connect(&base);
+    let schema = fresh_schema("reinstall");
+    let url = format!("{base}?schema={schema}");
+    drop(Store::open(&url).unwrap());
+    let q = format!("\"{schema}\"");
+    // A next_token that hands out 1 forever: what an old, wrong text does.
+    let sabotage = format!(
+        "CREATE OR REPLACE FUNCTION {q}.next_token(p_scope text) RETURNS bigint \
+         LANGUAGE sql AS $$ SELECT 1::bigint $$"
+    );
+    c.batch_execute(&sabotage).unwrap();
+    c.batch_execute(&format!(
+        "UPDATE {q}.installed_functions SET hash = 'x', version = '999.0.0'"
+    ))
+    .unwrap();
+    let store = Store::open(&url).unwrap();
+    assert_eq!(store.next_token("s").unwrap().get(), 1);
+    assert_eq!(
+        store.next_token("s").unwrap().get(),
+        1,
+        "a newer build's functions were replaced"
+    );
+    drop(store);
+    c.batch_execute(&format!(
+        "UPDATE {q}.installed_functions SET version = '0.0.1'"
+    ))
+    .unwrap();
+    let store = Store::open(&url).unwrap();
+    assert_eq!(store.next_token("s").unwrap().get(), 1);
+    assert_eq!(store.next_token("s").unwrap().get(), 2);
+}
+
 /// On PostgreSQL: a fresh schema made by `fencing::migrate` alone answers
 /// `fencing.check` (the caller's own transactions) before any store opened
-/// it, and a version-1 schema upgrades in place and keeps its floor.
+/// it, and an old schema upgrades in place and keeps its floors.
 #[test]
 fn postgres_migrate_creates_and_upgrades_without_opening_a_store() {
     let Some(base) = postgres_test_url() else {
         return;
     };
-    let mut c = base
-        .parse::<postgres::Config>()
-        .unwrap()
-        .connect(postgres::NoTls)
-        .unwrap();
+    let mut c = connect(&base);
     let fresh = fresh_schema("migrate");
     fencing::migrate(&format!("{base}?schema={fresh}")).unwrap();
     fencing::migrate(&format!("{base}?schema={fresh}")).unwrap();
@@ -159,25 +268,15 @@ fn postgres_migrate_creates_and_upgrades_without_opening_a_store() {
         .unwrap_err();
     assert_eq!(stale.code().map(|s| s.code()), Some("FN001"), "{stale}");
 
-    let schema = fresh_schema("migrate_v1");
-    let quoted = format!("\"{schema}\"");
-    c.batch_execute(&format!("CREATE SCHEMA {quoted}")).unwrap();
-    c.batch_execute(&source("src/backend/postgres/v1.sql").replace("@schema@", &quoted))
-        .unwrap();
-    c.batch_execute(&format!(
-        "INSERT INTO {quoted}.migrations (version) VALUES (1);
-         UPDATE {quoted}.meta SET floor = {OLD_FLOOR};
-         INSERT INTO {quoted}.scopes (scope, counter, fence, sealed) VALUES ('kept', 7, 7, false);"
-    ))
-    .unwrap();
+    let schema = old_postgres_schema(&mut c);
     fencing::migrate(&format!("{base}?schema={schema}")).unwrap();
     let version: i32 = c
         .query_one(
-            &format!("SELECT max(version) FROM {quoted}.migrations"),
+            &format!("SELECT max(version) FROM \"{schema}\".migrations"),
             &[],
         )
         .unwrap()
         .get(0);
-    assert!(version > 1, "still version {version}");
+    assert!(version > 5, "still version {version}");
     promises_kept(&Store::open(&format!("{base}?schema={schema}")).unwrap());
 }

@@ -15,7 +15,7 @@ use crate::events::{
     at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
 };
 use crate::rules::{
-    after_failover, check_op, floor_bucket, plan_ops, Mode, ScopeCore, FLOOR_BUCKETS,
+    after_failover, check_op, floor_bucket, plan_ops, recordable, Mode, ScopeCore, FLOOR_BUCKETS,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -353,6 +353,9 @@ impl Backend for Memory {
 
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
         let current = self.read_scope(note.scope, |s| Ok(s.core.fence))?;
+        if !recordable(note.presented, current) {
+            return Ok(());
+        }
         let now = self.clock.now_ms();
         let mut ring = self
             .rejections

@@ -10,7 +10,16 @@ use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
 pub(crate) mod memory;
 pub(crate) mod postgres;
+mod sql_text;
 pub(crate) mod sqlite;
+
+/// Every SQL file of every SQL backend, for the checks that hold of them all.
+#[cfg(test)]
+fn sql_files() -> Vec<(&'static str, &'static str)> {
+    let mut files = postgres::sql_files();
+    files.extend(sqlite::sql_files());
+    files
+}
 
 pub(crate) trait Backend: Send + Sync {
     fn next_token(&self, scope: &str) -> Result<Token>;
@@ -41,4 +50,52 @@ pub(crate) trait Backend: Send + Sync {
     fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events>;
     fn advance_clock(&self, by: Duration) -> Result<()>;
     fn close(&self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use crate::error::ErrorCode;
+    use crate::rules::Mode;
+
+    /// Every backend but PostgreSQL (whose `record_rejection` is tested in
+    /// tests/events.rs): a rejection of a token the fence would accept is
+    /// not recorded, one it would reject is (`rules::recordable`).
+    #[test]
+    fn a_token_the_fence_accepts_is_never_recorded_as_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let backends: Vec<Box<dyn Backend>> = vec![
+            Box::new(memory::Memory::new(Clock::manual(), Mode::default())),
+            Box::new(
+                sqlite::Sqlite::open(
+                    &dir.path().join("s.db"),
+                    crate::url::Synchronous::Normal,
+                    Duration::from_secs(5),
+                    Clock::manual(),
+                    Mode::default(),
+                )
+                .unwrap(),
+            ),
+        ];
+        for backend in backends {
+            let token = |t| Token::new(t).unwrap();
+            backend.claim("s", &Fence::new(token(5))).unwrap();
+            let note = |presented| RejectionNote {
+                code: ErrorCode::StaleToken,
+                scope: "s",
+                key: None,
+                presented: token(presented),
+                seq: None,
+                holder: None,
+                suppressed: 0,
+            };
+            backend.record_rejection(&note(6)).unwrap();
+            assert!(backend.events(None, 10).unwrap().rejections.is_empty());
+            backend.record_rejection(&note(4)).unwrap();
+            let recorded = backend.events(None, 10).unwrap().rejections;
+            assert_eq!(recorded.len(), 1);
+            assert_eq!((recorded[0].presented, recorded[0].current), (token(4), 5));
+        }
+    }
 }

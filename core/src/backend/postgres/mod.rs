@@ -1,20 +1,26 @@
 //! `postgres://...`: PostgreSQL is the lease service, the counter, the fenced
 //! store and the one clock. Every rule runs inside the database, in SQL
-//! functions the migration installs (`v1.sql`): each operation is one
+//! functions installed from `functions.sql` (`install`): each operation is one
 //! statement, one round trip, atomic, with lease time from the server's clock.
 //! Rejections come back as SQLSTATEs of class `FN` (see `crate::sqlstate`).
 
 mod deadline;
+mod install;
 mod notices;
 mod pool;
 mod runtime;
 mod session;
 mod tls;
 
+#[cfg(test)]
+pub(super) use install::sql_files;
+
+use std::fmt;
 use std::time::{Duration, UNIX_EPOCH};
 
-use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{Client, Config, GenericClient, Row};
+use tokio_postgres::row::RowIndex;
+use tokio_postgres::types::{FromSql, ToSql, Type};
+use tokio_postgres::{Client, Config, Row};
 
 use super::Backend;
 use crate::error::{Error, Result};
@@ -24,15 +30,6 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{Pooler, PostgresTarget};
 use pool::{backend_error, Pool};
-
-/// The schema versions this build knows; a newer database is refused.
-const MIGRATIONS: [&str; 5] = [
-    include_str!("v1.sql"),
-    include_str!("v2.sql"),
-    include_str!("v3.sql"),
-    include_str!("v4.sql"),
-    include_str!("v5.sql"),
-];
 
 /// How often a waiting `acquire_wait` looks again (other hosts cannot wake it).
 const POLL: Duration = Duration::from_millis(10);
@@ -189,6 +186,13 @@ pub(crate) struct Postgres {
 /// A statement's parameters paired with their declared types.
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 
+/// Column `idx` of a row: a column missing or of another type than this
+/// build expects (a schema changed under it) is `BACKEND`, never a panic.
+fn col<'a, T: FromSql<'a>>(row: &'a Row, idx: impl RowIndex + fmt::Display + Copy) -> Result<T> {
+    row.try_get(idx)
+        .map_err(|e| Error::Backend(format!("postgres: reading column {idx}: {e}")))
+}
+
 /// Maps a driver error: fencing's own rejections to their typed errors,
 /// anything else to `BACKEND`.
 pub(crate) fn to_error(e: &tokio_postgres::Error) -> Error {
@@ -238,7 +242,7 @@ impl Postgres {
             target.call_timeout,
         )?;
         pool.with("migrate", async |c| {
-            Ok(migrate(&mut c.client, schema, &quoted).await)
+            Ok(install::migrate(&mut c.client, schema, &quoted).await)
         })?
     }
 
@@ -261,7 +265,7 @@ impl Postgres {
         pool.with("open", async |c| {
             // fencing's own refusals are the call's answer, not a failure of it.
             Ok(async {
-                migrate(&mut c.client, schema, &quoted).await?;
+                install::migrate(&mut c.client, schema, &quoted).await?;
                 set_clock(&c.client, schema, &quoted, manual_clock).await
             }
             .await)
@@ -301,6 +305,11 @@ impl Postgres {
             let statement = c.statement(q as usize, sql, types).await?;
             c.client.query(&statement, params).await
         })
+    }
+
+    /// The first column of the one row statement `q` returns.
+    fn first<T: for<'a> FromSql<'a>>(&self, q: Q, params: &Params<'_>) -> Result<T> {
+        col(&self.one(q, params)?, 0)
     }
 
     /// The one row statement `q` returns.
@@ -347,90 +356,6 @@ fn db(e: tokio_postgres::Error) -> Error {
     to_error(&e)
 }
 
-/// The schema's version: -1 when it has no migrations table.
-async fn schema_version(client: &impl GenericClient, schema: &str, quoted: &str) -> Result<i32> {
-    // A query on the catalog tables, not to_regclass: after waiting for the
-    // migration lock, a cached "no such table" must not hide the table the
-    // other session just created.
-    let row = client
-        .query_typed_one(
-            "SELECT EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-             WHERE n.nspname = $1 AND c.relname = 'migrations')",
-            &[(&schema, Type::TEXT)],
-        )
-        .await
-        .map_err(db)?;
-    if !row.get::<_, bool>(0) {
-        return Ok(-1);
-    }
-    let row = client
-        .query_typed_one(
-            &format!("SELECT coalesce(max(version), 0) FROM {quoted}.migrations"),
-            &[],
-        )
-        .await
-        .map_err(db)?;
-    Ok(row.get(0))
-}
-
-async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> {
-    let known = MIGRATIONS.len() as i32;
-    if schema_version(client, schema, quoted).await? == known {
-        return Ok(());
-    }
-    let tx = client.transaction().await.map_err(db)?;
-    // A transaction-level lock: it holds behind a transaction pooler too.
-    tx.query_typed(
-        "SELECT pg_advisory_xact_lock(hashtextextended('fencing.migrate:' || $1::text, 0))",
-        &[(&schema, Type::TEXT)],
-    )
-    .await
-    .map_err(db)?;
-    let mut current = schema_version(&tx, schema, quoted).await?;
-    if current > known {
-        return Err(Error::Backend(format!(
-            "postgres: schema {schema:?} has version {current}, written by a newer fencing; \
-             this build knows versions up to {known}"
-        )));
-    }
-    if current < 0 {
-        // A schema someone else made is not ours to take over.
-        let foreign: i64 = tx
-            .query_typed_one(
-                "SELECT (SELECT count(*) FROM pg_class c \
-                           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1) \
-                      + (SELECT count(*) FROM pg_proc p \
-                           JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1)",
-                &[(&schema, Type::TEXT)],
-            )
-            .await
-            .map_err(db)?
-            .get(0);
-        if foreign > 0 {
-            return Err(Error::Backend(format!(
-                "postgres: schema {schema:?} holds objects that fencing did not create: \
-                 choose another with ?schema=NAME"
-            )));
-        }
-        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
-            .await
-            .map_err(db)?;
-        current = 0;
-    }
-    for (i, migration) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        tx.batch_execute(&migration.replace("@schema@", quoted))
-            .await
-            .map_err(db)?;
-        tx.query_typed(
-            &format!("INSERT INTO {quoted}.migrations (version) VALUES ($1)"),
-            &[(&(i as i32 + 1), Type::INT4)],
-        )
-        .await
-        .map_err(db)?;
-    }
-    tx.commit().await.map_err(db)
-}
-
 /// `?clock=manual` stops the schema's clock (it then moves only with
 /// `advance_clock`, for every handle); a handle on the server's clock refuses
 /// a schema whose clock was stopped, so a test schema never runs production.
@@ -444,8 +369,8 @@ async fn set_clock(client: &Client, schema: &str, quoted: &str, manual: bool) ->
     let stopped: bool = client
         .query_typed_one(&format!("SELECT {quoted}.clock_is_manual()"), &[])
         .await
-        .map_err(db)?
-        .get(0);
+        .map_err(db)
+        .and_then(|row| col(&row, 0))?;
     if stopped && !manual {
         return Err(Error::invalid(format!(
             "schema {schema:?} runs on a manual clock (a test schema): open it with \
@@ -457,13 +382,13 @@ async fn set_clock(client: &Client, schema: &str, quoted: &str, manual: bool) ->
 
 /// A lease row: holder, token, ttl_ms, expires_ms, now_ms (server clock).
 fn lease_from(scope: &str, row: &Row) -> Result<Lease> {
-    let expires_ms = stored(row.get("expires_ms"))?;
-    let now_ms = stored(row.get("now_ms"))?;
+    let expires_ms = stored(col(row, "expires_ms")?)?;
+    let now_ms = stored(col(row, "now_ms")?)?;
     Ok(Lease {
         scope: scope.to_owned(),
-        holder: row.get("holder"),
-        token: stored_token(row.get("token"))?,
-        ttl: Duration::from_millis(stored(row.get("ttl_ms"))?),
+        holder: col(row, "holder")?,
+        token: stored_token(col(row, "token")?)?,
+        ttl: Duration::from_millis(stored(col(row, "ttl_ms")?)?),
         expires_at: UNIX_EPOCH + Duration::from_millis(expires_ms),
         remaining: Duration::from_millis(expires_ms.saturating_sub(now_ms)),
     })
@@ -475,14 +400,11 @@ fn ms(d: Duration) -> i64 {
 
 impl Backend for Postgres {
     fn next_token(&self, scope: &str) -> Result<Token> {
-        stored_token(self.one(Q::NextToken, &[&scope])?.get(0))
+        stored_token(self.first(Q::NextToken, &[&scope])?)
     }
 
     fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
-        stored(
-            self.one(Q::AdvanceCounter, &[&scope, &sql(floor.get())])?
-                .get(0),
-        )
+        stored(self.first(Q::AdvanceCounter, &[&scope, &sql(floor.get())])?)
     }
 
     fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
@@ -496,9 +418,9 @@ impl Backend for Postgres {
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
         let row = self.one(Q::Renew, &[&scope, &sql(token.get()), &ms(ttl)])?;
         // A refused renewal returns no token (and commits the time it saw).
-        if row.get::<_, Option<i64>>("token").is_none() {
-            let current = match row.get::<_, Option<i64>>("current_token") {
-                Some(t) => Some((stored_token(t)?, row.get("current_holder"))),
+        if col::<Option<i64>>(&row, "token")?.is_none() {
+            let current = match col::<Option<i64>>(&row, "current_token")? {
+                Some(t) => Some((stored_token(t)?, col(&row, "current_holder")?)),
                 None => None,
             };
             return Err(Error::LeaseLost {
@@ -510,7 +432,7 @@ impl Backend for Postgres {
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        Ok(self.one(Q::Release, &[&scope, &sql(token.get())])?.get(0))
+        self.first(Q::Release, &[&scope, &sql(token.get())])
     }
 
     fn wait_for_release(&self, _scope: &str, max: Duration) {
@@ -535,7 +457,7 @@ impl Backend for Postgres {
                 &fence.holder,
             ],
         )?;
-        let versions: Vec<i64> = row.get(0);
+        let versions: Vec<i64> = col(&row, 0)?;
         if versions.len() != ops.len() {
             return Err(Error::Backend(format!(
                 "postgres: apply returned {} receipts for {} operations",
@@ -568,45 +490,45 @@ impl Backend for Postgres {
             Some(f) => Some(self.one(Q::GetChecked, &[&scope, &key, &sql(f.token.get())])?),
         };
         let Some(row) = row else { return Ok(None) };
-        let Some(value) = row.get::<_, Option<Vec<u8>>>(0) else {
+        let Some(value) = col::<Option<Vec<u8>>>(&row, 0)? else {
             return Ok(None);
         };
         Ok(Some(Entry {
             key: key.to_owned(),
             value,
-            version: stored(row.get(1))?,
-            token: stored_token(row.get(2))?,
+            version: stored(col(&row, 1)?)?,
+            token: stored_token(col(&row, 2)?)?,
         }))
     }
 
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
         let after = after.unwrap_or("");
         let rows = self.rows(Q::List, &[&scope, &after, &(limit as i64 + 1)])?;
-        let keys = rows.iter().map(|r| r.get(0)).collect();
+        let keys = rows.iter().map(|r| col(r, 0)).collect::<Result<_>>()?;
         Ok(Page::from_keys(keys, limit))
     }
 
     fn status(&self, scope: &str) -> Result<ScopeStatus> {
         let row = self.one(Q::Status, &[&scope])?;
-        let lease = match row.get::<_, Option<String>>("holder") {
+        let lease = match col::<Option<String>>(&row, "holder")? {
             Some(_) => Some(lease_from(scope, &row)?),
             None => None,
         };
         Ok(ScopeStatus {
-            counter: stored(row.get("counter"))?,
-            fence: stored(row.get("fence"))?,
+            counter: stored(col(&row, "counter")?)?,
+            fence: stored(col(&row, "fence")?)?,
             lease,
-            entries: stored(row.get("entries"))?,
+            entries: stored(col(&row, "entries")?)?,
         })
     }
 
     fn retire(&self, scope: &str) -> Result<bool> {
-        Ok(self.one(Q::Retire, &[&scope])?.get(0))
+        self.first(Q::Retire, &[&scope])
     }
 
     fn failover(&self) -> Result<u64> {
         let step = sql(FAILOVER_STEP);
-        stored(self.one(Q::Failover, &[&step])?.get(0))
+        stored(self.first(Q::Failover, &[&step])?)
     }
 
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
@@ -632,16 +554,16 @@ impl Backend for Postgres {
             .iter()
             .map(|r| {
                 Ok(RecordedRejection {
-                    id: stored(r.get("id"))?,
-                    code: code_from_str(r.get("code")),
-                    scope: r.get("scope"),
-                    key: r.get("key"),
-                    presented: stored_token(r.get("presented"))?,
-                    current: stored(r.get("current"))?,
-                    seq: r.get::<_, Option<i64>>("seq").map(stored).transpose()?,
-                    holder: r.get("holder"),
-                    at: at_ms(stored(r.get("at_ms"))?),
-                    suppressed: stored(r.get("suppressed"))?,
+                    id: stored(col(r, "id")?)?,
+                    code: code_from_str(col(r, "code")?),
+                    scope: col(r, "scope")?,
+                    key: col(r, "key")?,
+                    presented: stored_token(col(r, "presented")?)?,
+                    current: stored(col(r, "current")?)?,
+                    seq: col::<Option<i64>>(r, "seq")?.map(stored).transpose()?,
+                    holder: col(r, "holder")?,
+                    at: at_ms(stored(col(r, "at_ms")?)?),
+                    suppressed: stored(col(r, "suppressed")?)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -650,10 +572,10 @@ impl Backend for Postgres {
             .iter()
             .map(|r| {
                 Ok(LastWrite {
-                    scope: r.get("scope"),
-                    holder: r.get("holder"),
-                    token: stored_token(r.get("token"))?,
-                    at: at_ms(stored(r.get("at_ms"))?),
+                    scope: col(r, "scope")?,
+                    holder: col(r, "holder")?,
+                    token: stored_token(col(r, "token")?)?,
+                    at: at_ms(stored(col(r, "at_ms")?)?),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -665,7 +587,7 @@ impl Backend for Postgres {
 
     fn advance_clock(&self, by: Duration) -> Result<()> {
         let by = sql(u64::try_from(by.as_millis()).unwrap_or(u64::MAX));
-        let moved: bool = self.one(Q::AdvanceClock, &[&by])?.get(0);
+        let moved: bool = self.first(Q::AdvanceClock, &[&by])?;
         if !moved {
             return Err(Error::invalid(
                 "advance_clock needs a manual clock (open the store with ?clock=manual)",

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
+use super::sql_text::{fill, hash, should_install, OURS};
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
@@ -21,21 +22,33 @@ use crate::events::{
     REJECTION_LOG,
 };
 use crate::rules::{
-    after_failover, floor_bucket, plan_ops, LeaseRecord, Mode, ScopeCore, WriteMark, FLOOR_BUCKETS,
+    after_failover, floor_bucket, plan_ops, recordable, LeaseRecord, Mode, ScopeCore, WriteMark,
+    FLOOR_BUCKETS,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
+/// The tables by schema version (`PRAGMA user_version`). Version 4 is every
+/// table of the development builds, squashed: a file below it was written
+/// before the squash and is refused. Each later file moves tables and data.
+const MIGRATIONS: [(i64, &str); 2] = [(4, include_str!("tables.sql")), (5, include_str!("v5.sql"))];
+const FIRST: i64 = MIGRATIONS[0].0;
 /// The schema this build writes; files from a newer build are refused.
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
-const MIGRATIONS: [&str; 4] = [
-    include_str!("v1.sql"),
-    include_str!("v2.sql"),
-    include_str!("v3.sql"),
-    include_str!("v4.sql"),
-];
+/// The `fencing_check` view and its trigger, in one file.
+const CHECK: &str = include_str!("check.sql");
+
+/// Every SQL file of this backend.
+#[cfg(test)]
+pub(super) fn sql_files() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("sqlite/tables.sql", MIGRATIONS[0].1),
+        ("sqlite/v5.sql", MIGRATIONS[1].1),
+        ("sqlite/check.sql", CHECK),
+    ]
+}
 
 /// How often a waiting `acquire_wait` looks again; other processes cannot
 /// wake it, so it sleeps in short steps rather than spinning.
@@ -325,12 +338,43 @@ fn migrate(conn: &mut Connection) -> Result<()> {
             ));
         }
     }
-    for (i, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        tx.execute_batch(migration).map_err(backend)?;
-        tx.pragma_update(None, "user_version", i as i64 + 1)
-            .map_err(backend)?;
+    if version > 0 && version < FIRST {
+        return Err(Error::Backend(format!(
+            "sqlite: the file has schema version {version}, written by a development build \
+             before fencing 0.1; this build upgrades files from version {FIRST}: move its data \
+             to a new file"
+        )));
     }
+    for (v, migration) in MIGRATIONS.iter().filter(|(v, _)| *v > version) {
+        tx.execute_batch(&fill(migration)).map_err(backend)?;
+        tx.pragma_update(None, "user_version", v).map_err(backend)?;
+    }
+    install_check(&tx)?;
     tx.commit().map_err(backend)
+}
+
+/// Installs the `fencing_check` view and trigger unless the file has them
+/// as this build writes them (or as a newer build wrote them).
+fn install_check(tx: &Connection) -> Result<()> {
+    let text = fill(CHECK);
+    let ours = hash(&text);
+    let installed = tx
+        .query_row("SELECT hash, version FROM fencing_installed", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(backend)?;
+    if !should_install(&ours, installed) {
+        return Ok(());
+    }
+    tx.execute_batch(&format!("DROP VIEW IF EXISTS fencing_check;\n{text}"))
+        .map_err(backend)?;
+    tx.execute(
+        "INSERT OR REPLACE INTO fencing_installed (id, hash, version) VALUES (1, ?1, ?2)",
+        params![ours, OURS],
+    )
+    .map(drop)
+    .map_err(backend)
 }
 
 /// The retirement floor of the scope's bucket (0 until a retirement there).
@@ -673,6 +717,9 @@ impl Backend for Sqlite {
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
         self.write_tx(|tx| {
             let current = load_or_fresh(tx, note.scope)?.fence;
+            if !recordable(note.presented, current) {
+                return Ok(());
+            }
             let now = self.clock.now_ms();
             let since = now.saturating_sub(RECORD_INTERVAL.as_millis() as u64);
             // Another handle's record of the scope within the interval takes this one's count.

@@ -1,6 +1,5 @@
--- fencing's SQLite schema, version 3: fence your own tables with plain SQL
--- (docs/sqlite.md). In your own transaction, with any SQLite driver and
--- nothing of fencing loaded:
+-- Fence your own tables with plain SQL (docs/sqlite.md). In your own
+-- transaction, with any SQLite driver and nothing of fencing loaded:
 --
 --   BEGIN IMMEDIATE;
 --   INSERT INTO fencing_check (scope, token) VALUES ('report:7', 42);
@@ -14,18 +13,22 @@
 -- code; the caller rolls back. RAISE takes a literal message here: an
 -- expression there needs SQLite 3.48, and a trigger using one would make
 -- the file unreadable to every older SQLite library.
+--
+-- The one home of the view and its trigger: installed (after dropping the
+-- view, which drops its trigger) whenever the hash of this text differs from
+-- the one the file records (`fencing_installed`). The `@...@` names are
+-- constants filled in from the Rust code (`backend/sql_text.rs`).
 
 CREATE VIEW fencing_check (scope, token, seq) AS SELECT NULL, NULL, NULL WHERE 0;
-
 CREATE TRIGGER fencing_check_insert INSTEAD OF INSERT ON fencing_check
 BEGIN
-    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: scope must be text of 1 to 256 bytes of UTF-8, without NUL')
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: scope must be text of 1 to @max_scope_bytes@ bytes of UTF-8, without NUL')
      WHERE typeof(NEW.scope) <> 'text'
-        OR length(CAST(NEW.scope AS BLOB)) NOT BETWEEN 1 AND 256
+        OR length(CAST(NEW.scope AS BLOB)) NOT BETWEEN 1 AND @max_scope_bytes@
         OR instr(NEW.scope, char(0)) > 0;
-    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: token must be an integer in 1..=9223372036854775807 (bind it as an integer, not text)')
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: token must be an integer in 1..=@max_token@ (bind it as an integer, not text)')
      WHERE typeof(NEW.token) <> 'integer' OR NEW.token < 1;
-    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: seq must be NULL or an integer in 0..=9223372036854775807')
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: seq must be NULL or an integer in 0..=@max_seq@')
      WHERE NEW.seq IS NOT NULL AND (typeof(NEW.seq) <> 'integer' OR NEW.seq < 0);
 
     -- A scope seen for the first time starts at its bucket's floor, sealed
@@ -40,14 +43,14 @@ BEGIN
             WITH RECURSIVE
               n(x) AS (SELECT hex(CAST(NEW.scope AS BLOB))),
               h(i, v) AS (
-                SELECT 1, 2166136261
+                SELECT 1, @fnv32_offset@
                 UNION ALL
                 SELECT h.i + 2, (((h.v | ((instr('0123456789ABCDEF', substr(n.x, h.i, 1)) - 1) * 16
                     + instr('0123456789ABCDEF', substr(n.x, h.i + 1, 1)) - 1))
                                - (h.v & ((instr('0123456789ABCDEF', substr(n.x, h.i, 1)) - 1) * 16
-                    + instr('0123456789ABCDEF', substr(n.x, h.i + 1, 1)) - 1))) * 16777619) % 4294967296
+                    + instr('0123456789ABCDEF', substr(n.x, h.i + 1, 1)) - 1))) * @fnv32_prime@) % 4294967296
                   FROM h, n WHERE h.i < length(n.x))
-            SELECT v >> 20 FROM h ORDER BY i DESC LIMIT 1)), 0) AS floor
+            SELECT v >> @bucket_shift@ FROM h ORDER BY i DESC LIMIT 1)), 0) AS floor
              WHERE NOT EXISTS (SELECT 1 FROM fencing_scopes WHERE scope = NEW.scope)) AS f;
 
     SELECT RAISE(ABORT, 'STALE_TOKEN: the token is older than the scope''s fence (or equal to a sealed fence): a newer holder has taken over, stop')

@@ -1,0 +1,690 @@
+-- fencing's PostgreSQL functions: every rule of docs/semantics.md that runs
+-- inside the database, each defined here once, with its security settings.
+-- Installed with CREATE OR REPLACE under the migration lock whenever the hash
+-- of this text (after the replacements below) differs from the one the
+-- schema records (`installed_functions`): see `install_functions` in mod.rs.
+-- `@schema@` is replaced by the quoted schema name, the other `@...@` names by
+-- constants from the Rust code (`CONSTANTS` in mod.rs): both read one number.
+--
+-- Each operation is one atomic step, and every rejection is an exception
+-- with its own SQLSTATE (class FN, `crate::sqlstate`), so the statement, and
+-- the caller's transaction, rolls back and nothing of it stays behind.
+--
+-- The operations run with their owner's rights (SECURITY DEFINER, with a
+-- fixed search_path), so a role that runs the library needs only USAGE on
+-- the schema and EXECUTE on the functions: it can take tokens, leases and
+-- fenced writes through the rules, and cannot move a fence or rewrite a
+-- counter with plain SQL. The helpers keep the caller's rights: called
+-- directly, they touch no table. Signatures never change in place: a new
+-- signature is a new function (CREATE OR REPLACE keeps the grants an
+-- operator gave on the old one).
+
+-- ---------------------------------------------------------------- helpers
+
+-- Milliseconds since the epoch on the server's clock. A schema on a manual
+-- clock (a test schema) replaces this with `use_manual_clock` below, so a
+-- store on the real clock never reads the manual one.
+CREATE OR REPLACE FUNCTION @schema@.now_ms() RETURNS bigint
+LANGUAGE sql VOLATILE AS $$
+    SELECT floor(extract(epoch FROM clock_timestamp()) * 1e3)::bigint
+$$;
+
+-- now + ttl, saturating at the largest token (a manual clock can be far ahead).
+CREATE OR REPLACE FUNCTION @schema@.later(p_now bigint, p_ms bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT least(p_now::numeric + p_ms, @max_token@)::bigint
+$$;
+
+-- A token or a raised fence is handed out only once its commit is durable:
+-- pinned for the rest of the transaction (kept when stronger).
+CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS void
+LANGUAGE sql VOLATILE AS $$
+    SELECT set_config('synchronous_commit',
+        CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END,
+        true)
+$$;
+
+-- Raises a rejection: SQLSTATE FNxxx, the code and its details as JSON.
+CREATE OR REPLACE FUNCTION @schema@.reject(p_state text, p_message text, p_detail jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = p_state, MESSAGE = p_message, DETAIL = p_detail::text;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.reject_invalid(p_message text) RETURNS void
+LANGUAGE sql AS $$
+    SELECT @schema@.reject('FN008', 'invalid argument: ' || p_message,
+        jsonb_build_object('code', 'INVALID_ARGUMENT', 'message', p_message))
+$$;
+
+-- Details of the live lease for LEASE_HELD.
+CREATE OR REPLACE FUNCTION @schema@.reject_held(r @schema@.scopes, p_now bigint) RETURNS void
+LANGUAGE sql AS $$
+    SELECT @schema@.reject('FN005',
+        format('lease on %s is held by %s with token %s, %s ms left',
+               to_json(r.scope), to_json(r.lease_holder), r.lease_token, r.lease_expires_ms - p_now),
+        jsonb_build_object('code', 'LEASE_HELD', 'scope', r.scope, 'holder', r.lease_holder,
+                           'token', r.lease_token::text, 'remaining_ms', r.lease_expires_ms - p_now))
+$$;
+
+-- The floor bucket of a scope (`rules::floor_bucket`): the top bits of the
+-- 32-bit FNV-1a hash of the name's UTF-8 bytes.
+CREATE OR REPLACE FUNCTION @schema@.floor_bucket(p_scope text) RETURNS integer
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    bytes bytea := convert_to(p_scope, 'UTF8');
+    h     bigint := @fnv32_offset@;
+BEGIN
+    FOR i IN 0..length(bytes) - 1 LOOP
+        h := ((h # get_byte(bytes, i)) * @fnv32_prime@) % 4294967296;
+    END LOOP;
+    RETURN h >> @bucket_shift@;
+END
+$$;
+
+-- Locks the scope's row, creating it from its bucket's floor if missing
+-- (a rejection rolls the creation back with everything else). Creation and
+-- retirement serialize on the bucket's row: a creation reads the floor with
+-- a locking read (never a stale snapshot; under REPEATABLE READ a floor
+-- raised since the snapshot fails the statement instead of being missed),
+-- and a retirement in the bucket waits for our commit.
+CREATE OR REPLACE FUNCTION @schema@.lock_scope(p_scope text) RETURNS @schema@.scopes
+LANGUAGE plpgsql AS $$
+DECLARE
+    r  @schema@.scopes;
+    fl bigint;
+BEGIN
+    PERFORM @schema@.durable();
+    LOOP
+        SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
+        IF FOUND THEN
+            RETURN r;
+        END IF;
+        SELECT f.floor INTO fl FROM @schema@.floors f
+         WHERE f.bucket = @schema@.floor_bucket(p_scope) FOR SHARE;
+        INSERT INTO @schema@.scopes (scope, counter, fence, sealed)
+        VALUES (p_scope, fl, fl, fl > 0)
+        ON CONFLICT (scope) DO NOTHING;
+    END LOOP;
+END
+$$;
+
+-- The scope as it stands, without a lock (fresh from its floor if missing).
+CREATE OR REPLACE FUNCTION @schema@.peek_scope(p_scope text) RETURNS @schema@.scopes
+LANGUAGE plpgsql AS $$
+DECLARE
+    r @schema@.scopes;
+BEGIN
+    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope;
+    IF NOT FOUND THEN
+        SELECT p_scope, f.floor, f.floor, f.floor > 0 INTO r FROM @schema@.floors f
+         WHERE f.bucket = @schema@.floor_bucket(p_scope);
+        r.seen_ms := 0;
+    END IF;
+    RETURN r;
+END
+$$;
+
+-- Check 2 (token against fence, sealed fences reject equal) and, when
+-- p_check_seq, check 3 (seq after the last accepted seq of this token).
+CREATE OR REPLACE FUNCTION @schema@.check_fence(r @schema@.scopes, p_token bigint, p_seq bigint, p_check_seq boolean)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_token < r.fence OR (p_token = r.fence AND r.sealed) THEN
+        PERFORM @schema@.reject('FN001',
+            format('stale token for scope %s: presented %s, fence is at %s', to_json(r.scope), p_token, r.fence),
+            jsonb_build_object('code', 'STALE_TOKEN', 'scope', r.scope, 'presented', p_token::text, 'current', r.fence::text));
+    END IF;
+    IF p_check_seq AND p_seq IS NOT NULL AND p_token = r.fence AND r.last_seq IS NOT NULL AND p_seq <= r.last_seq THEN
+        PERFORM @schema@.reject('FN002',
+            format('sequence out of order: presented %s, last accepted %s', p_seq, r.last_seq),
+            jsonb_build_object('code', 'SEQUENCE_OUT_OF_ORDER', 'presented', p_seq::text, 'last', r.last_seq::text));
+    END IF;
+END
+$$;
+
+-- The token after the greater of counter and fence, or TOKEN_EXHAUSTED.
+CREATE OR REPLACE FUNCTION @schema@.following(r @schema@.scopes) RETURNS bigint
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF r.counter < @max_token@ AND r.fence < @max_token@ THEN
+        RETURN greatest(r.counter, r.fence) + 1;
+    END IF;
+    PERFORM @schema@.reject('FN007', 'token counter exhausted: the maximum token has been issued',
+        jsonb_build_object('code', 'TOKEN_EXHAUSTED', 'scope', r.scope));
+    RETURN NULL;
+END
+$$;
+
+-- Check 4 for one operation against the entry's current version (0 when
+-- missing); returns the receipt's version (0 for a delete).
+CREATE OR REPLACE FUNCTION @schema@.check_op(p_scope text, p_key text, p_is_put boolean, p_expected bigint, p_actual bigint)
+RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_expected IS NOT NULL AND p_expected <> p_actual THEN
+        PERFORM @schema@.reject('FN003',
+            format('version mismatch: expected %s, actual %s', p_expected, p_actual),
+            jsonb_build_object('code', 'VERSION_MISMATCH', 'expected', p_expected::text, 'actual', p_actual::text));
+    END IF;
+    IF p_is_put THEN
+        RETURN p_actual + 1;
+    END IF;
+    IF p_actual = 0 THEN
+        PERFORM @schema@.reject('FN004',
+            format('no entry %s in scope %s', to_json(p_key), to_json(p_scope)),
+            jsonb_build_object('code', 'NOT_FOUND', 'scope', p_scope, 'key', p_key));
+    END IF;
+    RETURN 0;
+END
+$$;
+
+-- ------------------------------------------------------------- tokens
+
+CREATE OR REPLACE FUNCTION @schema@.next_token(p_scope text) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r     @schema@.scopes := @schema@.lock_scope(p_scope);
+    token bigint := @schema@.following(r);
+BEGIN
+    UPDATE @schema@.scopes SET counter = token WHERE scope = p_scope;
+    RETURN token;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.advance_counter(p_scope text, p_floor bigint) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r @schema@.scopes := @schema@.lock_scope(p_scope);
+BEGIN
+    IF p_floor > r.counter THEN
+        UPDATE @schema@.scopes SET counter = p_floor WHERE scope = p_scope;
+        RETURN p_floor;
+    END IF;
+    RETURN r.counter;
+END
+$$;
+
+-- ------------------------------------------------------------- leases
+
+CREATE OR REPLACE FUNCTION @schema@.acquire(p_scope text, p_holder text, p_ttl_ms bigint, p_eager boolean,
+    OUT holder text, OUT token bigint, OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r     @schema@.scopes;
+    clock bigint;
+BEGIN
+    PERFORM @schema@.durable();
+    holder := p_holder;
+    ttl_ms := p_ttl_ms;
+    FOR attempt IN 1..2 LOOP
+        clock := @schema@.now_ms();
+        -- One statement when the scope exists, its lease has ended and its
+        -- counter has room. (SET sees the row as it was.) The scope's time
+        -- is the greater of the clock and the time it has seen. Eager
+        -- fencing: the new token is above the fence, so it always raises it.
+        UPDATE @schema@.scopes s
+           SET counter = greatest(s.counter, s.fence) + 1,
+               lease_holder = p_holder, lease_token = greatest(s.counter, s.fence) + 1,
+               lease_ttl_ms = p_ttl_ms,
+               lease_expires_ms = @schema@.later(greatest(clock, s.seen_ms), p_ttl_ms),
+               seen_ms = greatest(clock, s.seen_ms),
+               fence = CASE WHEN p_eager THEN greatest(s.counter, s.fence) + 1 ELSE s.fence END,
+               sealed = CASE WHEN p_eager THEN false ELSE s.sealed END,
+               last_seq = CASE WHEN p_eager THEN NULL ELSE s.last_seq END
+         WHERE s.scope = p_scope
+           AND (s.lease_token IS NULL OR s.lease_expires_ms <= greatest(clock, s.seen_ms))
+           AND s.counter < @max_token@ AND s.fence < @max_token@
+        RETURNING s.lease_token, s.lease_expires_ms, s.seen_ms INTO token, expires_ms, now_ms;
+        IF FOUND THEN
+            RETURN;
+        END IF;
+        EXIT WHEN attempt = 2;
+        -- Otherwise create the scope and hold its row, or say why not; then
+        -- the same UPDATE takes the lease.
+        r := @schema@.lock_scope(p_scope);
+        now_ms := greatest(@schema@.now_ms(), r.seen_ms);
+        IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
+            PERFORM @schema@.reject_held(r, now_ms);
+        END IF;
+        PERFORM @schema@.following(r); -- TOKEN_EXHAUSTED at the maximum
+    END LOOP;
+    RAISE EXCEPTION 'fencing: acquire found the scope free but could not take it';
+END
+$$;
+
+-- A refused renewal is not an exception: it returns no token (and the
+-- current lease, if any), so that the time it saw is committed.
+CREATE OR REPLACE FUNCTION @schema@.renew(p_scope text, p_token bigint, p_ttl_ms bigint,
+    OUT holder text, OUT token bigint, OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint,
+    OUT current_token bigint, OUT current_holder text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r    @schema@.scopes;
+    live boolean;
+BEGIN
+    PERFORM @schema@.durable();
+    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    now_ms := greatest(@schema@.now_ms(), r.seen_ms);
+    live := r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms;
+    IF NOT live OR r.lease_token <> p_token THEN
+        UPDATE @schema@.scopes SET seen_ms = now_ms WHERE scope = p_scope AND seen_ms < now_ms;
+        IF live THEN
+            current_token := r.lease_token;
+            current_holder := r.lease_holder;
+        END IF;
+        RETURN;
+    END IF;
+    holder := r.lease_holder;
+    token := r.lease_token;
+    ttl_ms := p_ttl_ms;
+    expires_ms := @schema@.later(now_ms, p_ttl_ms);
+    UPDATE @schema@.scopes SET lease_ttl_ms = p_ttl_ms, lease_expires_ms = expires_ms, seen_ms = now_ms
+     WHERE scope = p_scope;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.release(p_scope text, p_token bigint) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    clock bigint := @schema@.now_ms();
+BEGIN
+    PERFORM @schema@.durable();
+    UPDATE @schema@.scopes
+       SET lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL,
+           seen_ms = greatest(seen_ms, clock)
+     WHERE scope = p_scope AND lease_token = p_token AND lease_expires_ms > greatest(seen_ms, clock);
+    RETURN FOUND;
+END
+$$;
+
+-- ------------------------------------------------------ the fenced store
+
+-- put and delete under one check, all or nothing: a NULL value is a delete.
+-- Returns each operation's receipt version, in order.
+CREATE OR REPLACE FUNCTION @schema@.apply(p_scope text, p_token bigint, p_seq bigint, p_strict boolean,
+    p_keys text[], p_values bytea[], p_expected bigint[], p_holder text) RETURNS bigint[]
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r        @schema@.scopes;
+    n        integer := cardinality(p_keys);
+    versions bigint[];
+    actual   bigint;
+    bad      record;
+    has_deletes boolean;
+    clock    bigint;
+BEGIN
+    PERFORM @schema@.durable();
+    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
+    IF NOT FOUND THEN
+        r := @schema@.lock_scope(p_scope);
+    END IF;
+    IF p_token <= r.fence THEN
+        -- A newer token always passes; an equal or older one needs the checks.
+        PERFORM @schema@.check_fence(r, p_token, p_seq, true);
+    END IF;
+    IF n = 1 OR (SELECT count(DISTINCT k) FROM unnest(p_keys) k) < n THEN
+        -- In order, each operation seeing the ones before it.
+        versions := '{}';
+        FOR i IN 1..n LOOP
+            SELECT version INTO actual FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[i];
+            IF p_expected[i] IS NOT NULL OR p_values[i] IS NULL THEN
+                versions[i] := @schema@.check_op(p_scope, p_keys[i], p_values[i] IS NOT NULL,
+                                                 p_expected[i], coalesce(actual, 0));
+            ELSE
+                versions[i] := coalesce(actual, 0) + 1;
+            END IF;
+            IF p_values[i] IS NULL THEN
+                DELETE FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[i];
+            ELSIF actual IS NULL THEN
+                INSERT INTO @schema@.entries (scope, key, value, version, token)
+                VALUES (p_scope, p_keys[i], p_values[i], versions[i], p_token);
+            ELSE
+                UPDATE @schema@.entries SET value = p_values[i], version = versions[i], token = p_token
+                 WHERE scope = p_scope AND key = p_keys[i];
+            END IF;
+        END LOOP;
+    ELSE
+        -- Distinct keys cannot see each other: check all, then write all,
+        -- set-wise. Plain puts have nothing to check and nothing to delete.
+        has_deletes := array_position(p_values, NULL) IS NOT NULL;
+        IF has_deletes OR cardinality(array_remove(p_expected, NULL)) > 0 THEN
+            SELECT o.i, o.k, o.v IS NOT NULL AS is_put, o.e, coalesce(en.version, 0) AS actual INTO bad
+              FROM unnest(p_keys, p_values, p_expected) WITH ORDINALITY AS o(k, v, e, i)
+              LEFT JOIN @schema@.entries en ON en.scope = p_scope AND en.key = o.k
+             WHERE (o.e IS NOT NULL AND o.e <> coalesce(en.version, 0)) OR (o.v IS NULL AND en.version IS NULL)
+             ORDER BY o.i LIMIT 1;
+            IF FOUND THEN
+                PERFORM @schema@.check_op(p_scope, bad.k, bad.is_put, bad.e, bad.actual);
+            END IF;
+        END IF;
+        IF has_deletes THEN
+            DELETE FROM @schema@.entries en
+             USING unnest(p_keys, p_values) AS o(k, v)
+             WHERE o.v IS NULL AND en.scope = p_scope AND en.key = o.k;
+        END IF;
+        -- Update what exists, insert the rest: cheaper than ON CONFLICT, and
+        -- safe, since every writer of the scope's entries holds its row lock.
+        WITH updated AS (
+            UPDATE @schema@.entries e SET value = o.v, version = e.version + 1, token = p_token
+              FROM unnest(p_keys, p_values) AS o(k, v)
+             WHERE o.v IS NOT NULL AND e.scope = p_scope AND e.key = o.k
+            RETURNING e.key, e.version),
+        inserted AS (
+            INSERT INTO @schema@.entries (scope, key, value, version, token)
+            SELECT p_scope, o.k, o.v, 1, p_token FROM unnest(p_keys, p_values) AS o(k, v)
+             WHERE o.v IS NOT NULL AND NOT EXISTS (
+                   SELECT 1 FROM @schema@.entries e WHERE e.scope = p_scope AND e.key = o.k)
+            RETURNING key, version)
+        SELECT array_agg(coalesce(w.version, 0) ORDER BY o.i) INTO versions
+          FROM unnest(p_keys) WITH ORDINALITY AS o(k, i)
+          LEFT JOIN (SELECT * FROM updated UNION ALL SELECT * FROM inserted) w ON w.key = o.k;
+    END IF;
+    -- The time of the last write (`ScopeCore::note_write`): the same token
+    -- and holder again move it at most once a step, so that a steady
+    -- writer leaves the scope's row as it was.
+    clock := greatest(@schema@.now_ms(), r.seen_ms);
+    IF r.last_token = p_token AND r.last_holder IS NOT DISTINCT FROM p_holder
+       AND clock - r.last_write_ms < @last_write_step_ms@ THEN
+        clock := r.last_write_ms;
+    END IF;
+    IF r.fence <> p_token OR r.last_seq IS DISTINCT FROM p_seq OR r.sealed <> p_strict
+       OR r.last_token IS DISTINCT FROM p_token OR r.last_holder IS DISTINCT FROM p_holder
+       OR r.last_write_ms IS DISTINCT FROM clock THEN
+        UPDATE @schema@.scopes SET fence = p_token, last_seq = p_seq, sealed = p_strict,
+               last_holder = p_holder, last_token = p_token, last_write_ms = clock
+         WHERE scope = p_scope;
+    END IF;
+    RETURN versions;
+END
+$$;
+
+-- Raises the fence without writing; a raise does not spend the token.
+CREATE OR REPLACE FUNCTION @schema@.claim(p_scope text, p_token bigint, p_seq bigint) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r @schema@.scopes := @schema@.lock_scope(p_scope);
+BEGIN
+    PERFORM @schema@.check_fence(r, p_token, p_seq, true);
+    IF p_token > r.fence THEN
+        UPDATE @schema@.scopes SET fence = p_token, sealed = false, last_seq = p_seq WHERE scope = p_scope;
+    ELSE
+        UPDATE @schema@.scopes SET last_seq = p_seq WHERE scope = p_scope;
+    END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.get(p_scope text, p_key text,
+    OUT value bytea, OUT version bigint, OUT token bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT e.value, e.version, e.token FROM @schema@.entries e
+     WHERE e.scope = p_scope AND e.key = p_key
+$$;
+
+-- A read that presents a token: check 2 only, nothing raised or created.
+CREATE OR REPLACE FUNCTION @schema@.get_checked(p_scope text, p_key text, p_token bigint,
+    OUT value bytea, OUT version bigint, OUT token bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM @schema@.check_fence(@schema@.peek_scope(p_scope), p_token, NULL, false);
+    SELECT e.value, e.version, e.token INTO value, version, token
+      FROM @schema@.entries e WHERE e.scope = p_scope AND e.key = p_key;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.list(p_scope text, p_after text, p_limit bigint) RETURNS SETOF text
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT e.key FROM @schema@.entries e
+     WHERE e.scope = p_scope AND e.key > p_after ORDER BY e.key LIMIT p_limit
+$$;
+
+-- ------------------------------------------------ status and retirement
+
+CREATE OR REPLACE FUNCTION @schema@.status(p_scope text,
+    OUT counter bigint, OUT fence bigint, OUT holder text, OUT token bigint,
+    OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint, OUT entries bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r @schema@.scopes := @schema@.peek_scope(p_scope);
+BEGIN
+    now_ms := greatest(@schema@.now_ms(), r.seen_ms);
+    counter := r.counter;
+    fence := r.fence;
+    IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
+        holder := r.lease_holder;
+        token := r.lease_token;
+        ttl_ms := r.lease_ttl_ms;
+        expires_ms := r.lease_expires_ms;
+    END IF;
+    SELECT count(*) INTO entries FROM @schema@.entries e WHERE e.scope = p_scope;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.retire(p_scope text) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v_bucket integer := @schema@.floor_bucket(p_scope);
+    r        @schema@.scopes;
+    now_ms   bigint;
+    entries  bigint;
+BEGIN
+    PERFORM @schema@.durable();
+    -- The bucket first, as creation locks it: a creation in flight
+    -- finishes before we look, and none starts until we commit.
+    PERFORM 1 FROM @schema@.floors f WHERE f.bucket = v_bucket FOR UPDATE;
+    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    now_ms := greatest(@schema@.now_ms(), r.seen_ms);
+    IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
+        PERFORM @schema@.reject_held(r, now_ms);
+    END IF;
+    SELECT count(*) INTO entries FROM @schema@.entries e WHERE e.scope = p_scope;
+    IF entries > 0 THEN
+        PERFORM @schema@.reject_invalid(format(
+            'scope %s still has %s entries: delete them before retiring it', to_json(p_scope), entries));
+    END IF;
+    DELETE FROM @schema@.scopes WHERE scope = p_scope;
+    UPDATE @schema@.floors f SET floor = greatest(f.floor, r.counter, r.fence) WHERE f.bucket = v_bucket;
+    RETURN true;
+END
+$$;
+
+-- The failover step (docs/postgres.md, "Replication and failover"). Run on
+-- a new primary promoted from an asynchronous standby (or a restored
+-- backup): it may lack the last commits of the old primary, so every
+-- scope's counter and fence, and every floor, move up by p_step
+-- (`rules::FAILOVER_STEP`) above anything that lost history can have issued
+-- or accepted; every fence is sealed and every lease ends. It keeps the
+-- caller's rights: only a role that may write the tables (the owner) runs it.
+CREATE OR REPLACE FUNCTION @schema@.failover(p_step bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    moved bigint;
+BEGIN
+    PERFORM @schema@.durable();
+    IF p_step IS NULL OR p_step < 1 THEN
+        PERFORM @schema@.reject_invalid('failover step must be a positive number of tokens');
+    END IF;
+    -- The floors first, as creation and retirement lock them: a scope
+    -- created from now on starts above the lost history too.
+    UPDATE @schema@.floors
+       SET floor = least(floor::numeric + p_step, @max_token@)::bigint;
+    UPDATE @schema@.scopes
+       SET counter = least(greatest(counter, fence)::numeric + p_step, @max_token@)::bigint,
+           fence = least(greatest(counter, fence)::numeric + p_step, @max_token@)::bigint,
+           sealed = true, last_seq = NULL,
+           lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL;
+    GET DIAGNOSTICS moved = ROW_COUNT;
+    RETURN moved;
+END
+$$;
+
+-- --------------------------------------------- the caller's own tables
+
+-- Fences the caller's own tables inside the caller's own transaction:
+--   BEGIN; SELECT fencing.check('report:7', 42); UPDATE report ...; COMMIT;
+-- Applies checks 2 and 3, then raises the fence to the token, holding the
+-- scope's row lock until the transaction ends. A stale token raises
+-- SQLSTATE FN001 (FN002 for a seq out of order), so the whole transaction
+-- rolls back. A worker role needs only USAGE on the schema and EXECUTE on
+-- these two functions.
+CREATE OR REPLACE FUNCTION @schema@.check(p_scope text, p_token bigint, p_seq bigint) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r @schema@.scopes;
+BEGIN
+    IF p_scope IS NULL OR p_scope = '' OR octet_length(p_scope) > @max_scope_bytes@ THEN
+        PERFORM @schema@.reject_invalid('scope must be 1..=@max_scope_bytes@ bytes of UTF-8');
+    END IF;
+    IF p_token IS NULL OR p_token < 1 THEN
+        PERFORM @schema@.reject_invalid(format('token must be 1..=@max_token@, got %s', coalesce(p_token::text, 'NULL')));
+    END IF;
+    IF p_seq < 0 THEN
+        PERFORM @schema@.reject_invalid(format('seq must be 0..=@max_seq@, got %s', p_seq));
+    END IF;
+    r := @schema@.lock_scope(p_scope);
+    PERFORM @schema@.check_fence(r, p_token, p_seq, true);
+    UPDATE @schema@.scopes SET fence = p_token, last_seq = p_seq, sealed = false WHERE scope = p_scope;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.check(p_scope text, p_token bigint) RETURNS void
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT @schema@.check(p_scope, p_token, NULL)
+$$;
+
+-- ------------------------------------------------ the operator's record
+
+-- Records a rejection the library just got (docs/operations.md), best
+-- effort, rate-limited: a rejection raises and rolls back everything of its
+-- transaction, so the library records it afterwards. Refuses a token the
+-- fence would accept (`rules::recordable`), reads the current fence itself,
+-- bounds every text, and merges a record of a scope recorded within the
+-- interval into that row (its `suppressed` count), so a flood of stale
+-- writes from many processes adds at most one row per scope per interval.
+-- Rejections of `check` (the caller's own transaction) are not recorded:
+-- the caller's rollback would take the record with it. Returns whether a
+-- row was added or merged.
+CREATE OR REPLACE FUNCTION @schema@.record_rejection(p_scope text, p_key text, p_code text, p_presented bigint,
+    p_seq bigint, p_holder text, p_suppressed bigint) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r     @schema@.scopes;
+    clock bigint;
+    v_id  bigint;
+BEGIN
+    -- Best effort: never worth waiting for a flush.
+    PERFORM set_config('synchronous_commit', 'off', true);
+    IF p_scope IS NULL OR octet_length(p_scope) NOT BETWEEN 1 AND @max_scope_bytes@
+       OR octet_length(p_key) > @max_key_bytes@ OR octet_length(p_holder) > @max_holder_bytes@
+       OR p_code IS NULL OR p_code NOT IN ('STALE_TOKEN', 'SEQUENCE_OUT_OF_ORDER')
+       OR p_presented IS NULL OR p_presented < 1 OR p_seq < 0
+       OR p_suppressed IS NULL OR p_suppressed < 0 THEN
+        RETURN false;
+    END IF;
+    r := @schema@.peek_scope(p_scope);
+    IF p_presented > r.fence THEN -- rules::recordable
+        RETURN false;
+    END IF;
+    clock := greatest(@schema@.now_ms(), r.seen_ms);
+    UPDATE @schema@.rejections SET suppressed = least(suppressed::numeric + p_suppressed + 1,
+                                                      @max_token@)::bigint
+     WHERE id = (SELECT max(x.id) FROM @schema@.rejections x
+                  WHERE x.scope = p_scope AND x.at_ms > clock - @record_interval_ms@);
+    IF FOUND THEN
+        RETURN true;
+    END IF;
+    v_id := nextval('@schema@.rejection_ids');
+    INSERT INTO @schema@.rejections AS x (slot, id, scope, key, code, presented, current, seq, holder, at_ms, suppressed)
+    VALUES (v_id % @rejection_log@, v_id, p_scope, p_key, p_code, p_presented, r.fence, p_seq, p_holder, clock, p_suppressed)
+    ON CONFLICT (slot) DO UPDATE SET id = excluded.id, scope = excluded.scope, key = excluded.key,
+        code = excluded.code, presented = excluded.presented, current = excluded.current,
+        seq = excluded.seq, holder = excluded.holder, at_ms = excluded.at_ms,
+        suppressed = excluded.suppressed
+    WHERE x.id < excluded.id;
+    RETURN true;
+END
+$$;
+
+-- The newest recorded rejections, of one scope (or of all when NULL).
+CREATE OR REPLACE FUNCTION @schema@.rejections(p_scope text, p_limit bigint)
+RETURNS SETOF @schema@.rejections
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT * FROM @schema@.rejections x
+     WHERE p_scope IS NULL OR x.scope = p_scope ORDER BY x.id DESC LIMIT p_limit
+$$;
+
+-- The newest last writes, of one scope (or of all when NULL).
+CREATE OR REPLACE FUNCTION @schema@.last_writes(p_scope text, p_limit bigint,
+    OUT scope text, OUT holder text, OUT token bigint, OUT at_ms bigint)
+RETURNS SETOF record
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT s.scope, s.last_holder, s.last_token, s.last_write_ms FROM @schema@.scopes s
+     WHERE p_scope IS NOT NULL AND s.scope = p_scope AND s.last_token IS NOT NULL
+    UNION ALL
+    (SELECT s.scope, s.last_holder, s.last_token, s.last_write_ms FROM @schema@.scopes s
+      WHERE p_scope IS NULL AND s.last_token IS NOT NULL
+      ORDER BY s.last_write_ms DESC, s.scope LIMIT p_limit)
+$$;
+
+-- ------------------------------------------------- the manual clock
+
+-- Whether the schema runs on a manual clock (a test schema).
+CREATE OR REPLACE FUNCTION @schema@.clock_is_manual() RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT manual_now_ms IS NOT NULL FROM @schema@.meta
+$$;
+
+-- Points now_ms at the stopped clock. Only here and in stop_clock: the
+-- schema's real-clock now_ms never reads the table.
+CREATE OR REPLACE FUNCTION @schema@.use_manual_clock() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE $def$
+        CREATE OR REPLACE FUNCTION @schema@.now_ms() RETURNS bigint
+        LANGUAGE sql VOLATILE AS $body$ SELECT manual_now_ms FROM @schema@.meta $body$
+    $def$;
+END
+$$;
+
+-- Stops the schema's clock (`?clock=manual`), once: handles opening it at
+-- once serialize on the meta row, and only the first swaps now_ms. It keeps
+-- the caller's rights: only a role that may write the tables can stop it.
+CREATE OR REPLACE FUNCTION @schema@.stop_clock() RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE @schema@.meta SET manual_now_ms = floor(extract(epoch FROM clock_timestamp()) * 1e3)::bigint
+     WHERE manual_now_ms IS NULL;
+    IF FOUND THEN
+        PERFORM @schema@.use_manual_clock();
+    END IF;
+END
+$$;
+
+-- Moves a stopped clock; false when the clock runs on the server's time.
+CREATE OR REPLACE FUNCTION @schema@.advance_clock(p_ms bigint) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    UPDATE @schema@.meta SET manual_now_ms = @schema@.later(manual_now_ms, p_ms)
+     WHERE manual_now_ms IS NOT NULL;
+    RETURN FOUND;
+END
+$$;
+
+-- A reinstall keeps a stopped clock stopped.
+DO $$
+BEGIN
+    IF (SELECT manual_now_ms IS NOT NULL FROM @schema@.meta) THEN
+        PERFORM @schema@.use_manual_clock();
+    END IF;
+END
+$$;
+
+-- Functions are not for everyone: the operations run as their owner, and
+-- an operator grants EXECUTE on them to the library's and workers' roles.
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA @schema@ FROM PUBLIC;
