@@ -74,6 +74,9 @@ enum Step {
     Status(&'static str),
     FenceOf(&'static str),
     Retire(&'static str),
+    Failover,
+    /// The store's record, of one scope or of all.
+    Events(Option<&'static str>),
     AdvanceClock(u64),
 }
 
@@ -114,7 +117,7 @@ fn ttl(rng: &mut Rng) -> u64 {
 fn step(rng: &mut Rng) -> Step {
     let s = pick(rng, &SCOPES);
     let k = pick(rng, &KEYS);
-    match rng.below(34) {
+    match rng.below(36) {
         0..=2 => Step::NextToken(s),
         3 => Step::AdvanceCounter(s, tok(rng)),
         4..=7 => Step::Acquire(s, pick(rng, &HOLDERS), ttl(rng)),
@@ -138,6 +141,9 @@ fn step(rng: &mut Rng) -> Step {
         25 => Step::Status(s),
         26 => Step::FenceOf(s),
         27..=30 => Step::Retire(s),
+        // Rarely: after one, every token issued before is stale.
+        31 if rng.below(3) == 0 => Step::Failover,
+        32 => Step::Events((rng.below(2) == 0).then_some(s)),
         _ => Step::AdvanceClock(rng.below(21)),
     }
 }
@@ -286,6 +292,8 @@ impl Replay {
             Step::Status(s) => status(st, s),
             Step::FenceOf(s) => outcome(st.fence_of(s), debug),
             Step::Retire(s) => outcome(st.retire(s), debug),
+            Step::Failover => outcome(st.failover(), debug),
+            Step::Events(s) => events(st, *s),
             Step::AdvanceClock(n) => outcome(st.advance_clock(ms(*n)), debug),
         }
     }
@@ -311,8 +319,32 @@ impl Replay {
                 ));
             }
         }
+        out.push(format!("events = {}", events(st, None)));
         out
     }
+}
+
+/// The record, without its times (each store's manual clock started at its
+/// own moment) and ids (a store numbers its records its own way).
+fn events(st: &Store, s: Option<&str>) -> String {
+    outcome(st.events(s, 256), |e| {
+        let rejections: Vec<String> = e
+            .rejections
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}/{:?} presented {} current {} seq {:?} holder {:?} suppressed {}",
+                    r.code, r.scope, r.key, r.presented, r.current, r.seq, r.holder, r.suppressed
+                )
+            })
+            .collect();
+        let writes: Vec<String> = e
+            .last_writes
+            .iter()
+            .map(|w| format!("{} by {:?} with {}", w.scope, w.holder, w.token))
+            .collect();
+        format!("rejections {rejections:?} last writes {writes:?}")
+    })
 }
 
 fn status(st: &Store, s: &str) -> String {
@@ -472,6 +504,8 @@ const REQUIRED: &[&str] = &[
     "Retire:Ok(false)",
     "Retire:LEASE_HELD",
     "Retire:INVALID_ARGUMENT",
+    "Failover:Ok",
+    "Events:Ok",
 ];
 
 fn check_mode(mode: Mode, base_seed: u64) {
