@@ -9,7 +9,9 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
 pub(crate) mod memory;
+#[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+#[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 
 pub(crate) trait Backend: Send + Sync {
