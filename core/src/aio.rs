@@ -54,6 +54,14 @@ impl Store {
         Ok(Store { inner })
     }
 
+    /// Opens the store that typed options describe, as
+    /// [`crate::Store::open_with`] does.
+    pub async fn open_with(options: impl Into<crate::StoreOptions>) -> Result<Store> {
+        let options = options.into();
+        let inner = off_executor(move || crate::Store::open_with(options)).await??;
+        Ok(Store { inner })
+    }
+
     /// The blocking handle on the same store (shares state and metrics).
     pub fn blocking(&self) -> &crate::Store {
         &self.inner

@@ -12,6 +12,7 @@ pub(crate) enum Clock {
     /// with `Instant`, so a wall-clock step cannot expire or revive a lease.
     Monotonic { anchor_ms: u64, start: Instant },
     /// The host's wall clock, the one clock that processes on one host share.
+    #[cfg(feature = "sqlite")]
     Wall,
     /// Moves only when told to: deterministic expiry for tests.
     Manual { now_ms: AtomicU64 },
@@ -36,6 +37,7 @@ impl Clock {
             Clock::Monotonic { anchor_ms, start } => {
                 anchor_ms + u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
             }
+            #[cfg(feature = "sqlite")]
             Clock::Wall => unix_ms(SystemTime::now()),
             Clock::Manual { now_ms } => now_ms.load(Ordering::SeqCst),
         }

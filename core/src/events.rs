@@ -99,6 +99,7 @@ pub(crate) fn at_ms(ms: u64) -> SystemTime {
 }
 
 /// The stored name of a rejection's code.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn code_from_str(code: &str) -> ErrorCode {
     match code {
         "SEQUENCE_OUT_OF_ORDER" => ErrorCode::SequenceOutOfOrder,

@@ -50,7 +50,11 @@ pub use sqlstate::SQLSTATES;
 pub use store::{migrate, BackendKind, Store};
 pub use token::{parse_token_value, Token};
 pub use types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
-pub use url::{ClockKind, Options};
+pub use url::{ClockKind, Options, StoreOptions};
+#[cfg(feature = "postgres")]
+pub use url::{Pooler, PostgresOptions, RootCert, SslMode};
+#[cfg(feature = "sqlite")]
+pub use url::{SqliteOptions, Synchronous};
 
 /// Compiles the README's examples, so they cannot rot.
 #[cfg(doctest)]

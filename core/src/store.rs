@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::backend::memory::Memory;
+#[cfg(feature = "postgres")]
 use crate::backend::postgres::Postgres;
+#[cfg(feature = "sqlite")]
 use crate::backend::sqlite::Sqlite;
 use crate::backend::Backend;
 use crate::clock::Clock;
@@ -17,7 +19,7 @@ use crate::metrics::{prometheus_text, Metrics, MetricsSnapshot, Rejection};
 use crate::rules::Mode;
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
-use crate::url::{self, ClockKind, Location};
+use crate::url::{self, ClockKind, StoreOptions};
 
 /// A handle on one fencing store. `Send + Sync`; clones share the backend,
 /// the metrics and the closed state.
@@ -51,15 +53,7 @@ impl BackendKind {
     /// The kind of store a URL names, checked as `Store::open` checks it
     /// (`INVALID_ARGUMENT` for a bad URL), without opening anything.
     pub fn of_url(url: &str) -> Result<BackendKind> {
-        Ok(BackendKind::of(&url::parse(url)?.location))
-    }
-
-    fn of(location: &Location) -> BackendKind {
-        match location {
-            Location::Memory => BackendKind::Memory,
-            Location::Sqlite { .. } => BackendKind::Sqlite,
-            Location::Postgres(_) => BackendKind::Postgres,
-        }
+        Ok(url::parse(url)?.kind())
     }
 }
 
@@ -93,42 +87,61 @@ impl Store {
     /// `postgres://...`, optionally with options
     /// (`?clock=manual&strict=true&eager_fencing=false`; for SQLite also
     /// `synchronous=full|normal` and `busy_timeout_ms=N`; for PostgreSQL
-    /// `schema=NAME`, `pool_size=N` and the driver's own options).
+    /// `schema=NAME`, `pool_size=N` and the driver's own options). The
+    /// same as [`Store::open_with`] of `url.parse()?`.
     pub fn open(url: &str) -> Result<Store> {
-        let target = url::parse(url)?;
+        Store::open_with(url::parse(url)?)
+    }
+
+    /// Opens the store that typed options describe: [`StoreOptions`], or
+    /// what converts into it ([`crate::SqliteOptions`],
+    /// [`crate::PostgresOptions`], or [`crate::Options`] for `memory:`).
+    ///
+    /// ```
+    /// use fencing::{ClockKind, Options, Store};
+    ///
+    /// let mut options = Options::default();
+    /// options.clock = ClockKind::Manual;
+    /// let store = Store::open_with(options)?; // memory:?clock=manual
+    /// store.advance_clock(std::time::Duration::from_secs(1))?;
+    /// # Ok::<(), fencing::Error>(())
+    /// ```
+    pub fn open_with(options: impl Into<StoreOptions>) -> Result<Store> {
+        let options = options.into();
+        let common = options.options();
         let mode = Mode {
-            eager_fencing: target.options.eager_fencing,
-            strict: target.options.strict,
+            eager_fencing: common.eager_fencing,
+            strict: common.strict,
         };
-        let kind = BackendKind::of(&target.location);
-        let limiter_clock = match target.options.clock {
-            ClockKind::Default => Clock::monotonic(),
-            ClockKind::Manual => Clock::manual(),
+        let kind = options.kind();
+        let manual = common.clock == ClockKind::Manual;
+        let limiter_clock = if manual {
+            Clock::manual()
+        } else {
+            Clock::monotonic()
         };
-        let backend: Box<dyn Backend> = match target.location {
-            Location::Memory => {
-                let clock = match target.options.clock {
-                    ClockKind::Default => Clock::monotonic(),
-                    ClockKind::Manual => Clock::manual(),
+        let backend: Box<dyn Backend> = match options {
+            StoreOptions::Memory(_) => {
+                let clock = if manual {
+                    Clock::manual()
+                } else {
+                    Clock::monotonic()
                 };
                 Box::new(Memory::new(clock, mode))
             }
-            Location::Sqlite {
-                path,
-                synchronous,
-                busy_timeout,
-            } => {
-                let clock = match target.options.clock {
-                    ClockKind::Default => Clock::Wall,
-                    ClockKind::Manual => Clock::manual(),
-                };
-                Box::new(Sqlite::open(&path, synchronous, busy_timeout, clock, mode)?)
+            #[cfg(feature = "sqlite")]
+            StoreOptions::Sqlite(sqlite) => {
+                let clock = if manual { Clock::manual() } else { Clock::Wall };
+                Box::new(Sqlite::open(
+                    &sqlite.path,
+                    sqlite.synchronous,
+                    sqlite.busy_timeout,
+                    clock,
+                    mode,
+                )?)
             }
-            Location::Postgres(pg) => Box::new(Postgres::open(
-                &pg,
-                target.options.clock == ClockKind::Manual,
-                mode,
-            )?),
+            #[cfg(feature = "postgres")]
+            StoreOptions::Postgres(pg) => Box::new(Postgres::open(&pg.target, manual, mode)?),
         };
         Ok(Store {
             inner: Arc::new(Inner {
@@ -155,14 +168,19 @@ impl Store {
     /// open (the same lock serialises it with their migrations), refuses
     /// the same foreign or newer schemas. `memory:` has no schema: `Ok`.
     pub fn migrate(url: &str) -> Result<()> {
-        match url::parse(url)?.location {
-            Location::Memory => Ok(()),
-            Location::Sqlite {
-                path,
-                synchronous,
-                busy_timeout,
-            } => Sqlite::migrate(&path, synchronous, busy_timeout),
-            Location::Postgres(pg) => Postgres::migrate(&pg),
+        Store::migrate_with(url::parse(url)?)
+    }
+
+    /// [`Store::migrate`] for typed options.
+    pub fn migrate_with(options: impl Into<StoreOptions>) -> Result<()> {
+        match options.into() {
+            StoreOptions::Memory(_) => Ok(()),
+            #[cfg(feature = "sqlite")]
+            StoreOptions::Sqlite(sqlite) => {
+                Sqlite::migrate(&sqlite.path, sqlite.synchronous, sqlite.busy_timeout)
+            }
+            #[cfg(feature = "postgres")]
+            StoreOptions::Postgres(pg) => Postgres::migrate(&pg.target),
         }
     }
 

@@ -3,34 +3,67 @@
 //! (`?clock=manual&strict=true`). The grammar, written once for every face:
 //! docs/semantics.md, "URLs and options".
 //!
-//! `sqlite:PATH` takes PATH as written: `sqlite:fencing.db` is relative to
-//! the working directory, `sqlite:/srv/fencing.db` absolute. `sqlite://...`
-//! is refused (see `slashes_after_sqlite`).
+//! A URL parses into [`StoreOptions`]: the typed options of one backend
+//! ([`SqliteOptions`], [`PostgresOptions`], or [`Options`] alone for
+//! `memory:`), which callers may also build without any URL text. Each
+//! backend's URL grammar lives with its options, in `url/sqlite.rs` and
+//! `url/postgres.rs`, compiled only with the backend's Cargo feature.
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::str::FromStr;
 
 use crate::error::{Error, Result};
+use crate::store::BackendKind;
 use crate::token::clip;
+
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+#[cfg(feature = "postgres")]
+pub use postgres::{Pooler, PostgresOptions, RootCert, SslMode};
+#[cfg(feature = "postgres")]
+pub(crate) use postgres::{PostgresTarget, Tls};
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteOptions, Synchronous};
 
 pub const MAX_URL_BYTES: usize = 4096;
 
+/// The clock a store's leases run on (`clock=` in the URL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ClockKind {
     /// The backend's own clock (monotonic in memory, the host's wall clock
-    /// for SQLite).
+    /// for SQLite, the server's for PostgreSQL).
     #[default]
     Default,
+    /// Moves only when told ([`crate::Store::advance_clock`]): for tests.
     Manual,
 }
 
-/// Options every backend understands.
+/// Options every backend understands (docs/semantics.md, "URLs and
+/// options"): the whole configuration of a `memory:` store, and part of
+/// [`SqliteOptions`] and [`PostgresOptions`].
+///
+/// ```
+/// use fencing::{ClockKind, Options, Store, StoreOptions};
+///
+/// let mut options = Options::default();
+/// options.clock = ClockKind::Manual;
+/// options.strict = true;
+/// assert_eq!(StoreOptions::Memory(options), "memory:?clock=manual&strict=true".parse()?);
+/// let store = Store::open_with(StoreOptions::Memory(options))?;
+/// # Ok::<(), fencing::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
+    /// `clock=default|manual`: the clock leases run on.
     pub clock: ClockKind,
-    /// Acquire raises the fence to the new token. On by default.
+    /// `eager_fencing=true|false`: acquire raises the fence to the new
+    /// token. On by default.
     pub eager_fencing: bool,
-    /// A token equal to the fence is stale once that token has written.
+    /// `strict=true|false`: a token equal to the fence is stale once that
+    /// token has written. Off by default.
     pub strict: bool,
 }
 
@@ -44,97 +77,67 @@ impl Default for Options {
     }
 }
 
-/// SQLite's durability setting for commits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Synchronous {
-    /// fsync on every commit: an issued token survives power loss.
-    Full,
-    /// Faster, but a power loss can roll back the last commits, and with
-    /// them the counter: tokens could be issued twice. Never for production.
-    Normal,
-}
-
-/// libpq's `sslmode` (docs/postgres.md, "TLS").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SslMode {
-    Disable,
-    /// TLS when the server offers it, else plaintext (libpq's default).
-    Prefer,
-    Require,
-    /// The chain must lead to `sslrootcert`; the host name is not checked.
-    VerifyCa,
-    /// The chain and the host name.
-    VerifyFull,
-}
-
-/// `sslrootcert`: the CAs a server certificate must chain to.
+/// What [`crate::Store::open_with`] opens: one backend and its options.
+/// Parsed from a store URL (`"sqlite:fencing.db".parse()`) exactly as
+/// [`crate::Store::open`] parses it, or built from the typed options
+/// (`SqliteOptions::new(path)?.into()`).
+///
+/// The variants of backends compiled out (Cargo features `sqlite` and
+/// `postgres`, both on by default) do not exist; a URL naming one is
+/// `INVALID_ARGUMENT`, saying which feature to enable.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RootCert {
-    File(PathBuf),
-    /// The operating system's trust store.
-    System,
+#[non_exhaustive]
+pub enum StoreOptions {
+    /// `memory:`: one process, gone with it.
+    Memory(Options),
+    /// `sqlite:PATH`.
+    #[cfg(feature = "sqlite")]
+    Sqlite(SqliteOptions),
+    /// `postgres://...`, `postgresql://...`.
+    #[cfg(feature = "postgres")]
+    Postgres(PostgresOptions),
 }
 
-/// libpq's TLS options, taken out of the URL before the driver sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tls {
-    pub mode: SslMode,
-    pub root_cert: Option<RootCert>,
-    /// `sslcert` and `sslkey`: both or neither.
-    pub client_cert: Option<(PathBuf, PathBuf)>,
+impl StoreOptions {
+    /// The backend these options open.
+    pub fn kind(&self) -> BackendKind {
+        match self {
+            StoreOptions::Memory(_) => BackendKind::Memory,
+            #[cfg(feature = "sqlite")]
+            StoreOptions::Sqlite(_) => BackendKind::Sqlite,
+            #[cfg(feature = "postgres")]
+            StoreOptions::Postgres(_) => BackendKind::Postgres,
+        }
+    }
+
+    /// The options every backend understands.
+    pub fn options(&self) -> Options {
+        match self {
+            StoreOptions::Memory(options) => *options,
+            #[cfg(feature = "sqlite")]
+            StoreOptions::Sqlite(sqlite) => sqlite.get_options(),
+            #[cfg(feature = "postgres")]
+            StoreOptions::Postgres(postgres) => postgres.get_options(),
+        }
+    }
 }
 
-/// What sits between the library and PostgreSQL (`pooler=`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pooler {
-    /// Each connection is a server session of its own.
-    None,
-    /// A transaction pooler (PgBouncer `pool_mode = transaction`): no
-    /// session state survives a transaction, so none is set.
-    Transaction,
+impl FromStr for StoreOptions {
+    type Err = Error;
+
+    fn from_str(url: &str) -> Result<StoreOptions> {
+        parse(url)
+    }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PostgresTarget {
-    /// The URL for the driver: fencing's own options and the TLS ones taken out.
-    pub url: String,
-    pub schema: String,
-    pub pool_size: usize,
-    /// Each call's deadline (`call_timeout_ms`, docs/postgres.md).
-    pub call_timeout: Duration,
-    pub tls: Tls,
-    pub pooler: Pooler,
-    /// `sync_replication=required`: a token only once a synchronous standby
-    /// confirmed its commit (docs/postgres.md, "Replication and failover").
-    pub sync_replication: bool,
+impl From<Options> for StoreOptions {
+    /// A `memory:` store with these options.
+    fn from(options: Options) -> StoreOptions {
+        StoreOptions::Memory(options)
+    }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Location {
-    Memory,
-    Postgres(PostgresTarget),
-    Sqlite {
-        path: PathBuf,
-        synchronous: Synchronous,
-        busy_timeout: Duration,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    pub location: Location,
-    pub options: Options,
-}
-
-pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-pub const DEFAULT_SCHEMA: &str = "fencing";
-pub const DEFAULT_POOL_SIZE: usize = 4;
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(5);
-/// `call_timeout_ms` bounds: below 10 ms a healthy round trip would not fit;
-/// above an hour a hang is indistinguishable from a wait.
-const CALL_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 10..=3_600_000;
-
-pub fn parse(url: &str) -> Result<Target> {
+pub fn parse(url: &str) -> Result<StoreOptions> {
     if url.len() > MAX_URL_BYTES {
         return Err(Error::invalid(format!(
             "URL is {} bytes, the limit is {MAX_URL_BYTES}",
@@ -152,83 +155,27 @@ pub fn parse(url: &str) -> Result<Target> {
         eager_fencing: query.boolean("eager_fencing", true)?,
         strict: query.boolean("strict", false)?,
     };
-    let location = if base == "memory:" {
-        Location::Memory
+    let parsed = if base == "memory:" {
+        StoreOptions::Memory(options)
     } else if let Some(path) = base.strip_prefix("sqlite:") {
-        if path.is_empty() || path.contains('\0') {
-            return Err(Error::invalid(
-                "sqlite: needs a file path, e.g. sqlite:fencing.db",
-            ));
+        #[cfg(feature = "sqlite")]
+        {
+            StoreOptions::Sqlite(sqlite::parse(path, &mut query, options)?)
         }
-        if let Some(after) = path.strip_prefix("//") {
-            return Err(slashes_after_sqlite(after));
-        }
-        Location::Sqlite {
-            path: PathBuf::from(path),
-            synchronous: match query.take("synchronous") {
-                None | Some("full") => Synchronous::Full,
-                Some("normal") => Synchronous::Normal,
-                Some(v) => return Err(bad_value("synchronous", v, "full or normal")),
-            },
-            busy_timeout: match query.take("busy_timeout_ms") {
-                None => DEFAULT_BUSY_TIMEOUT,
-                Some(v) => Duration::from_millis(
-                    v.parse::<u32>()
-                        .map_err(|_| bad_value("busy_timeout_ms", v, "milliseconds"))?
-                        .into(),
-                ),
-            },
+        #[cfg(not(feature = "sqlite"))]
+        {
+            let _ = path;
+            return Err(not_compiled_in("sqlite"));
         }
     } else if base.starts_with("postgres://") || base.starts_with("postgresql://") {
-        let schema = query.take("schema").unwrap_or(DEFAULT_SCHEMA);
-        if !crate::backend::postgres::valid_schema(schema) {
-            return Err(bad_value(
-                "schema",
-                schema,
-                "a lower-case SQL identifier of at most 63 bytes ([a-z_][a-z0-9_]*, not pg_*)",
-            ));
+        #[cfg(feature = "postgres")]
+        {
+            StoreOptions::Postgres(postgres::parse(base, &mut query, options)?)
         }
-        let pool_size = match query.take("pool_size") {
-            None => DEFAULT_POOL_SIZE,
-            Some(v) => match v.parse::<usize>() {
-                Ok(n @ 1..=64) => n,
-                _ => return Err(bad_value("pool_size", v, "1..=64")),
-            },
-        };
-        let call_timeout = match query.take("call_timeout_ms") {
-            None => DEFAULT_CALL_TIMEOUT,
-            Some(v) => match v.parse::<u64>() {
-                Ok(ms) if CALL_TIMEOUT_MS.contains(&ms) => Duration::from_millis(ms),
-                _ => return Err(bad_value("call_timeout_ms", v, "10..=3600000 milliseconds")),
-            },
-        };
-        let pooler = match query.take("pooler") {
-            None | Some("none") => Pooler::None,
-            Some("transaction") => Pooler::Transaction,
-            Some(v) => return Err(bad_value("pooler", v, "none or transaction")),
-        };
-        let sync_replication = match query.take("sync_replication") {
-            None | Some("off") => false,
-            Some("required") => true,
-            Some(v) => return Err(bad_value("sync_replication", v, "off or required")),
-        };
-        let tls = tls_options(&mut query)?;
-        // Every other option is the driver's (connect_timeout, hostaddr, ...).
-        let rest = query.rest();
-        let url = if rest.is_empty() {
-            base.to_owned()
-        } else {
-            format!("{base}?{rest}")
-        };
-        Location::Postgres(PostgresTarget {
-            url,
-            schema: schema.to_owned(),
-            pool_size,
-            call_timeout,
-            tls,
-            pooler,
-            sync_replication,
-        })
+        #[cfg(not(feature = "postgres"))]
+        {
+            return Err(not_compiled_in("postgres"));
+        }
     } else {
         return Err(Error::invalid(format!(
             "unsupported store URL {:?}: expected memory:, sqlite:PATH or postgres://...",
@@ -236,101 +183,16 @@ pub fn parse(url: &str) -> Result<Target> {
         )));
     };
     query.finish()?;
-    Ok(Target { location, options })
+    Ok(parsed)
 }
 
-/// `sqlite://...`: other tools read the slashes differently (SQLAlchemy's
-/// `sqlite:///rel.db` is relative, `sqlite:////abs.db` absolute; taken as a
-/// path, `sqlite://rel.db` would be `/rel.db` at the filesystem root), so no
-/// reading of it is safe. The message spells the path both ways.
-fn slashes_after_sqlite(after: &str) -> Error {
-    let name = clip(after.trim_start_matches('/'));
-    if name.is_empty() {
-        return Error::invalid("sqlite: needs a file path, e.g. sqlite:fencing.db");
-    }
+/// A URL for a backend this build left out.
+#[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+fn not_compiled_in(feature: &str) -> Error {
     Error::invalid(format!(
-        "sqlite://{} is ambiguous (is it {name:?} or \"/{name}\"?): write sqlite:PATH \
-         with no slashes after the colon: sqlite:{name} (relative to the working \
-         directory) or sqlite:/{name} (absolute)",
-        clip(after)
+        "{feature}: support for this backend is not compiled in: enable the `{feature}` \
+         feature of the fencing crate"
     ))
-}
-
-/// `sslmode`, `sslrootcert`, `sslcert`, `sslkey` with libpq's meanings. The
-/// driver knows only three modes and no files, so they never reach it.
-fn tls_options(query: &mut Query<'_>) -> Result<Tls> {
-    let root_cert = match query.take("sslrootcert") {
-        None => None,
-        Some("system") => Some(RootCert::System),
-        Some(v) => Some(RootCert::File(path_value("sslrootcert", v)?)),
-    };
-    let mode = match query.take("sslmode") {
-        // As libpq 16: the system's CAs vouch for any name, so only a
-        // checked name means anything; that is the default with them.
-        None if root_cert == Some(RootCert::System) => SslMode::VerifyFull,
-        None | Some("prefer") => SslMode::Prefer,
-        Some("disable") => SslMode::Disable,
-        Some("require") => SslMode::Require,
-        Some("verify-ca") => SslMode::VerifyCa,
-        Some("verify-full") => SslMode::VerifyFull,
-        Some(v) => {
-            return Err(bad_value(
-                "sslmode",
-                v,
-                "disable, prefer, require, verify-ca or verify-full",
-            ))
-        }
-    };
-    if root_cert == Some(RootCert::System) && mode != SslMode::VerifyFull {
-        return Err(Error::invalid(
-            "sslrootcert=system needs sslmode=verify-full (any CA of the system vouches for \
-             any name, so the name must be checked)",
-        ));
-    }
-    if matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull) && root_cert.is_none() {
-        return Err(Error::invalid(
-            "sslmode=verify-ca and verify-full need sslrootcert=FILE (or sslrootcert=system); \
-             fencing does not look for ~/.postgresql/root.crt",
-        ));
-    }
-    let client_cert = match (query.take("sslcert"), query.take("sslkey")) {
-        (None, None) => None,
-        (Some(cert), Some(key)) => Some((path_value("sslcert", cert)?, path_value("sslkey", key)?)),
-        _ => {
-            return Err(Error::invalid(
-                "sslcert and sslkey go together: give both files or neither",
-            ))
-        }
-    };
-    Ok(Tls {
-        mode,
-        root_cert,
-        client_cert,
-    })
-}
-
-/// A file path from the query, percent-decoded as libpq does.
-fn path_value(name: &str, value: &str) -> Result<PathBuf> {
-    let bad = || bad_value(name, value, "a file path (percent-encoded where needed)");
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3).ok_or_else(bad)?;
-            let hex = std::str::from_utf8(hex).map_err(|_| bad())?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    let path = String::from_utf8(out).map_err(|_| bad())?;
-    if path.is_empty() || path.contains('\0') {
-        return Err(bad());
-    }
-    Ok(PathBuf::from(path))
 }
 
 /// The `name=value` pairs of a URL query, consumed one by one so that an
@@ -370,6 +232,7 @@ impl<'a> Query<'a> {
     }
 
     /// The options nobody took, as query text.
+    #[cfg(feature = "postgres")]
     fn rest(&mut self) -> String {
         let rest: Vec<String> = self.0.drain(..).map(|(n, v)| format!("{n}={v}")).collect();
         rest.join("&")
@@ -393,6 +256,49 @@ fn bad_value(name: &str, value: &str, allowed: &str) -> Error {
     ))
 }
 
+/// The setters shared by [`SqliteOptions`] and [`PostgresOptions`]: the
+/// options every backend understands.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+macro_rules! common_setters {
+    () => {
+        /// `clock=default|manual`: the clock leases run on;
+        /// [`ClockKind::Manual`](crate::ClockKind::Manual) is for tests
+        /// (docs/semantics.md, "URLs and options").
+        pub fn clock(&mut self, clock: crate::ClockKind) -> &mut Self {
+            self.options.clock = clock;
+            self
+        }
+
+        /// `strict=true|false`: a token equal to the fence is stale once
+        /// that token has written. Off by default (docs/semantics.md).
+        pub fn strict(&mut self, strict: bool) -> &mut Self {
+            self.options.strict = strict;
+            self
+        }
+
+        /// `eager_fencing=true|false`: acquire raises the fence to the new
+        /// token. On by default (docs/semantics.md).
+        pub fn eager_fencing(&mut self, eager: bool) -> &mut Self {
+            self.options.eager_fencing = eager;
+            self
+        }
+
+        /// All the options every backend understands at once
+        /// ([`Options`](crate::Options)).
+        pub fn options(&mut self, options: crate::Options) -> &mut Self {
+            self.options = options;
+            self
+        }
+
+        /// The options every backend understands.
+        pub fn get_options(&self) -> crate::Options {
+            self.options
+        }
+    };
+}
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use common_setters;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,109 +307,19 @@ mod tests {
     #[test]
     fn memory_with_options() {
         let t = parse("memory:?clock=manual&strict=true&eager_fencing=false").unwrap();
-        assert_eq!(t.location, Location::Memory);
         assert_eq!(
-            t.options,
-            Options {
+            t,
+            StoreOptions::Memory(Options {
                 clock: ClockKind::Manual,
                 eager_fencing: false,
                 strict: true
-            }
-        );
-        assert_eq!(parse("memory:").unwrap().options, Options::default());
-    }
-
-    #[test]
-    fn sqlite_paths_and_options() {
-        let t = parse("sqlite:dir/fence.db?synchronous=normal&busy_timeout_ms=250&clock=manual")
-            .unwrap();
-        assert_eq!(
-            t.location,
-            Location::Sqlite {
-                path: PathBuf::from("dir/fence.db"),
-                synchronous: Synchronous::Normal,
-                busy_timeout: Duration::from_millis(250),
-            }
-        );
-        assert_eq!(t.options.clock, ClockKind::Manual);
-        let t = parse("sqlite:/tmp/x.db").unwrap();
-        assert!(matches!(
-            t.location,
-            Location::Sqlite { synchronous: Synchronous::Full, busy_timeout, .. }
-                if busy_timeout == DEFAULT_BUSY_TIMEOUT
-        ));
-    }
-
-    #[test]
-    fn sqlite_double_slash_is_refused_with_both_spellings() {
-        let message = parse("sqlite://rel.db").unwrap_err().to_string();
-        assert!(message.contains("sqlite:rel.db"), "{message}");
-        assert!(message.contains("sqlite:/rel.db"), "{message}");
-        let message = parse("sqlite:///srv/f.db").unwrap_err().to_string();
-        assert!(message.contains("sqlite:srv/f.db"), "{message}");
-        assert!(message.contains("sqlite:/srv/f.db"), "{message}");
-        // One slash is an absolute path, as it always was.
-        assert!(matches!(
-            parse("sqlite:/srv/f.db").unwrap().location,
-            Location::Sqlite { path, .. } if path == std::path::Path::new("/srv/f.db")
-        ));
-    }
-
-    #[test]
-    fn postgres_call_timeout() {
-        let timeout = |url: &str| match parse(url).unwrap().location {
-            Location::Postgres(t) => t.call_timeout,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(timeout("postgres://h/db"), DEFAULT_CALL_TIMEOUT);
-        assert_eq!(
-            timeout("postgres://h/db?call_timeout_ms=250"),
-            Duration::from_millis(250)
-        );
-        // Taken out of the driver's URL, which would refuse it.
-        match parse("postgres://h/db?call_timeout_ms=250&application_name=x")
-            .unwrap()
-            .location
-        {
-            Location::Postgres(t) => assert_eq!(t.url, "postgres://h/db?application_name=x"),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn postgres_tls_and_pooler_options() {
-        let target = |url: &str| match parse(url).unwrap().location {
-            Location::Postgres(t) => t,
-            other => panic!("{other:?}"),
-        };
-        let t = target("postgres://h/db");
-        assert_eq!(t.tls.mode, SslMode::Prefer);
-        assert_eq!(t.pooler, Pooler::None);
-        let t = target(
-            "postgres://h/db?sslmode=verify-full&sslrootcert=/etc/ca%20s.crt\
-             &sslcert=c.crt&sslkey=c.key&pooler=transaction&application_name=x",
+            })
         );
         assert_eq!(
-            t.tls,
-            Tls {
-                mode: SslMode::VerifyFull,
-                root_cert: Some(RootCert::File("/etc/ca s.crt".into())),
-                client_cert: Some(("c.crt".into(), "c.key".into())),
-            }
+            parse("memory:").unwrap(),
+            StoreOptions::Memory(Options::default())
         );
-        assert_eq!(t.pooler, Pooler::Transaction);
-        // The driver never sees them.
-        assert_eq!(t.url, "postgres://h/db?application_name=x");
-        let t = target("postgres://h/db?sslrootcert=system");
-        assert_eq!(t.tls.mode, SslMode::VerifyFull);
-        assert_eq!(
-            target("postgres://h/db?sslmode=disable").tls.mode,
-            SslMode::Disable
-        );
-        assert_eq!(
-            target("postgres://h/db?sslmode=require").tls.root_cert,
-            None
-        );
+        assert_eq!(parse("memory:").unwrap().kind(), BackendKind::Memory);
     }
 
     #[test]
@@ -551,5 +367,40 @@ mod tests {
         }
         let long = format!("memory:?{}", "a".repeat(MAX_URL_BYTES));
         assert_eq!(parse(&long).unwrap_err().code(), ErrorCode::InvalidArgument);
+    }
+
+    /// Only in a build without the backend (`cargo test -p fencing
+    /// --no-default-features --features sqlite --lib`).
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn a_postgres_url_without_the_feature_names_the_feature() {
+        for url in ["postgres://h/db", "postgresql://h/db?schema=x"] {
+            let error = parse(url).unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidArgument, "{url}");
+            let message = error.to_string();
+            assert!(
+                message.contains(
+                    "postgres: support for this backend is not compiled in: enable the \
+                     `postgres` feature of the fencing crate"
+                ),
+                "{url}: {message}"
+            );
+        }
+        // The other schemes are unchanged.
+        assert!(parse("memory:").is_ok());
+    }
+
+    /// Only in a build without the backend (`cargo test -p fencing
+    /// --no-default-features --features postgres --lib`).
+    #[cfg(not(feature = "sqlite"))]
+    #[test]
+    fn a_sqlite_url_without_the_feature_names_the_feature() {
+        let message = parse("sqlite:fencing.db").unwrap_err().to_string();
+        assert!(
+            message.contains(
+                "sqlite: support for this backend is not compiled in: enable the `sqlite` feature"
+            ),
+            "{message}"
+        );
     }
 }

@@ -9,14 +9,22 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 
 pub(crate) mod memory;
+#[cfg(feature = "postgres")]
 pub(crate) mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql_text;
+#[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
 
-/// Every SQL file of every SQL backend, for the checks that hold of them all.
-#[cfg(test)]
+/// Every SQL file of every SQL backend built, for the checks that hold of
+/// them all.
+#[cfg(all(test, any(feature = "sqlite", feature = "postgres")))]
 fn sql_files() -> Vec<(&'static str, &'static str)> {
-    let mut files = postgres::sql_files();
+    #[allow(unused_mut)]
+    let mut files = Vec::new();
+    #[cfg(feature = "postgres")]
+    files.extend(postgres::sql_files());
+    #[cfg(feature = "sqlite")]
     files.extend(sqlite::sql_files());
     files
 }
@@ -52,7 +60,7 @@ pub(crate) trait Backend: Send + Sync {
     fn close(&self) {}
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sqlite"))]
 mod tests {
     use super::*;
     use crate::clock::Clock;
