@@ -296,13 +296,18 @@ impl ScopeCore {
         self.lease = None;
     }
 
-    /// Retirement is allowed only without a live lease; returns the floor
-    /// that scopes created later must start from.
-    pub fn retire_floor(&self, scope: &str, now_ms: u64) -> Result<u64> {
-        match self.held_error(scope, now_ms) {
-            Some(held) => Err(held),
-            None => Ok(self.counter.max(self.fence)),
+    /// Retirement is allowed only without a live lease and with no entries
+    /// left; returns the floor that scopes created later must start from.
+    pub fn retire_floor(&self, scope: &str, now_ms: u64, entries: u64) -> Result<u64> {
+        if let Some(held) = self.held_error(scope, now_ms) {
+            return Err(held);
         }
+        if entries > 0 {
+            return Err(Error::invalid(format!(
+                "scope {scope:?} still has {entries} entries: delete them before retiring it"
+            )));
+        }
+        Ok(self.counter.max(self.fence))
     }
 }
 

@@ -306,13 +306,7 @@ impl Backend for Memory {
         let Some(s) = scopes.get(scope) else {
             return Ok(false);
         };
-        let floor = s.core.retire_floor(scope, now)?;
-        if !s.entries.is_empty() {
-            return Err(Error::invalid(format!(
-                "scope {scope:?} still has {} entries: delete them before retiring it",
-                s.entries.len()
-            )));
-        }
+        let floor = s.core.retire_floor(scope, now, s.entries.len() as u64)?;
         // Raised while the shard is locked, so a concurrent re-creation of
         // this scope (same shard) cannot start below the floor.
         self.floor(scope).fetch_max(floor, Ordering::SeqCst);

@@ -679,13 +679,8 @@ impl Backend for Sqlite {
             let Some(core) = load_scope(tx, scope)? else {
                 return Ok(false);
             };
-            let scope_floor = core.retire_floor(scope, self.clock.now_ms())?;
             let entries = entry_count(tx, scope)?;
-            if entries > 0 {
-                return Err(Error::invalid(format!(
-                    "scope {scope:?} still has {entries} entries: delete them before retiring it"
-                )));
-            }
+            let scope_floor = core.retire_floor(scope, self.clock.now_ms(), entries)?;
             tx.prepare_cached("DELETE FROM fencing_scopes WHERE scope = ?1")
                 .and_then(|mut s| s.execute([scope]))
                 .map_err(backend)?;
