@@ -93,6 +93,60 @@ impl Bed {
         }
     }
 
+    /// An operator (or Patroni's non-strict synchronous mode) empties
+    /// synchronous_standby_names and reloads while the store's connections
+    /// stay open: its next commit must be refused, not made local only.
+    /// Then the setting comes back and the store works again.
+    fn sync_holds_on_every_commit(&self, store: &Store) {
+        let mut c = self.admin();
+        let names: String = c
+            .query_one("SHOW synchronous_standby_names", &[])
+            .unwrap()
+            .get(0);
+        assert!(!names.is_empty(), "the sync bed has no synchronous standby");
+        let set = |c: &mut postgres::Client, value: &str| {
+            c.batch_execute(&format!(
+                "ALTER SYSTEM SET synchronous_standby_names = '{value}'"
+            ))
+            .unwrap();
+            c.batch_execute("SELECT pg_reload_conf()").unwrap();
+            // The postmaster has reloaded once a new session sees it; then
+            // give its signal a moment to reach the store's sessions.
+            let start = Instant::now();
+            while self
+                .admin()
+                .query_one("SHOW synchronous_standby_names", &[])
+                .unwrap()
+                .get::<_, String>(0)
+                != value
+            {
+                assert!(start.elapsed() < Duration::from_secs(10), "reload not seen");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        };
+        set(&mut c, "");
+        for _ in 0..3 {
+            let refused = store
+                .next_token("job")
+                .expect_err("a token committed without a synchronous standby was handed out");
+            assert_eq!(refused.code(), ErrorCode::Backend, "{refused}");
+            assert!(
+                refused.to_string().contains("no synchronous standby"),
+                "{refused}"
+            );
+        }
+        set(&mut c, &names);
+    }
+
+    fn admin(&self) -> postgres::Client {
+        self.primary
+            .parse::<postgres::Config>()
+            .unwrap()
+            .connect(postgres::NoTls)
+            .unwrap()
+    }
+
     /// Waits until the standby has replayed everything the primary wrote.
     fn caught_up(&self) {
         let mut c = self
@@ -163,6 +217,10 @@ fn tokens_across_a_failover() {
     let mut ledger = Ledger::default();
 
     ledger.take(&store, 10);
+    if sync {
+        bed.sync_holds_on_every_commit(&store);
+        ledger.take(&store, 1);
+    }
     bed.caught_up();
     bed.ctl(&["partition", "1"]);
     let mut during = Vec::new();

@@ -36,12 +36,25 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- A token or a raised fence is handed out only once its commit is durable:
--- pinned for the rest of the transaction (kept when stronger).
+-- pinned for the rest of the transaction (kept when stronger). A session
+-- opened with sync_replication=required (`fencing.sync_replication`, pinned
+-- by the library at connect) also needs a synchronous standby on this very
+-- commit: a reload that emptied synchronous_standby_names since the
+-- connection opened would make it local only.
 CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS void
-LANGUAGE sql VOLATILE AS $$
-    SELECT set_config('synchronous_commit',
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM set_config('synchronous_commit',
         CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END,
-        true)
+        true);
+    IF current_setting('fencing.sync_replication', true) = 'required'
+       AND btrim(current_setting('synchronous_standby_names')) = '' THEN
+        RAISE EXCEPTION USING ERRCODE = '55000',
+            MESSAGE = 'sync_replication=required, but the server now has no synchronous standby '
+                      '(synchronous_standby_names is empty, changed since the connection opened): '
+                      'nothing was committed';
+    END IF;
+END
 $$;
 
 -- Raises a rejection: SQLSTATE FNxxx, the code and its details as JSON.

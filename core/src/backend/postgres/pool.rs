@@ -272,7 +272,10 @@ impl Pool {
             return Ok(conn);
         }
         let server_timeout = session::server_timeout(self.call_timeout);
-        match wait(session::pin(&conn.client, server_timeout), deadline) {
+        match wait(
+            session::pin(&conn.client, server_timeout, self.sync_replication),
+            deadline,
+        ) {
             None => {
                 conn.kill();
                 Err(self.timed_out("connecting"))

@@ -20,8 +20,12 @@ pub(crate) fn server_timeout(call: Duration) -> Duration {
 pub(crate) async fn pin(
     client: &Client,
     server_timeout: Duration,
+    sync_replication: bool,
 ) -> Result<(), tokio_postgres::Error> {
     let ms = server_timeout.as_millis();
+    // Read by the schema's `durable()` on every commit that moves a
+    // counter, fence or lease (functions.sql).
+    let sync = if sync_replication { "required" } else { "off" };
     client
         .batch_execute(&format!(
             // A token is handed out only after its commit is durable: `on`,
@@ -32,7 +36,8 @@ pub(crate) async fn pin(
                      WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, false); \
              SET default_transaction_isolation = 'read committed'; \
              SET statement_timeout = {ms}; \
-             SET lock_timeout = {ms};"
+             SET lock_timeout = {ms}; \
+             SET fencing.sync_replication = '{sync}';"
         ))
         .await
 }
@@ -62,7 +67,7 @@ mod tests {
         let client = wait(connect, deadline).unwrap().unwrap().unwrap();
         wait(
             async {
-                pin(&client, Duration::from_millis(1234)).await?;
+                pin(&client, Duration::from_millis(1234), false).await?;
                 let mut out = Vec::new();
                 for name in [
                     "synchronous_commit",
