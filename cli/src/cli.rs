@@ -4,6 +4,7 @@
 //! `INVALID_ARGUMENT`, the same answer every other face gives.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -29,15 +30,16 @@ or set $FENCING_TOKEN, which `fencing run SCOPE -- CMD` does for CMD";
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Store URL: sqlite:PATH, memory: or postgres://... [default: $FENCING_URL, else sqlite:fencing.db]
-    #[arg(
-        long,
-        global = true,
-        env = "FENCING_URL",
-        hide_env = true,
-        value_name = "URL"
-    )]
+    /// Store URL: sqlite:PATH, memory: or postgres://... [default: $FENCING_URL, else
+    /// $FENCING_URL_FILE, else sqlite:fencing.db]. Anyone on this machine can read a password
+    /// given here (ps): use --url-file, PGPASSWORD or ~/.pgpass instead
+    #[arg(long, global = true, value_name = "URL")]
     pub url: Option<OsString>,
+
+    /// Read the store URL from this file (surrounding whitespace trimmed), so that no password
+    /// is on the command line [default: $FENCING_URL_FILE]
+    #[arg(long, global = true, value_name = "PATH", conflicts_with = "url")]
+    pub url_file: Option<PathBuf>,
 
     /// Print each result as one JSON object (tokens as decimal strings); errors as {"error": {...}}
     #[arg(long, global = true)]
@@ -64,7 +66,8 @@ pub enum Command {
     NextToken(ScopeArg),
     /// Raise the scope's token counter to at least FLOOR (migrations); prints the counter
     AdvanceCounter(AdvanceArgs),
-    /// Fenced write of KEY; the value comes from --value or stdin; prints `version=N token=T`
+    /// Fenced write of KEY; the value comes from --value, --file or stdin; prints `version=N
+    /// token=T`
     Put(PutArgs),
     /// Read KEY's value to stdout (raw bytes); with --token, a checked read
     Get(GetArgs),
@@ -168,7 +171,9 @@ pub struct DemoWorkerArgs {
 #[derive(Args, Debug)]
 #[command(after_help = "\
 CMD gets FENCING_SCOPE, FENCING_TOKEN, FENCING_HOLDER and FENCING_URL in its environment, so \
-`fencing put \"$FENCING_SCOPE\" KEY --value V` inside it is fenced with the run's token.\n\n\
+`fencing put \"$FENCING_SCOPE\" KEY --value V` inside it is fenced with the run's token. \
+FENCING_URL never holds the password: CMD authenticates as libpq does, with the PGPASSWORD or \
+PGPASSFILE it inherits, or ~/.pgpass (FENCING_URL_FILE is not passed on).\n\n\
 Exit status: CMD's own (128+N when a signal N killed it; 126 when it cannot be executed, 127 when \
 it is not found). If the lease is lost while CMD runs, CMD's process group gets SIGTERM, then \
 SIGKILL after --grace, and fencing exits 15 (LEASE_LOST). SIGTERM, SIGHUP, SIGINT and SIGQUIT sent \
@@ -254,9 +259,12 @@ pub struct PutArgs {
     pub key: OsString,
     #[command(flatten)]
     pub fence: FenceArgs,
-    /// The value (bytes); without it, stdin is read to its end
-    #[arg(long)]
+    /// The value (bytes); without it or --file, stdin is read to its end
+    #[arg(long, conflicts_with = "file")]
     pub value: Option<OsString>,
+    /// Read the value (bytes) from this file
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
     /// Only write when the entry is at this version (0: must not exist)
     #[arg(long, allow_hyphen_values = true)]
     pub if_version: Option<OsString>,

@@ -7,7 +7,6 @@
 //! Each worker reports what it did as lines on its stdout; the demo stamps
 //! and prints them as they arrive.
 
-use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -32,7 +31,7 @@ fn body(name: &str, token: impl std::fmt::Display) -> String {
 
 // ----- the worker -----
 
-pub fn worker(url_arg: Option<&OsStr>, args: DemoWorkerArgs) -> Result<u8, Failure> {
+pub fn worker(url_arg: Option<&str>, args: DemoWorkerArgs) -> Result<u8, Failure> {
     let url = verbs::url(url_arg)?;
     let report = |line: String| {
         let mut out = std::io::stdout().lock();
@@ -148,8 +147,10 @@ impl Story {
         let exe = std::env::current_exe()
             .map_err(|e| Failure::Other(format!("cannot find the fencing binary: {e}")))?;
         let mut cmd = Command::new(exe);
-        cmd.arg("--url")
-            .arg(url)
+        // In the environment, not on the command line, where anyone could
+        // read a password in it.
+        cmd.env("FENCING_URL", url)
+            .env_remove("FENCING_URL_FILE")
             .arg("demo-worker")
             .arg("--name")
             .arg(name)
@@ -242,7 +243,7 @@ fn rebuild(code: fencing::ErrorCode, message: String) -> Error {
     }
 }
 
-pub fn main(url_arg: Option<&OsStr>, args: DemoArgs) -> Result<u8, Failure> {
+pub fn main(url_arg: Option<&str>, args: DemoArgs) -> Result<u8, Failure> {
     let url = verbs::url(url_arg)?;
     let store = verbs::open(&url)?;
     if store.backend_kind() == fencing::BackendKind::Memory {
@@ -277,7 +278,12 @@ fn story(store: &Store, url: &str, args: &DemoArgs, file: Option<&PathBuf>) -> R
             out,
             "fencing demo: two worker processes, one report, a {ttl} lease"
         );
-        let _ = writeln!(out, "store {url}, scope {:?}", args.scope);
+        let _ = writeln!(
+            out,
+            "store {}, scope {:?}",
+            verbs::without_password(url),
+            args.scope
+        );
         match file {
             None => {
                 let _ = writeln!(

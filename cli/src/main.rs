@@ -25,12 +25,12 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let json = cli.json;
-    let result = match cli.command {
-        Command::Demo(args) => demo::main(cli.url.as_deref(), args),
-        Command::DemoWorker(args) => demo::worker(cli.url.as_deref(), args),
-        Command::Run(args) => run::main(cli.url.as_deref(), args),
-        verb => verbs::main(cli.url.as_deref(), json, verb),
-    };
+    let result = verbs::given_url(cli.url, cli.url_file).and_then(|url| match cli.command {
+        Command::Demo(args) => demo::main(url.as_deref(), args),
+        Command::DemoWorker(args) => demo::worker(url.as_deref(), args),
+        Command::Run(args) => run::main(url.as_deref(), args),
+        verb => verbs::main(url.as_deref(), json, verb),
+    });
     match result {
         Ok(status) => ExitCode::from(status),
         Err(failure) => {

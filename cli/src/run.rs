@@ -2,7 +2,6 @@
 //! Holds the lease while CMD runs (the core's keep-alive renews it), gives
 //! CMD the token in its environment, and stops CMD if the lease is lost.
 
-use std::ffi::OsStr;
 use std::io::{ErrorKind, Write};
 use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
@@ -86,7 +85,7 @@ fn forward_signals(foreground: bool) -> Arc<Mutex<Phase>> {
     phase
 }
 
-pub fn main(url_arg: Option<&OsStr>, args: RunArgs) -> Result<u8, Failure> {
+pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
     let url = verbs::announced_url(url_arg)?;
     let scope = verbs::text("the scope", &args.scope)?.to_owned();
     let holder = verbs::holder(args.holder.as_deref())?;
@@ -121,7 +120,10 @@ pub fn main(url_arg: Option<&OsStr>, args: RunArgs) -> Result<u8, Failure> {
         .env("FENCING_SCOPE", &scope)
         .env("FENCING_TOKEN", token.to_string())
         .env("FENCING_HOLDER", &holder)
-        .env("FENCING_URL", &url)
+        // Never the password (docs/postgres.md, "Credentials"); and the
+        // URL file would contradict FENCING_URL.
+        .env("FENCING_URL", verbs::stripped_of_password(&url))
+        .env_remove("FENCING_URL_FILE")
         .spawn()
     {
         Ok(child) => child,

@@ -1,8 +1,9 @@
 //! One verb per store operation, for shell scripts.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Read, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -13,12 +14,48 @@ use crate::cli::{Command, FenceArgs, DEFAULT_URL};
 use crate::exit::Failure;
 use crate::output;
 
-/// `--url`, else `$FENCING_URL` (clap reads both), else the embedded default.
-pub fn url(url: Option<&OsStr>) -> Result<String, Failure> {
-    match url {
-        None => Ok(DEFAULT_URL.to_owned()),
-        Some(u) => Ok(text("the store URL", u)?.to_owned()),
+/// The store URL the command line or the environment gives, if any:
+/// `--url URL` or `--url-file PATH` (clap refuses both), else
+/// `$FENCING_URL` or `$FENCING_URL_FILE` (both set is `INVALID_ARGUMENT`:
+/// which store was meant?); empty variables count as unset. A file's
+/// contents are trimmed, and never shown: they may hold a password.
+pub fn given_url(url: Option<OsString>, file: Option<PathBuf>) -> Result<Option<String>, Failure> {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let (url, file) = match (url, file) {
+        (None, None) => match (set("FENCING_URL"), set("FENCING_URL_FILE")) {
+            (Some(_), Some(_)) => {
+                return Err(Failure::invalid(
+                    "both $FENCING_URL and $FENCING_URL_FILE are set: unset one",
+                ))
+            }
+            (url, file) => (url, file.map(PathBuf::from)),
+        },
+        given => given,
+    };
+    if let Some(url) = url {
+        return Ok(Some(text("the store URL", &url)?.to_owned()));
     }
+    let Some(path) = file else { return Ok(None) };
+    let cannot = |e: String| Failure::invalid(format!("the URL file {path:?}: {e}"));
+    let mut bytes = Vec::new();
+    std::fs::File::open(&path)
+        .and_then(|f| {
+            // Far more than any URL the core accepts (it refuses the rest).
+            f.take(64 * 1024).read_to_end(&mut bytes)
+        })
+        .map_err(|e| cannot(e.to_string()))?;
+    let url = std::str::from_utf8(&bytes)
+        .map_err(|_| cannot("not valid UTF-8".into()))?
+        .trim();
+    if url.is_empty() {
+        return Err(cannot("empty".into()));
+    }
+    Ok(Some(url.to_owned()))
+}
+
+/// The URL given, else the embedded default.
+pub fn url(url: Option<&str>) -> Result<String, Failure> {
+    Ok(url.unwrap_or(DEFAULT_URL).to_owned())
 }
 
 /// [`url`] for the commands that take a lease (`run`, `acquire`, `renew`,
@@ -27,7 +64,7 @@ pub fn url(url: Option<&OsStr>) -> Result<String, Failure> {
 /// directory, so commands started from different directories would use
 /// different stores and exclude nothing), and on a terminal otherwise (a
 /// script's stderr stays quiet). The password never appears.
-pub fn announced_url(url_arg: Option<&OsStr>) -> Result<String, Failure> {
+pub fn announced_url(url_arg: Option<&str>) -> Result<String, Failure> {
     let chosen = url(url_arg)?;
     let notice = match url_arg {
         None => Some(default_warning()),
@@ -48,7 +85,8 @@ fn default_warning() -> String {
         .map(|d| d.join(file).display().to_string())
         .unwrap_or_else(|_| file.to_owned());
     format!(
-        "fencing: warning: no --url and no $FENCING_URL, so the store is the default \
+        "fencing: warning: no --url, --url-file, $FENCING_URL or $FENCING_URL_FILE, so the \
+         store is the default \
          {DEFAULT_URL} in the working directory ({here}); commands started elsewhere use \
          another store and do not exclude this one: set FENCING_URL=sqlite:{here}"
     )
@@ -57,6 +95,16 @@ fn default_warning() -> String {
 /// The URL as it may be shown: a password in the user part or in the query
 /// (`password=`) becomes `***`.
 pub fn without_password(url: &str) -> String {
+    replace_password(url, Some("***"))
+}
+
+/// The URL with no password at all, for `fencing run`'s CMD: the user part
+/// keeps only the name, a `password=` query option is dropped.
+pub fn stripped_of_password(url: &str) -> String {
+    replace_password(url, None)
+}
+
+fn replace_password(url: &str, mask: Option<&str>) -> String {
     let (base, query) = match url.split_once('?') {
         Some((b, q)) => (b, Some(q)),
         None => (url, None),
@@ -67,7 +115,10 @@ pub fn without_password(url: &str) -> String {
             match authority.rsplit_once('@') {
                 Some((user, host)) if user.contains(':') => {
                     let name = user.split_once(':').map_or(user, |(n, _)| n);
-                    format!("{scheme}://{name}:***@{host}{path}")
+                    match mask {
+                        Some(mask) => format!("{scheme}://{name}:{mask}@{host}{path}"),
+                        None => format!("{scheme}://{name}@{host}{path}"),
+                    }
                 }
                 _ => base.to_owned(),
             }
@@ -77,15 +128,35 @@ pub fn without_password(url: &str) -> String {
     if let Some(query) = query {
         let pairs: Vec<String> = query
             .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((k, _)) if k == "password" => format!("{k}=***"),
-                _ => pair.to_owned(),
+            .filter_map(|pair| match (pair.split_once('='), mask) {
+                (Some((k, _)), Some(mask)) if k == "password" => Some(format!("{k}={mask}")),
+                (Some(("password", _)), None) => None,
+                _ => Some(pair.to_owned()),
             })
             .collect();
-        shown.push('?');
-        shown.push_str(&pairs.join("&"));
+        if !pairs.is_empty() {
+            shown.push('?');
+            shown.push_str(&pairs.join("&"));
+        }
     }
     shown
+}
+
+/// A value from a file or stdin: at most one byte more than the limit is
+/// read, so that a huge input is refused without being held in memory.
+fn read_value(from: impl Read, what: &str) -> Result<Vec<u8>, Failure> {
+    let limit = fencing::limits::MAX_VALUE_BYTES;
+    let mut buf = Vec::new();
+    from.take(limit as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| Failure::Other(format!("cannot read the value from {what}: {e}")))?;
+    if buf.len() > limit {
+        return Err(Failure::invalid(format!(
+            "value is more than {limit} bytes, the limit (stopped reading {what} at {} bytes)",
+            buf.len()
+        )));
+    }
+    Ok(buf)
 }
 
 pub fn open(url: &str) -> Result<Store, Failure> {
@@ -213,7 +284,7 @@ impl Out {
     }
 }
 
-pub fn main(url_arg: Option<&OsStr>, json: bool, command: Command) -> Result<u8, Failure> {
+pub fn main(url_arg: Option<&str>, json: bool, command: Command) -> Result<u8, Failure> {
     let url = match command {
         Command::Acquire(_) | Command::Renew(_) | Command::Release(_) | Command::Migrate => {
             announced_url(url_arg)?
@@ -281,15 +352,15 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 .as_deref()
                 .map(|v| number("--if-version", v))
                 .transpose()?;
-            let value = match &a.value {
-                Some(v) => v.as_bytes().to_vec(),
-                None => {
-                    let mut buf = Vec::new();
-                    std::io::stdin().lock().read_to_end(&mut buf).map_err(|e| {
-                        Failure::Other(format!("cannot read the value from stdin: {e}"))
+            let value = match (&a.value, &a.file) {
+                (Some(v), _) => v.as_bytes().to_vec(),
+                (None, Some(path)) => {
+                    let file = std::fs::File::open(path).map_err(|e| {
+                        Failure::Other(format!("cannot read the value from {path:?}: {e}"))
                     })?;
-                    buf
+                    read_value(file, &format!("{path:?}"))?
                 }
+                (None, None) => read_value(std::io::stdin().lock(), "stdin")?,
             };
             let store = open(url)?;
             let receipt = match if_version {
@@ -444,7 +515,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
 
 #[cfg(test)]
 mod tests {
-    use super::without_password;
+    use super::{stripped_of_password, without_password};
 
     #[test]
     fn a_shown_url_never_has_the_password() {
@@ -462,6 +533,23 @@ mod tests {
             ),
         ] {
             assert_eq!(without_password(url), shown);
+        }
+    }
+
+    #[test]
+    fn a_stripped_url_has_no_password_at_all() {
+        for (url, stripped) in [
+            ("sqlite:fencing.db", "sqlite:fencing.db"),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+            ("postgres://u:s3cret@h:5432/db", "postgres://u@h:5432/db"),
+            ("postgres://u:p@ss@h/db?x=1", "postgres://u@h/db?x=1"),
+            (
+                "postgresql://h/db?password=s3cret&sslmode=require",
+                "postgresql://h/db?sslmode=require",
+            ),
+            ("postgresql://h/db?password=s3cret", "postgresql://h/db"),
+        ] {
+            assert_eq!(stripped_of_password(url), stripped);
         }
     }
 }

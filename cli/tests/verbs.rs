@@ -414,7 +414,8 @@ fn lease_verbs_say_which_store_and_warn_when_it_is_the_implicit_default() {
     let env = Env::new();
     let here = env.dir.path().canonicalize().unwrap().join("fencing.db");
     let warned = |out: &common::Out| {
-        out.stderr.contains("warning: no --url and no $FENCING_URL")
+        out.stderr
+            .contains("warning: no --url, --url-file, $FENCING_URL or $FENCING_URL_FILE")
             && out
                 .stderr
                 .contains(&format!("FENCING_URL=sqlite:{}", here.display()))

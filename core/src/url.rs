@@ -16,14 +16,16 @@ use crate::store::BackendKind;
 use crate::token::clip;
 
 #[cfg(feature = "postgres")]
+mod pgpass;
+#[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
 #[cfg(feature = "postgres")]
-pub use postgres::{Pooler, PostgresOptions, RootCert, SslMode};
+pub(crate) use postgres::{supply_password, PostgresTarget, Tls};
 #[cfg(feature = "postgres")]
-pub(crate) use postgres::{PostgresTarget, Tls};
+pub use postgres::{Pooler, PostgresOptions, RootCert, SslMode};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, Synchronous};
 
@@ -179,11 +181,28 @@ pub fn parse(url: &str) -> Result<StoreOptions> {
     } else {
         return Err(Error::invalid(format!(
             "unsupported store URL {:?}: expected memory:, sqlite:PATH or postgres://...",
-            clip(base)
+            clip(&without_password(base))
         )));
     };
     query.finish()?;
     Ok(parsed)
+}
+
+/// A URL as it may be shown: the password of its user info, if any,
+/// replaced by `***` (`scheme://user:***@host...`). Errors and `Debug`
+/// print URLs only through this.
+pub(crate) fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_owned();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
+        None => url.to_owned(),
+    }
 }
 
 /// A URL for a backend this build left out.

@@ -84,6 +84,7 @@ pub fn bare(cwd: &Path) -> Command {
     let mut c = Command::new(BIN);
     c.current_dir(cwd)
         .env_remove("FENCING_URL")
+        .env_remove("FENCING_URL_FILE")
         .env_remove("FENCING_TOKEN")
         .env_remove("FENCING_SCOPE")
         .env_remove("FENCING_HOLDER");

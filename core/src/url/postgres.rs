@@ -85,17 +85,81 @@ impl std::fmt::Debug for PostgresTarget {
 /// (a `password=` in the query is the driver's and is left alone: see
 /// docs/postgres.md).
 fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    match rest[..at].split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
-        None => url.to_owned(),
+    super::without_password(url)
+}
+
+/// The driver's settings get a password the libpq way when the URL names
+/// none (docs/postgres.md, "Credentials"): `PGPASSWORD`, else the first
+/// line of the password file (`PGPASSFILE`, else `~/.pgpass`) matching a
+/// host of the URL, its port, database and user (the first host with a line
+/// gives the one password every host is tried with). A password file that
+/// others can read is skipped with a warning on stderr, as libpq does.
+pub(crate) fn supply_password(config: &mut tokio_postgres::Config) {
+    if config.get_password().is_some_and(|p| !p.is_empty()) {
+        return;
     }
+    let (password, warning) =
+        super::pgpass::lookup(&pgpass_keys(config), |name| std::env::var_os(name));
+    if let Some(warning) = warning {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr().lock(), "fencing: warning: {warning}");
+    }
+    if let Some(password) = password {
+        config.password(password);
+    }
+}
+
+/// One password-file key per host, with libpq's defaults: port 5432, the
+/// database named after the user, the user this process runs as, and
+/// `localhost` for the default socket directory; a host given only by
+/// `hostaddr` is keyed by that address.
+fn pgpass_keys(config: &tokio_postgres::Config) -> Vec<super::pgpass::Key> {
+    use tokio_postgres::config::Host;
+    let user = match config.get_user() {
+        Some(user) => user.to_owned(),
+        None => whoami::username().unwrap_or_default(),
+    };
+    let dbname = config.get_dbname().unwrap_or(&user).to_owned();
+    let ports = config.get_ports();
+    let hosts: Vec<String> = if config.get_hosts().is_empty() {
+        config
+            .get_hostaddrs()
+            .iter()
+            .map(|a| a.to_string())
+            .collect()
+    } else {
+        config
+            .get_hosts()
+            .iter()
+            .map(|h| match h {
+                Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                Host::Unix(dir) => {
+                    let dir = dir.to_string_lossy();
+                    if matches!(&*dir, "/var/run/postgresql" | "/run/postgresql" | "/tmp") {
+                        "localhost".to_owned()
+                    } else {
+                        dir.into_owned()
+                    }
+                }
+            })
+            .collect()
+    };
+    hosts
+        .into_iter()
+        .enumerate()
+        .map(|(i, host)| super::pgpass::Key {
+            host,
+            port: match ports {
+                [] => 5432,
+                [one] => *one,
+                many => many.get(i).copied().unwrap_or(5432),
+            }
+            .to_string(),
+            dbname: dbname.clone(),
+            user: user.clone(),
+        })
+        .collect()
 }
 
 pub const DEFAULT_SCHEMA: &str = "fencing";
@@ -642,6 +706,56 @@ mod tests {
         assert_eq!(redacted("postgres://app@h/db"), "postgres://app@h/db");
         assert_eq!(redacted("postgres://h/db?x=a@b"), "postgres://h/db?x=a@b");
         assert_eq!(redacted("postgres://a:b:c@h/"), "postgres://a:***@h/");
+    }
+
+    #[test]
+    fn password_file_keys_follow_libpq_defaults() {
+        let keys = |conninfo: &str| {
+            pgpass_keys(&conninfo.parse::<tokio_postgres::Config>().unwrap())
+                .into_iter()
+                .map(|k| format!("{}:{}:{}:{}", k.host, k.port, k.dbname, k.user))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(keys("postgres://alice@db/app"), ["db:5432:app:alice"]);
+        assert_eq!(
+            keys("postgres://alice@db1:5433,db2:5434/app"),
+            ["db1:5433:app:alice", "db2:5434:app:alice"]
+        );
+        // The database defaults to the user; the default socket directory is
+        // `localhost`, another one its path.
+        assert_eq!(
+            keys("host=/var/run/postgresql user=bob"),
+            ["localhost:5432:bob:bob"]
+        );
+        assert_eq!(
+            keys("host=/tmp/pg port=6000 user=bob dbname=x"),
+            ["/tmp/pg:6000:x:bob"]
+        );
+        assert_eq!(
+            keys("hostaddr=127.0.0.1 user=bob dbname=x"),
+            ["127.0.0.1:5432:x:bob"]
+        );
+        // Without a user, the one this process runs as (as the driver).
+        let me = whoami::username().unwrap();
+        assert_eq!(keys("postgres://db/app"), [format!("db:5432:app:{me}")]);
+    }
+
+    #[test]
+    fn bad_urls_never_echo_the_password() {
+        for url in [
+            "postgress://app:s3cret@h/db",
+            "postgres://app:s3cret@h:notaport/db",
+            "postgres://app:s3cret@h/db?connect_timeout=x",
+            "postgres://app:s3cret@h/db?schema=Bad",
+            "postgres://app:s3cret@h/db?nonsense=1",
+            "postgres://app:s3cr%zzet@h/db",
+        ] {
+            let message = match crate::Store::open(url) {
+                Ok(_) => panic!("{url} opened"),
+                Err(e) => e.to_string(),
+            };
+            assert!(!message.contains("s3cr"), "{message}");
+        }
     }
 
     #[test]

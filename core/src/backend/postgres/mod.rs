@@ -323,11 +323,14 @@ impl Postgres {
 }
 
 /// The driver's settings from the URL, with the time limits fencing needs
-/// where the URL names none (docs/postgres.md, "Options").
+/// where the URL names none (docs/postgres.md, "Options"), and a password
+/// from the environment or the password file when it names none
+/// (docs/postgres.md, "Credentials").
 fn driver_config(url: &str, call_timeout: Duration) -> Result<Config> {
     let mut config: Config = url
         .parse()
         .map_err(|e| Error::invalid(format!("postgres URL: {e}")))?;
+    crate::url::supply_password(&mut config);
     let given = |name: &str| {
         url.split_once('?')
             .is_some_and(|(_, q)| q.split('&').any(|p| p.split('=').next() == Some(name)))
