@@ -367,3 +367,22 @@ fn a_utf16_file_is_refused() {
         assert!(before == bytes(&path));
     }
 }
+
+/// `list` orders keys as Rust orders `str` (UTF-8 bytes), which SQLite's
+/// `BINARY` collation does only in a UTF-8 file: in UTF-16, U+1F600 (a
+/// surrogate pair) sorts before U+FFFF.
+#[test]
+fn list_orders_keys_by_their_utf8_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&sqlite_url(&dir.path().join("store.db"))).unwrap();
+    let fence = fencing::Fence::new(store.next_token("s").unwrap());
+    let mut keys = vec!["z", "a", "\u{FFFF}", "😀", "é", "\u{E000}"];
+    for k in &keys {
+        store.put("s", k, b"v", &fence).unwrap();
+    }
+    keys.sort();
+    let page = store.list("s", None, 100).unwrap();
+    assert_eq!(page.keys, keys);
+    let after = store.list("s", Some("\u{FFFF}"), 100).unwrap();
+    assert_eq!(after.keys, ["😀"]);
+}
