@@ -4,7 +4,8 @@
 //! scopes keep their counters, and every new scope still starts above the
 //! floors. The functions (PostgreSQL) and the `fencing_check` trigger
 //! (SQLite) are reinstalled when their text differs from what the store
-//! records, and never replaced by an older build's.
+//! records, and never replaced by an older build's (which refuses a SQLite
+//! file whose trigger a newer build wrote: it cannot check that text).
 
 use std::path::Path;
 
@@ -82,7 +83,7 @@ fn sqlite_file_of_the_development_builds_upgrades_and_keeps_its_floors() {
 }
 
 /// The trigger is reinstalled when the file records another text, and a
-/// newer build's is left alone.
+/// newer build's is left alone (and the file refused).
 #[test]
 fn sqlite_trigger_is_reinstalled_when_it_differs_never_downgraded() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,14 +106,17 @@ fn sqlite_trigger_is_reinstalled_when_it_differs_never_downgraded() {
         [],
     )
     .unwrap();
-    // A trigger text the file records as a newer release's: left alone.
+    // A trigger text the file records as a newer release's: never
+    // downgraded, and since this build cannot check a text it does not
+    // know, the file is refused (tests/sqlite_hostile.rs) and left alone.
     conn.execute_batch(sabotage).unwrap();
     conn.execute(
         "UPDATE fencing_installed SET hash = 'x', version = '999.0.0'",
         [],
     )
     .unwrap();
-    drop(Store::open(&url).unwrap());
+    let refused = Store::open(&url).expect_err("a newer build's trigger was trusted");
+    assert!(refused.to_string().contains("999.0.0"), "{refused}");
     assert!(
         stale_accepted(&conn),
         "a newer build's trigger was replaced"

@@ -29,6 +29,8 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
+mod schema;
+
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
 /// table of the development builds, squashed: a file below it was written
 /// before the squash and is refused. Each later file moves tables and data.
@@ -115,8 +117,12 @@ impl Settings {
             Synchronous::Full => "FULL",
             Synchronous::Normal => "NORMAL",
         };
+        // trusted_schema=OFF: the caller's own views and triggers in the
+        // file (docs/sqlite.md) may call no function or virtual table that
+        // SQLite does not mark harmless, should one ever run on this
+        // connection.
         conn.execute_batch(&format!(
-            "PRAGMA synchronous={sync}; PRAGMA foreign_keys=OFF;"
+            "PRAGMA synchronous={sync}; PRAGMA foreign_keys=OFF; PRAGMA trusted_schema=OFF;"
         ))
         .map_err(backend)?;
         Ok(conn)
@@ -159,7 +165,7 @@ impl Sqlite {
             busy_timeout,
         };
         let mut conn = settings.connect()?;
-        migrate(&mut conn).map_err(|e| match e {
+        migrate(&mut conn, path).map_err(|e| match e {
             Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
             other => other,
         })?;
@@ -180,7 +186,7 @@ impl Sqlite {
             busy_timeout,
         };
         let mut conn = settings.connect()?;
-        migrate(&mut conn).map_err(|e| match e {
+        migrate(&mut conn, path).map_err(|e| match e {
             Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
             other => other,
         })?;
@@ -262,20 +268,62 @@ impl Sqlite {
 
 /// Creates a missing database file with owner-only permissions before
 /// SQLite opens it (SQLite gives its -wal and -shm files the same mode).
+/// `create_new` never follows a symlink (`O_EXCL`): an existing path is left
+/// to `migrate`, which decides whether a store may be created in it, but a
+/// symlink to nothing is refused here, before SQLite would fail to open it.
 fn create_private(path: &Path) -> Result<()> {
     match OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)
     {
         Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(Error::Backend(format!(
-            "sqlite: cannot create {}: {e}",
-            path.display()
-        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let link = std::fs::symlink_metadata(path).map_err(|e| cannot_create(path, e))?;
+            if link.file_type().is_symlink() && std::fs::metadata(path).is_err() {
+                return Err(Error::Backend(format!(
+                    "sqlite: {} is a symlink to a missing file: fencing creates a store only at \
+                     a path that is not a symlink (name the file itself)",
+                    path.display()
+                )));
+            }
+            Ok(())
+        }
+        Err(e) => Err(cannot_create(path, e)),
     }
+}
+
+fn cannot_create(path: &Path, e: std::io::Error) -> Error {
+    Error::Backend(format!("sqlite: cannot create {}: {e}", path.display()))
+}
+
+/// Whether a store may be created in the file at `path`, which holds no
+/// schema yet: only in a file of this user's own, reached without a symlink.
+/// A symlink to an existing store is fine (its schema is checked like any
+/// store's); one to an empty file would write the store into whatever file
+/// the link names, someone else's included.
+fn may_create(path: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let link = std::fs::symlink_metadata(path).map_err(|e| cannot_create(path, e))?;
+    if link.file_type().is_symlink() {
+        return Err(Error::Backend(
+            "sqlite: the path is a symlink to a file that holds no fencing store: fencing \
+             creates a store only at a path that is not a symlink (name the file itself)"
+                .into(),
+        ));
+    }
+    // SAFETY: geteuid(2) cannot fail and touches no memory of ours.
+    let euid = unsafe { libc::geteuid() };
+    if link.uid() != euid {
+        return Err(Error::Backend(format!(
+            "sqlite: the file is owned by uid {}, not by this user (uid {euid}): fencing \
+             creates a store only in a file of its own",
+            link.uid()
+        )));
+    }
+    Ok(())
 }
 
 /// Switches the file to WAL. The switch needs the file to itself, and SQLite
@@ -314,10 +362,26 @@ fn use_wal(conn: &Connection, busy_timeout: Duration) -> Result<()> {
     }
 }
 
-fn migrate(conn: &mut Connection) -> Result<()> {
+/// Creates or upgrades the store in the file, after checking that the file
+/// holds nothing fencing did not create (`schema::verify`): all in one
+/// transaction, which a refusal rolls back, leaving the file as it was.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(backend)?;
+    // The view hashes and measures a scope's bytes in the database's
+    // encoding, the library its UTF-8 (`rules::floor_bucket`, `limits`),
+    // and SQLite orders keys by the bytes of that encoding: in UTF-16 they
+    // disagree. A file's encoding is fixed when it is created.
+    let encoding: String = tx
+        .query_row("PRAGMA encoding", [], |r| r.get(0))
+        .map_err(backend)?;
+    if encoding != "UTF-8" {
+        return Err(Error::Backend(format!(
+            "sqlite: the file's text encoding is {encoding}; fencing stores need UTF-8 \
+             (move the data to a new file)"
+        )));
+    }
     let version: i64 = tx
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(backend)?;
@@ -327,16 +391,18 @@ fn migrate(conn: &mut Connection) -> Result<()> {
              this build knows versions up to {SCHEMA_VERSION}"
         )));
     }
+    let file = schema::read(&tx)?;
     if version == 0 {
         // A database someone else made is not ours to take over.
-        let tables: i64 = tx
-            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
-            .map_err(backend)?;
-        if tables > 0 {
-            return Err(Error::Backend(
-                "sqlite: the file is an SQLite database that fencing did not create".into(),
-            ));
+        if let Some(o) = file.first() {
+            return Err(Error::Backend(format!(
+                "sqlite: the file is an SQLite database that fencing did not create (it has a \
+                 {} \"{}\")",
+                o.kind(),
+                o.name()
+            )));
         }
+        may_create(path)?;
     }
     if version > 0 && version < FIRST {
         return Err(Error::Backend(format!(
@@ -345,26 +411,38 @@ fn migrate(conn: &mut Connection) -> Result<()> {
              to a new file"
         )));
     }
+    let check = fill(CHECK);
+    let ours = hash(&check);
+    let installed = if file.iter().any(|o| o.name() == "fencing_installed") {
+        tx.query_row("SELECT hash, version FROM fencing_installed", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(backend)?
+    } else {
+        None
+    };
+    if version > 0 {
+        schema::verify(&file, version, installed.clone(), &ours)?;
+    }
     for (v, migration) in MIGRATIONS.iter().filter(|(v, _)| *v > version) {
         tx.execute_batch(&fill(migration)).map_err(backend)?;
         tx.pragma_update(None, "user_version", v).map_err(backend)?;
     }
-    install_check(&tx)?;
+    install_check(&tx, &check, &ours, installed)?;
     tx.commit().map_err(backend)
 }
 
-/// Installs the `fencing_check` view and trigger unless the file has them
-/// as this build writes them (or as a newer build wrote them).
-fn install_check(tx: &Connection) -> Result<()> {
-    let text = fill(CHECK);
-    let ours = hash(&text);
-    let installed = tx
-        .query_row("SELECT hash, version FROM fencing_installed", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .optional()
-        .map_err(backend)?;
-    if !should_install(&ours, installed) {
+/// Installs the `fencing_check` view and trigger (`text`, whose hash is
+/// `ours`) unless the file has them as this build writes them (`installed`,
+/// what the file records; `schema::verify` has checked the text against it).
+fn install_check(
+    tx: &Connection,
+    text: &str,
+    ours: &str,
+    installed: Option<(String, String)>,
+) -> Result<()> {
+    if !should_install(ours, installed) {
         return Ok(());
     }
     tx.execute_batch(&format!("DROP VIEW IF EXISTS fencing_check;\n{text}"))
