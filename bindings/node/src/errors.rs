@@ -224,5 +224,6 @@ pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> fencing::Error {
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned());
-    fencing::Error::Backend(format!("internal error (panic): {what}"))
+    let kind = fencing::BackendErrorKind::Other;
+    fencing::Error::backend(kind, format!("internal error (panic): {what}"))
 }

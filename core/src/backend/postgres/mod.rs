@@ -17,7 +17,7 @@ use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, Config, GenericClient, Row};
 
 use super::Backend;
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote};
 use crate::rules::{ttl_ms, Mode, FAILOVER_STEP};
 use crate::token::Token;
@@ -191,10 +191,11 @@ type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 /// Maps a driver error: fencing's own rejections to their typed errors,
 /// anything else to `BACKEND`.
-pub(crate) fn to_error(e: &tokio_postgres::Error) -> Error {
-    e.as_db_error()
-        .and_then(|db| Error::from_sqlstate(db.code().code(), db.detail()))
-        .unwrap_or_else(|| backend_error(e))
+pub(crate) fn to_error(e: tokio_postgres::Error) -> Error {
+    let fenced = e
+        .as_db_error()
+        .and_then(|db| Error::from_sqlstate(db.code().code(), db.detail()));
+    fenced.unwrap_or_else(|| backend_error(e))
 }
 
 /// Tokens, seqs, versions and times are all below 2^63.
@@ -203,11 +204,15 @@ fn sql(v: u64) -> i64 {
 }
 
 fn stored(v: i64) -> Result<u64> {
-    u64::try_from(v).map_err(|_| Error::Backend(format!("postgres: corrupt value {v} in store")))
+    u64::try_from(v).map_err(|_| corrupt(format!("postgres: corrupt value {v} in store")))
 }
 
 fn stored_token(v: i64) -> Result<Token> {
-    Token::new(stored(v)?).ok_or_else(|| Error::Backend(format!("postgres: corrupt token {v}")))
+    Token::new(stored(v)?).ok_or_else(|| corrupt(format!("postgres: corrupt token {v}")))
+}
+
+fn corrupt(message: String) -> Error {
+    Error::backend(BackendErrorKind::Corrupt, message)
 }
 
 /// A schema name: a plain lower-case SQL identifier, so that it never needs
@@ -309,7 +314,7 @@ impl Postgres {
         self.rows(q, params)?
             .into_iter()
             .next()
-            .ok_or_else(|| Error::Backend(format!("postgres: {n} returned no row")))
+            .ok_or_else(|| corrupt(format!("postgres: {n} returned no row")))
     }
 }
 
@@ -344,7 +349,7 @@ fn driver_config(url: &str, call_timeout: Duration) -> Result<Config> {
 }
 
 fn db(e: tokio_postgres::Error) -> Error {
-    to_error(&e)
+    to_error(e)
 }
 
 /// The schema's version: -1 when it has no migrations table.
@@ -388,10 +393,13 @@ async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> 
     .map_err(db)?;
     let mut current = schema_version(&tx, schema, quoted).await?;
     if current > known {
-        return Err(Error::Backend(format!(
-            "postgres: schema {schema:?} has version {current}, written by a newer fencing; \
-             this build knows versions up to {known}"
-        )));
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
+                "postgres: schema {schema:?} has version {current}, written by a newer \
+                 fencing; this build knows versions up to {known}"
+            ),
+        ));
     }
     if current < 0 {
         // A schema someone else made is not ours to take over.
@@ -407,10 +415,13 @@ async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> 
             .map_err(db)?
             .get(0);
         if foreign > 0 {
-            return Err(Error::Backend(format!(
-                "postgres: schema {schema:?} holds objects that fencing did not create: \
-                 choose another with ?schema=NAME"
-            )));
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "postgres: schema {schema:?} holds objects that fencing did not create: \
+                     choose another with ?schema=NAME"
+                ),
+            ));
         }
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
             .await
@@ -537,7 +548,7 @@ impl Backend for Postgres {
         )?;
         let versions: Vec<i64> = row.get(0);
         if versions.len() != ops.len() {
-            return Err(Error::Backend(format!(
+            return Err(corrupt(format!(
                 "postgres: apply returned {} receipts for {} operations",
                 versions.len(),
                 ops.len()
@@ -633,7 +644,7 @@ impl Backend for Postgres {
             .map(|r| {
                 Ok(RecordedRejection {
                     id: stored(r.get("id"))?,
-                    code: code_from_str(r.get("code")),
+                    code: code_from_str(r.get("code"))?,
                     scope: r.get("scope"),
                     key: r.get("key"),
                     presented: stored_token(r.get("presented"))?,

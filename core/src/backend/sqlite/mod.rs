@@ -15,7 +15,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 
 use super::Backend;
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{
     at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL,
     REJECTION_LOG,
@@ -26,6 +26,8 @@ use crate::rules::{
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
+
+mod failure;
 
 /// The schema this build writes; files from a newer build are refused.
 const SCHEMA_VERSION: i64 = 4;
@@ -89,13 +91,18 @@ impl Settings {
     fn connect(&self) -> Result<Connection> {
         let path = &self.path;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| Error::Backend(format!("sqlite: cannot open {}: {e}", path.display())))?;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| {
+            let message = format!("sqlite: cannot open {}: {e}", path.display());
+            Error::backend_from(failure::kind(&e), message, e)
+        })?;
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(backend)? {
-            return Err(Error::Backend(format!(
-                "sqlite: {} is read-only: the store needs to write",
-                path.display()
-            )));
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "sqlite: {} is read-only: the store needs to write",
+                    path.display()
+                ),
+            ));
         }
         conn.busy_timeout(self.busy_timeout).map_err(backend)?;
         let sync = match self.synchronous {
@@ -110,9 +117,7 @@ impl Settings {
     }
 }
 
-fn backend(e: rusqlite::Error) -> Error {
-    Error::Backend(format!("sqlite: {e}"))
-}
+use failure::backend;
 
 fn run(conn: &Connection, statement: &str) -> Result<()> {
     conn.prepare_cached(statement)
@@ -123,11 +128,15 @@ fn run(conn: &Connection, statement: &str) -> Result<()> {
 
 /// Stored integers are signed; every value we store is in `0..=i64::MAX`.
 fn stored(v: i64) -> Result<u64> {
-    u64::try_from(v).map_err(|_| Error::Backend(format!("sqlite: corrupt value {v} in store")))
+    u64::try_from(v).map_err(|_| corrupt(format!("sqlite: corrupt value {v} in store")))
 }
 
 fn stored_token(v: i64) -> Result<Token> {
-    Token::new(stored(v)?).ok_or_else(|| Error::Backend(format!("sqlite: corrupt token {v}")))
+    Token::new(stored(v)?).ok_or_else(|| corrupt(format!("sqlite: corrupt token {v}")))
+}
+
+fn corrupt(message: String) -> Error {
+    Error::backend(BackendErrorKind::Corrupt, message)
 }
 
 fn sql(v: u64) -> i64 {
@@ -146,10 +155,7 @@ impl Sqlite {
             busy_timeout,
         };
         let mut conn = settings.connect()?;
-        migrate(&mut conn).map_err(|e| match e {
-            Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
-            other => other,
-        })?;
+        migrate(&mut conn).map_err(|e| e.at(path.display()))?;
         use_wal(&conn, busy_timeout)
     }
 
@@ -167,10 +173,7 @@ impl Sqlite {
             busy_timeout,
         };
         let mut conn = settings.connect()?;
-        migrate(&mut conn).map_err(|e| match e {
-            Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
-            other => other,
-        })?;
+        migrate(&mut conn).map_err(|e| e.at(path.display()))?;
         use_wal(&conn, busy_timeout)?;
         Ok(Sqlite {
             conn: Mutex::new(Some(Owned::new(conn))),
@@ -185,10 +188,12 @@ impl Sqlite {
     /// untouched, never used or closed, since closing it in the child could
     /// remove the WAL files the parent still uses.
     fn conn(&self) -> Result<MutexGuard<'_, Option<Owned>>> {
-        let mut guard = self
-            .conn
-            .lock()
-            .map_err(|_| Error::Backend("sqlite: connection poisoned by a panic".into()))?;
+        let mut guard = self.conn.lock().map_err(|_| {
+            Error::backend(
+                BackendErrorKind::Other,
+                "sqlite: connection poisoned by a panic",
+            )
+        })?;
         if guard.as_ref().is_some_and(Owned::inherited) {
             *guard = Some(Owned::new(self.settings.connect()?));
         }
@@ -258,10 +263,11 @@ fn create_private(path: &Path) -> Result<()> {
     {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(Error::Backend(format!(
-            "sqlite: cannot create {}: {e}",
-            path.display()
-        ))),
+        Err(e) => Err(Error::backend_from(
+            BackendErrorKind::Unreachable,
+            format!("sqlite: cannot create {}: {e}", path.display()),
+            e,
+        )),
     }
 }
 
@@ -293,9 +299,10 @@ fn use_wal(conn: &Connection, busy_timeout: Duration) -> Result<()> {
             Err(e) => return Err(backend(e)),
         };
         if std::time::Instant::now() >= deadline {
-            return Err(Error::Backend(format!(
-                "sqlite: cannot switch to WAL: {busy}"
-            )));
+            return Err(Error::backend(
+                BackendErrorKind::Busy,
+                format!("sqlite: cannot switch to WAL: {busy}"),
+            ));
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -309,10 +316,13 @@ fn migrate(conn: &mut Connection) -> Result<()> {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(backend)?;
     if version > SCHEMA_VERSION {
-        return Err(Error::Backend(format!(
-            "sqlite: the file has schema version {version}, written by a newer fencing; \
-             this build knows versions up to {SCHEMA_VERSION}"
-        )));
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
+                "sqlite: the file has schema version {version}, written by a newer fencing; \
+                 this build knows versions up to {SCHEMA_VERSION}"
+            ),
+        ));
     }
     if version == 0 {
         // A database someone else made is not ours to take over.
@@ -320,8 +330,9 @@ fn migrate(conn: &mut Connection) -> Result<()> {
             .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
             .map_err(backend)?;
         if tables > 0 {
-            return Err(Error::Backend(
-                "sqlite: the file is an SQLite database that fencing did not create".into(),
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                "sqlite: the file is an SQLite database that fencing did not create",
             ));
         }
     }
@@ -740,7 +751,7 @@ impl Backend for Sqlite {
                     |((id, code, scope), (key, presented, current), (seq, holder), (at, n))| {
                         Ok(RecordedRejection {
                             id: stored(id)?,
-                            code: code_from_str(&code),
+                            code: code_from_str(&code)?,
                             scope,
                             key,
                             presented: stored_token(presented)?,
