@@ -6,7 +6,7 @@
 use std::ptr;
 
 use fencing::{Detail, DetailKind, ErrorCode, Field};
-use napi::bindgen_prelude::{Object, ToNapiValue, TypeName, Unknown};
+use napi::bindgen_prelude::{Null, Object, ToNapiValue, TypeName, Unknown};
 use napi::{check_status, sys, Env, ValueType};
 use napi_derive::napi;
 
@@ -137,6 +137,13 @@ unsafe fn core_error(env: sys::napi_env, e: &fencing::Error) -> napi::Result<sys
             Detail::Duration(d) => obj.set(name, crate::types::millis(d))?,
             Detail::OptionalNumber(n) => obj.set(name, n)?,
             Detail::OptionalText(t) => obj.set(name, t)?,
+        }
+    }
+    // A rejection known only by its code (SQLite's view): its code's
+    // details are null, not invented.
+    if let fencing::Error::Rejected { code, .. } = e {
+        for field in code.fields() {
+            obj.set(property_name(field), Null)?;
         }
     }
     Ok(raw)
