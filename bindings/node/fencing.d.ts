@@ -337,7 +337,7 @@ export declare class InvalidArgumentError extends FencingError {
 export declare class TimeoutError extends FencingError {
   readonly code: 'TIMEOUT'
 }
-/** How a backend failed (docs/semantics.md, "Error codes"); more kinds may be added. */
+/** How a backend failed (docs/semantics.md, "Errors"); more kinds may be added. */
 export type BackendErrorKind =
   | 'busy'
   | 'timeout'

@@ -1,5 +1,5 @@
 //! One error type with a stable code per outcome (docs/semantics.md,
-//! "Error codes"), and its details as one list of named, typed fields
+//! "Errors"), and its details as one list of named, typed fields
 //! ([`Error::details`]) from which every face derives its attributes.
 
 use std::fmt;
@@ -213,7 +213,7 @@ fn lost_detail(current: &Option<(Token, String)>) -> String {
     }
 }
 
-/// How a backend failed (docs/semantics.md, "Error codes"): what a caller
+/// How a backend failed (docs/semantics.md, "Errors"): what a caller
 /// may conclude and whether a retry can help. Its text (`as_str`) is the
 /// `kind` detail of a `BACKEND` error in every face. New kinds may be added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

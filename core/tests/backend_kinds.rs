@@ -1,5 +1,5 @@
-//! Each backend failure carries the kind it is (docs/semantics.md, "Error
-//! codes") and the driver's error as its source.
+//! Each backend failure carries the kind it is (docs/semantics.md,
+//! "Errors") and the driver's error as its source.
 
 use std::error::Error as _;
 

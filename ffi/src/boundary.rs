@@ -250,7 +250,7 @@ pub struct fencing_error {
     pub current_holder: *const c_char,
     /// BACKEND: how the backend failed, one of `"busy"`, `"timeout"`,
     /// `"unreachable"`, `"refused"`, `"corrupt"`, `"outcome_unknown"`,
-    /// `"other"` (docs/semantics.md, "Error codes"); more may be added.
+    /// `"other"` (docs/semantics.md, "Errors"); more may be added.
     /// NULL for every other status.
     pub kind: *const c_char,
 }

@@ -1,5 +1,5 @@
 //! SQLite's failures as `BACKEND` errors of the kind each one is
-//! (docs/semantics.md, "Error codes"), with the driver's error as source.
+//! (docs/semantics.md, "Errors"), with the driver's error as source.
 
 use rusqlite::ErrorCode as Code;
 
