@@ -304,6 +304,13 @@ typedef struct fencing_error {
    * LEASE_LOST: who holds the lease live now (NULL: none).
    */
   const char *current_holder;
+  /**
+   * BACKEND: how the backend failed, one of `"busy"`, `"timeout"`,
+   * `"unreachable"`, `"refused"`, `"corrupt"`, `"outcome_unknown"`,
+   * `"other"` (docs/semantics.md, "Errors"); more may be added.
+   * NULL for every other status.
+   */
+  const char *kind;
 } fencing_error;
 
 /**
@@ -787,8 +794,8 @@ void fencing_string_free(char *text);
  * (`FENCING_STALE_TOKEN`, `FENCING_SEQUENCE_OUT_OF_ORDER` or
  * `FENCING_INVALID_ARGUMENT`) and records it for `fencing_last_error` on
  * this thread. The message carries no details (docs/sqlite.md): the scope
- * and token are the ones the caller passed, so `scope` is empty and the
- * numbers are neutral. Any other message returns `FENCING_OK` and leaves
+ * and token are the ones the caller passed, so `scope` is NULL and the
+ * numbers are 0. Any other message returns `FENCING_OK` and leaves
  * the last error alone: it is not one of fencing's.
  * `FENCING_NULL_PARAMETER` when `message` is NULL, `FENCING_INVALID_UTF8`
  * when it is not UTF-8.

@@ -283,12 +283,17 @@ export declare class FencingError extends Error {
   readonly code: ErrorCode
 }
 /** The token is older than the fence (or equal to a sealed one). Retrying can never succeed. */
+/**
+ * The token is older than the fence (or equal to a sealed one). Retrying can never succeed.
+ * From `fromSqliteError` the details are `null`: the view's message carries none.
+ */
 export declare class StaleTokenError extends FencingError {
   readonly code: 'STALE_TOKEN'
   readonly scope: string
   readonly presented: bigint
   readonly current: bigint
 }
+/** From `fromSqliteError` the details are `null`: the view's message carries none. */
 export declare class SequenceOutOfOrderError extends FencingError {
   readonly code: 'SEQUENCE_OUT_OF_ORDER'
   readonly presented: bigint
@@ -332,8 +337,18 @@ export declare class InvalidArgumentError extends FencingError {
 export declare class TimeoutError extends FencingError {
   readonly code: 'TIMEOUT'
 }
+/** How a backend failed (docs/semantics.md, "Errors"); more kinds may be added. */
+export type BackendErrorKind =
+  | 'busy'
+  | 'timeout'
+  | 'unreachable'
+  | 'refused'
+  | 'corrupt'
+  | 'outcome_unknown'
+  | 'other'
 export declare class BackendError extends FencingError {
   readonly code: 'BACKEND'
+  readonly kind: BackendErrorKind
 }
 export declare class ClosedError extends FencingError {
   readonly code: 'CLOSED'

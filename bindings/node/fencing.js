@@ -101,6 +101,40 @@ function fencingError(e) {
   return err
 }
 
+/**
+ * The package's one error mapping: `fn` with the native module's errors
+ * re-thrown as the package's classes (`fencingError`), async when `fn` is
+ * (awaited inside, so the stack still shows the caller), sync otherwise.
+ */
+function mapErrors(fn) {
+  const mapped =
+    fn.constructor.name === 'AsyncFunction'
+      ? async function (...args) {
+          try {
+            return await fn.apply(this, args)
+          } catch (e) {
+            throw fencingError(e)
+          }
+        }
+      : function (...args) {
+          try {
+            return fn.apply(this, args)
+          } catch (e) {
+            throw fencingError(e)
+          }
+        }
+  Object.defineProperties(mapped, { name: { value: fn.name }, length: { value: fn.length } })
+  return mapped
+}
+
+/** Puts `mapErrors` on each named method of `cls` (static ones with `cls` itself as `target`). */
+function mapMethods(target, names) {
+  for (const name of names) {
+    const desc = Object.getOwnPropertyDescriptor(target, name)
+    Object.defineProperty(target, name, { ...desc, value: mapErrors(desc.value) })
+  }
+}
+
 function invalidType(message) {
   const err = new TypeError(message)
   err.code = 'INVALID_ARGUMENT'
@@ -141,35 +175,31 @@ class Store {
 
   /** Opens the store a URL names: `sqlite:PATH`, `memory:`, `postgres://...` (docs/semantics.md, "URLs and options"). */
   static async open(url) {
-    try {
-      return new Store(await native.open(url), kConstruct)
-    } catch (e) {
-      throw fencingError(e)
-    }
+    return new Store(await native.open(url), kConstruct)
   }
 
   async nextToken(scope) {
-    try { return await this.#native.nextToken(scope) } catch (e) { throw fencingError(e) }
+    return await this.#native.nextToken(scope)
   }
 
   async advanceCounter(scope, floor) {
-    try { return await this.#native.advanceCounter(scope, floor) } catch (e) { throw fencingError(e) }
+    return await this.#native.advanceCounter(scope, floor)
   }
 
   async acquire(scope, options) {
-    try { return jsonable(await this.#native.acquire(scope, options)) } catch (e) { throw fencingError(e) }
+    return jsonable(await this.#native.acquire(scope, options))
   }
 
   async acquireWait(scope, options) {
-    try { return jsonable(await this.#native.acquireWait(scope, options)) } catch (e) { throw fencingError(e) }
+    return jsonable(await this.#native.acquireWait(scope, options))
   }
 
   async renew(lease, options) {
-    try { return jsonable(await this.#native.renew(lease, options)) } catch (e) { throw fencingError(e) }
+    return jsonable(await this.#native.renew(lease, options))
   }
 
   async release(lease) {
-    try { return await this.#native.release(lease) } catch (e) { throw fencingError(e) }
+    return await this.#native.release(lease)
   }
 
   /**
@@ -184,13 +214,7 @@ class Store {
     signal?.throwIfAborted()
     const controller = new AbortController()
     const native = this.#native
-    const acquiring = (async () => {
-      try {
-        return await native.lease(scope, leaseOptions, (error) => controller.abort(fencingError(error)))
-      } catch (e) {
-        throw fencingError(e)
-      }
-    })()
+    const acquiring = mapErrors(async () => native.lease(scope, leaseOptions, (error) => controller.abort(fencingError(error))))()
     let keeper
     if (signal === undefined) {
       keeper = await acquiring
@@ -235,11 +259,11 @@ class Store {
   }
 
   async put(scope, key, value, options) {
-    try { return jsonable(await this.#native.put(scope, key, value, options)) } catch (e) { throw fencingError(e) }
+    return jsonable(await this.#native.put(scope, key, value, options))
   }
 
   putSync(scope, key, value, options) {
-    try { return jsonable(this.#native.putSync(scope, key, value, options)) } catch (e) { throw fencingError(e) }
+    return jsonable(this.#native.putSync(scope, key, value, options))
   }
 
   /**
@@ -249,47 +273,47 @@ class Store {
    * token throws here.
    */
   fence(scope, token) {
-    try { return new Fence(this.#native.fence(scope, token), kConstruct) } catch (e) { throw fencingError(e) }
+    return new Fence(this.#native.fence(scope, token), kConstruct)
   }
 
   async delete(scope, key, options) {
-    try { return jsonable(await this.#native.delete(scope, key, options)) } catch (e) { throw fencingError(e) }
+    return jsonable(await this.#native.delete(scope, key, options))
   }
 
   async apply(scope, ops, options) {
-    try { return (await this.#native.apply(scope, ops, options)).map(jsonable) } catch (e) { throw fencingError(e) }
+    return (await this.#native.apply(scope, ops, options)).map(jsonable)
   }
 
   async claim(scope, options) {
-    try { return await this.#native.claim(scope, options) } catch (e) { throw fencingError(e) }
+    return await this.#native.claim(scope, options)
   }
 
   async get(scope, key, options) {
-    try { return await this.#native.get(scope, key, options) } catch (e) { throw fencingError(e) }
+    return await this.#native.get(scope, key, options)
   }
 
   async list(scope, options) {
-    try { return await this.#native.list(scope, options) } catch (e) { throw fencingError(e) }
+    return await this.#native.list(scope, options)
   }
 
   async fenceOf(scope) {
-    try { return await this.#native.fenceOf(scope) } catch (e) { throw fencingError(e) }
+    return await this.#native.fenceOf(scope)
   }
 
   async status(scope) {
-    try { return await this.#native.status(scope) } catch (e) { throw fencingError(e) }
+    return await this.#native.status(scope)
   }
 
   async failover() {
-    try { return await this.#native.failover() } catch (e) { throw fencingError(e) }
+    return await this.#native.failover()
   }
 
   async retire(scope) {
-    try { return await this.#native.retire(scope) } catch (e) { throw fencingError(e) }
+    return await this.#native.retire(scope)
   }
 
   async advanceClock(ms) {
-    try { return await this.#native.advanceClock(ms) } catch (e) { throw fencingError(e) }
+    return await this.#native.advanceClock(ms)
   }
 
   metrics() {
@@ -301,17 +325,24 @@ class Store {
   }
 
   async events(options) {
-    try { return await this.#native.events(options) } catch (e) { throw fencingError(e) }
+    return await this.#native.events(options)
   }
 
   async close() {
-    try { return await this.#native.close() } catch (e) { throw fencingError(e) }
+    return await this.#native.close()
   }
 
   get closed() {
     return this.#native.closed
   }
 }
+
+mapMethods(Store, ['open'])
+mapMethods(Store.prototype, [
+  'nextToken', 'advanceCounter', 'acquire', 'acquireWait', 'renew', 'release', 'put', 'putSync',
+  'fence', 'delete', 'apply', 'claim', 'get', 'list', 'fenceOf', 'status', 'failover', 'retire',
+  'advanceClock', 'events', 'close',
+])
 
 /**
  * What a fence's write returns: `{ version, token }` like every receipt
@@ -352,7 +383,7 @@ class Fence {
 
   /** `store.putSync(scope, key, value, { token })`. */
   putSync(key, value) {
-    try { return new Receipt(native.fencePutSync(this.#handle, key, value), this.#token) } catch (e) { throw fencingError(e) }
+    return new Receipt(native.fencePutSync(this.#handle, key, value), this.#token)
   }
 
   /** `store.put(scope, key, value, { token })`. */
@@ -365,9 +396,12 @@ class Fence {
   }
 
   async #putThere(key, value) {
-    try { return new Receipt(await native.fencePut(this.#handle, key, value), this.#token) } catch (e) { throw fencingError(e) }
+    return new Receipt(await fencePut(this.#handle, key, value), this.#token)
   }
 }
+
+const fencePut = mapErrors(async (handle, key, value) => native.fencePut(handle, key, value))
+mapMethods(Fence.prototype, ['putSync'])
 
 /**
  * A lease kept alive in the background (the core's keep-alive: renewal
@@ -424,32 +458,32 @@ class HeldLease {
 
   /** `store.put` in this lease's scope with its token. */
   async put(key, value, options) {
-    try { return await this.#keeper.put(key, value, options) } catch (e) { throw fencingError(e) }
+    return await this.#keeper.put(key, value, options)
   }
 
   /** `put` on the calling thread, like `store.putSync`. */
   putSync(key, value, options) {
-    try { return this.#keeper.putSync(key, value, options) } catch (e) { throw fencingError(e) }
+    return this.#keeper.putSync(key, value, options)
   }
 
   /** `store.delete` in this lease's scope with its token. */
   async delete(key, options) {
-    try { return await this.#keeper.delete(key, options) } catch (e) { throw fencingError(e) }
+    return await this.#keeper.delete(key, options)
   }
 
   /** `store.apply` in this lease's scope with its token: all or nothing. */
   async apply(ops) {
-    try { return await this.#keeper.apply(ops) } catch (e) { throw fencingError(e) }
+    return await this.#keeper.apply(ops)
   }
 
   /** `store.claim`: raises this lease's scope's fence to its token. */
   async claim() {
-    try { return await this.#keeper.claim() } catch (e) { throw fencingError(e) }
+    return await this.#keeper.claim()
   }
 
   /** `store.get` in this lease's scope, checked with its token. */
   async get(key) {
-    try { return await this.#keeper.get(key) } catch (e) { throw fencingError(e) }
+    return await this.#keeper.get(key)
   }
 
   /**
@@ -458,7 +492,7 @@ class HeldLease {
    * rejects with CLOSED (or the store's failure) when it cannot be released.
    */
   async release() {
-    try { return await this.#keeper.release() } catch (e) { throw fencingError(e) }
+    return await this.#keeper.release()
   }
 
   /**
@@ -467,7 +501,7 @@ class HeldLease {
    */
   async finish(workFailed = false) {
     if (typeof workFailed !== 'boolean') throw invalidType('finish needs a boolean: whether the work failed')
-    try { return await this.#keeper.finish(workFailed) } catch (e) { throw fencingError(e) }
+    return await this.#keeper.finish(workFailed)
   }
 
   /** Lets the process exit while the lease is held (like `timeout.unref()`). */
@@ -482,7 +516,7 @@ class HeldLease {
     if (!verdict.released) throw fencingError(verdict.lost)
   }
 }
-
+mapMethods(HeldLease.prototype, ['put', 'putSync', 'delete', 'apply', 'claim', 'get', 'release', 'finish'])
 
 /** Splits `signal` off a lease's options (the native side knows the rest). */
 function splitSignal(options) {
@@ -528,22 +562,14 @@ const open = Store.open
  * Creates or upgrades the schema of the store a URL names without opening a
  * store (deploy time; `fencing.check` then works before any store opened it).
  */
-async function migrate(url) {
-  try {
-    return await native.migrate(url)
-  } catch (e) {
-    throw fencingError(e)
-  }
-}
+const migrate = mapErrors(async function migrate(url) {
+  return native.migrate(url)
+})
 
 /** Parses the token text form (`'42'` -> `42n`; `'0'` -> `0n`, "none"). */
-function parseToken(text) {
-  try {
-    return native.parseToken(text)
-  } catch (e) {
-    throw fencingError(e)
-  }
-}
+const parseToken = mapErrors(function parseToken(text) {
+  return native.parseToken(text)
+})
 
 /**
  * The error a PostgreSQL error's SQLSTATE (`'FN001'`) and DETAIL (JSON)
@@ -552,14 +578,10 @@ function parseToken(text) {
  * Returned, not thrown. The mapping is the core's.
  */
 function errorFromSqlstate(sqlstate, detail) {
-  let e
-  try {
-    e = native.errorFromSqlstate(sqlstate, detail)
-  } catch (err) {
-    throw fencingError(err)
-  }
+  const e = nativeErrorFromSqlstate(sqlstate, detail)
   return e === null ? null : fencingError(e)
 }
+const nativeErrorFromSqlstate = mapErrors((sqlstate, detail) => native.errorFromSqlstate(sqlstate, detail))
 
 /**
  * The fencing error a PostgreSQL driver's error carries (node-pg and
@@ -575,19 +597,15 @@ function fromPostgresError(err) {
 /**
  * The error an SQLite error message stands for when the `fencing_check`
  * view raised it (`'STALE_TOKEN: ...'`, docs/sqlite.md): StaleTokenError,
- * SequenceOutOfOrderError or InvalidArgumentError, with neutral details
- * (the message carries none); `null` for any other message. Returned, not
+ * SequenceOutOfOrderError or InvalidArgumentError, without details
+ * (the message carries none, so they are `null`); `null` for any other message. Returned, not
  * thrown. The mapping is the core's.
  */
 function errorFromSqliteMessage(message) {
-  let e
-  try {
-    e = native.errorFromSqliteMessage(message)
-  } catch (err) {
-    throw fencingError(err)
-  }
+  const e = nativeErrorFromSqliteMessage(message)
   return e === null ? null : fencingError(e)
 }
+const nativeErrorFromSqliteMessage = mapErrors((message) => native.errorFromSqliteMessage(message))
 
 /**
  * The fencing error an SQLite driver's error carries (better-sqlite3's
@@ -601,6 +619,10 @@ function fromSqliteError(err) {
   return errorFromSqliteMessage(err.message)
 }
 
+// Names only, no expressions: Node reads them from this literal for
+// fencing.mjs's named exports (`export *` of a CommonJS module).
+const MAX_TOKEN = native.MAX_TOKEN
+
 module.exports = {
   open,
   migrate,
@@ -612,7 +634,7 @@ module.exports = {
   fromPostgresError,
   errorFromSqliteMessage,
   fromSqliteError,
-  MAX_TOKEN: native.MAX_TOKEN,
+  MAX_TOKEN,
   FencingError,
   StaleTokenError,
   SequenceOutOfOrderError,

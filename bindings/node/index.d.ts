@@ -180,7 +180,7 @@ export interface Entry {
 
 /**
  * The error an SQLite error message stands for when the `fencing_check`
- * view raised it (`'STALE_TOKEN: ...'`), with neutral details (the message
+ * view raised it (`'STALE_TOKEN: ...'`), its details `null` (the message
  * carries none); `null` for any other message. Returned, not thrown.
  */
 export declare function errorFromSqliteMessage(message: string): Error | null

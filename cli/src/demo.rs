@@ -239,7 +239,7 @@ fn rebuild(code: fencing::ErrorCode, message: String) -> Error {
         C::Timeout => Error::Timeout,
         C::Closed => Error::Closed,
         C::TokenExhausted => Error::TokenExhausted,
-        _ => Error::Backend(message),
+        _ => Error::backend(fencing::BackendErrorKind::Other, message),
     }
 }
 

@@ -23,7 +23,7 @@ use std::time::Duration;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
 use crate::keepalive::{LeaseEnd, WorkOutcome};
 use crate::metrics::MetricsSnapshot;
 use crate::token::Token;
@@ -35,7 +35,11 @@ async fn off_executor<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
         Ok(runtime) => runtime
             .spawn_blocking(f)
             .await
-            .map_err(|e| Error::Backend(format!("fencing call did not finish: {e}"))),
+            // It may have panicked after its write: the outcome is unknown.
+            .map_err(|e| {
+                let message = format!("fencing call did not finish: {e}");
+                Error::backend_from(BackendErrorKind::OutcomeUnknown, message, e)
+            }),
         Err(_) => Ok(f()),
     }
 }

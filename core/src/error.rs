@@ -1,16 +1,19 @@
 //! One error type with a stable code per outcome (docs/semantics.md,
-//! "Error codes"), and its details as one list of named, typed fields
+//! "Errors"), and its details as one list of named, typed fields
 //! ([`Error::details`]) from which every face derives its attributes.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::token::Token;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The stable codes. Their text (`as_str`) and meaning never change.
+/// The stable codes. Their text (`as_str`) and meaning never change; new
+/// codes may be added, so a `match` needs a `_` arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorCode {
     StaleToken,
     SequenceOutOfOrder,
@@ -94,25 +97,31 @@ impl fmt::Display for ErrorCode {
 
 /// Every failure and rejection. Rejections (`StaleToken`, `SequenceOutOfOrder`,
 /// `VersionMismatch`, `NotFound`, `LeaseHeld`) are normal outcomes: match on
-/// the variant or on [`Error::code`], never on the message.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// the variant or on [`Error::code`], never on the message. New variants may
+/// be added, so a `match` needs a `_` arm.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The presented token is older than the scope's fence (or equal, where
     /// equal is not accepted). Retrying with the same token can never succeed.
-    #[error("stale token for scope {scope:?}: presented {presented}, fence is at {current}")]
     StaleToken {
         scope: String,
         presented: Token,
         current: u64,
     },
-    #[error("sequence out of order: presented {presented}, last accepted {last}")]
-    SequenceOutOfOrder { presented: u64, last: u64 },
+    SequenceOutOfOrder {
+        presented: u64,
+        last: u64,
+    },
     /// `actual` is 0 when the entry does not exist.
-    #[error("version mismatch: expected {expected}, actual {actual}")]
-    VersionMismatch { expected: u64, actual: u64 },
-    #[error("no entry {key:?} in scope {scope:?}")]
-    NotFound { scope: String, key: String },
-    #[error("lease on {scope:?} is held by {holder:?} with token {token}, {} ms left", remaining.as_millis())]
+    VersionMismatch {
+        expected: u64,
+        actual: u64,
+    },
+    NotFound {
+        scope: String,
+        key: String,
+    },
     LeaseHeld {
         scope: String,
         holder: String,
@@ -120,21 +129,81 @@ pub enum Error {
         remaining: Duration,
     },
     /// The lease is no longer current; `current` names the lease that is, if any.
-    #[error("lease lost on {scope:?}{}", lost_detail(current))]
     LeaseLost {
         scope: String,
         current: Option<(Token, String)>,
     },
-    #[error("token counter exhausted: the maximum token has been issued")]
     TokenExhausted,
-    #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    #[error("timed out waiting for the lease")]
     Timeout,
-    #[error("backend failure: {0}")]
-    Backend(String),
-    #[error("the store is closed")]
+    /// The backend failed; [`BackendError::kind`] tells how, and
+    /// [`std::error::Error::source`] gives the driver's error when there is one.
+    Backend(BackendError),
     Closed,
+    /// A rejection known only by its code and message, without the details
+    /// its code's variant carries: SQLite's `fencing_check` view raises a
+    /// literal message (`"STALE_TOKEN: ..."`) that names no scope, token or
+    /// fence ([`Error::from_sqlite_message`]). `code` is `STALE_TOKEN` or
+    /// `SEQUENCE_OUT_OF_ORDER`; [`Error::details`] gives nothing, and the
+    /// faces leave the code's detail attributes absent (`None`, `null`,
+    /// NULL / 0 in C).
+    Rejected {
+        code: ErrorCode,
+        message: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::StaleToken {
+                scope,
+                presented,
+                current,
+            } => write!(
+                f,
+                "stale token for scope {scope:?}: presented {presented}, fence is at {current}"
+            ),
+            Error::SequenceOutOfOrder { presented, last } => write!(
+                f,
+                "sequence out of order: presented {presented}, last accepted {last}"
+            ),
+            Error::VersionMismatch { expected, actual } => {
+                write!(f, "version mismatch: expected {expected}, actual {actual}")
+            }
+            Error::NotFound { scope, key } => write!(f, "no entry {key:?} in scope {scope:?}"),
+            Error::LeaseHeld {
+                scope,
+                holder,
+                token,
+                remaining,
+            } => write!(
+                f,
+                "lease on {scope:?} is held by {holder:?} with token {token}, {} ms left",
+                remaining.as_millis()
+            ),
+            Error::LeaseLost { scope, current } => {
+                write!(f, "lease lost on {scope:?}{}", lost_detail(current))
+            }
+            Error::TokenExhausted => {
+                f.write_str("token counter exhausted: the maximum token has been issued")
+            }
+            Error::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            Error::Timeout => f.write_str("timed out waiting for the lease"),
+            Error::Backend(b) => write!(f, "backend failure: {}", b.message),
+            Error::Closed => f.write_str("the store is closed"),
+            Error::Rejected { code, message } => write!(f, "{code}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Backend(b) => b.source(),
+            _ => None,
+        }
+    }
 }
 
 fn lost_detail(current: &Option<(Token, String)>) -> String {
@@ -143,6 +212,139 @@ fn lost_detail(current: &Option<(Token, String)>) -> String {
         None => ": no lease is current".to_owned(),
     }
 }
+
+/// How a backend failed (docs/semantics.md, "Errors"): what a caller
+/// may conclude and whether a retry can help. Its text (`as_str`) is the
+/// `kind` detail of a `BACKEND` error in every face. New kinds may be added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BackendErrorKind {
+    /// Another connection or process holds what the call needs (SQLite's
+    /// `SQLITE_BUSY`/`SQLITE_LOCKED` past its busy timeout, PostgreSQL's
+    /// lock and connection limits). Nothing took effect; retrying later can
+    /// succeed.
+    Busy,
+    /// The call's deadline passed before anything was sent (waiting for a
+    /// pooled connection, connecting). Nothing took effect.
+    Timeout,
+    /// The backend could not be reached: no connection (refused, no route,
+    /// name not resolved, a socket closed before the call was sent), or an
+    /// SQLite file that cannot be opened. Nothing took effect.
+    Unreachable,
+    /// The backend was reached and declined: authentication, TLS, a
+    /// read-only standby, a missing permission, a server error, a setting
+    /// that forbids the call. Retrying unchanged will fail again.
+    Refused,
+    /// What the store holds is not what fencing wrote: not a database, a
+    /// damaged file, a value out of range, an unknown code. Needs an operator.
+    Corrupt,
+    /// The call was sent and its answer was lost (the connection broke or
+    /// the deadline passed mid-call, a commit no synchronous standby
+    /// confirmed): it may or may not have taken effect. Read before redoing
+    /// anything that is not idempotent.
+    OutcomeUnknown,
+    /// Anything else: a failure inside the library (a lock poisoned by a
+    /// panic, a thread that could not start).
+    Other,
+}
+
+impl BackendErrorKind {
+    pub const ALL: [BackendErrorKind; 7] = [
+        BackendErrorKind::Busy,
+        BackendErrorKind::Timeout,
+        BackendErrorKind::Unreachable,
+        BackendErrorKind::Refused,
+        BackendErrorKind::Corrupt,
+        BackendErrorKind::OutcomeUnknown,
+        BackendErrorKind::Other,
+    ];
+
+    /// The stable text, lower_snake: `"outcome_unknown"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BackendErrorKind::Busy => "busy",
+            BackendErrorKind::Timeout => "timeout",
+            BackendErrorKind::Unreachable => "unreachable",
+            BackendErrorKind::Refused => "refused",
+            BackendErrorKind::Corrupt => "corrupt",
+            BackendErrorKind::OutcomeUnknown => "outcome_unknown",
+            BackendErrorKind::Other => "other",
+        }
+    }
+
+    /// The kind for its text, e.g. `"busy"`.
+    pub fn from_name(name: &str) -> Option<BackendErrorKind> {
+        BackendErrorKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
+}
+
+impl fmt::Display for BackendErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The driver's error behind a backend failure, shared so that [`Error`]
+/// stays `Clone`.
+pub type BackendSource = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A backend failure: its kind, its message and, when a driver reported it,
+/// its source. Build one with [`Error::backend`] or [`Error::backend_from`].
+/// Two are equal when kind and message are, and both have no source or the
+/// same one.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct BackendError {
+    kind: BackendErrorKind,
+    message: String,
+    source: Option<BackendSource>,
+}
+
+impl BackendError {
+    pub fn kind(&self) -> BackendErrorKind {
+        self.kind
+    }
+
+    /// What failed, for people (the source's text included, since the other
+    /// faces carry only the message); never parse it.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The driver's error (`rusqlite::Error`, `tokio_postgres::Error`,
+    /// `std::io::Error`, ...), for `downcast_ref`.
+    pub fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl fmt::Debug for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackendError")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
+impl PartialEq for BackendError {
+    fn eq(&self, other: &BackendError) -> bool {
+        self.kind == other.kind
+            && self.message == other.message
+            && match (&self.source, &other.source) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for BackendError {}
 
 impl Error {
     pub fn code(&self) -> ErrorCode {
@@ -158,6 +360,51 @@ impl Error {
             Error::Timeout => ErrorCode::Timeout,
             Error::Backend(_) => ErrorCode::Backend,
             Error::Closed => ErrorCode::Closed,
+            Error::Rejected { code, .. } => *code,
+        }
+    }
+
+    /// A backend failure of `kind` without a source.
+    pub fn backend(kind: BackendErrorKind, message: impl Into<String>) -> Error {
+        Error::Backend(BackendError {
+            kind,
+            message: message.into(),
+            source: None,
+        })
+    }
+
+    /// A backend failure of `kind` caused by `source` (a driver's error).
+    pub fn backend_from(
+        kind: BackendErrorKind,
+        message: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Error {
+        Error::Backend(BackendError {
+            kind,
+            message: message.into(),
+            source: Some(Arc::from(source.into())),
+        })
+    }
+
+    /// The kind of a `BACKEND` error; `None` for every other code.
+    pub fn backend_kind(&self) -> Option<BackendErrorKind> {
+        match self {
+            Error::Backend(b) => Some(b.kind),
+            _ => None,
+        }
+    }
+
+    /// The same error with `place` (a file, a host) added to a backend
+    /// failure's message as `" ({place})"`; other errors are returned
+    /// unchanged.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn at(self, place: impl fmt::Display) -> Error {
+        match self {
+            Error::Backend(mut b) => {
+                b.message = format!("{} ({place})", b.message);
+                Error::Backend(b)
+            }
+            other => other,
         }
     }
 
@@ -170,6 +417,7 @@ impl Error {
 /// one place the details are written down: every face (C, Python, Node, the
 /// CLI's JSON, the scenario runner) derives its fields from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Field {
     Scope,
     Key,
@@ -183,9 +431,13 @@ pub enum Field {
     Remaining,
     CurrentToken,
     CurrentHolder,
+    /// `BACKEND`: the [`BackendErrorKind`] as its text (`"outcome_unknown"`).
+    Kind,
 }
 
 /// What a field holds, and so how each face spells its value.
+// Exhaustive on purpose: each face spells each kind of value its own way,
+// so a new one must fail their builds, not fall into a `_` arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DetailKind {
     /// Text: a scope, key or holder.
@@ -213,7 +465,7 @@ pub enum Detail<'a> {
 }
 
 impl Field {
-    pub const ALL: [Field; 12] = [
+    pub const ALL: [Field; 13] = [
         Field::Scope,
         Field::Key,
         Field::Holder,
@@ -226,6 +478,7 @@ impl Field {
         Field::Remaining,
         Field::CurrentToken,
         Field::CurrentHolder,
+        Field::Kind,
     ];
 
     /// The name, snake_case, as Python spells the attribute.
@@ -243,6 +496,7 @@ impl Field {
             Field::Remaining => "remaining",
             Field::CurrentToken => "current_token",
             Field::CurrentHolder => "current_holder",
+            Field::Kind => "kind",
         }
     }
 
@@ -260,7 +514,7 @@ impl Field {
 
     pub const fn kind(self) -> DetailKind {
         match self {
-            Field::Scope | Field::Key | Field::Holder => DetailKind::Text,
+            Field::Scope | Field::Key | Field::Holder | Field::Kind => DetailKind::Text,
             Field::Presented
             | Field::Current
             | Field::Last
@@ -347,11 +601,12 @@ impl Error {
                 )),
                 None,
             ],
+            Error::Backend(b) => [Some((Field::Kind, Text(b.kind.as_str()))), None, None, None],
             Error::TokenExhausted
             | Error::InvalidArgument(_)
             | Error::Timeout
-            | Error::Backend(_)
-            | Error::Closed => [None, None, None, None],
+            | Error::Closed
+            | Error::Rejected { .. } => [None, None, None, None],
         };
         list.into_iter().flatten()
     }
@@ -414,7 +669,14 @@ impl Error {
             ErrorCode::TokenExhausted => Error::TokenExhausted,
             ErrorCode::InvalidArgument => Error::InvalidArgument(source.message()),
             ErrorCode::Timeout => Error::Timeout,
-            ErrorCode::Backend => Error::Backend(source.message()),
+            // A kind the source does not name is not guessed: `other`.
+            ErrorCode::Backend => Error::backend(
+                source
+                    .text(Field::Kind)
+                    .and_then(|k| BackendErrorKind::from_name(&k))
+                    .unwrap_or(BackendErrorKind::Other),
+                source.message(),
+            ),
             ErrorCode::Closed => Error::Closed,
         }
     }
@@ -426,6 +688,9 @@ impl Error {
         struct Example;
         impl DetailSource for Example {
             fn text(&self, field: Field) -> Option<String> {
+                if field == Field::Kind {
+                    return Some(BackendErrorKind::OutcomeUnknown.as_str().to_owned());
+                }
                 Some(format!("{}-example", field.name()))
             }
             fn number(&self, field: Field) -> Option<u64> {

@@ -11,6 +11,8 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::ErrorCode;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use crate::error::{BackendErrorKind, Error, Result};
 use crate::token::Token;
 
 /// How many rejections a store keeps (the newest; older ones are
@@ -98,12 +100,17 @@ pub(crate) fn at_ms(ms: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms)
 }
 
-/// The stored name of a rejection's code.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) fn code_from_str(code: &str) -> ErrorCode {
-    match code {
-        "SEQUENCE_OUT_OF_ORDER" => ErrorCode::SequenceOutOfOrder,
-        _ => ErrorCode::StaleToken,
+/// The code a recorded rejection's stored name stands for. Only the two
+/// rejections the log records are read back; any other text is not guessed
+/// at: it is a `BACKEND` error of kind `corrupt`.
+pub(crate) fn code_from_str(code: &str) -> Result<ErrorCode> {
+    match ErrorCode::from_name(code) {
+        Some(c @ (ErrorCode::StaleToken | ErrorCode::SequenceOutOfOrder)) => Ok(c),
+        _ => Err(Error::backend(
+            BackendErrorKind::Corrupt,
+            format!("the rejection log holds an unknown code {code:?}"),
+        )),
     }
 }
 
@@ -240,6 +247,20 @@ mod tests {
         }
         assert_eq!(l.admit("new", 1), None);
         assert_eq!(l.admit("new", FORGET_AFTER_MS), Some(0));
+    }
+
+    #[test]
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    fn only_the_recorded_codes_read_back() {
+        assert_eq!(code_from_str("STALE_TOKEN"), Ok(ErrorCode::StaleToken));
+        assert_eq!(
+            code_from_str("SEQUENCE_OUT_OF_ORDER"),
+            Ok(ErrorCode::SequenceOutOfOrder)
+        );
+        for other in ["", "stale_token", "LEASE_HELD", "NEW_CODE"] {
+            let e = code_from_str(other).unwrap_err();
+            assert_eq!(e.backend_kind(), Some(BackendErrorKind::Corrupt), "{other}");
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
 use crate::store::Store;
 use crate::token::Token;
 use crate::types::Lease;
@@ -129,8 +129,9 @@ impl LeaseGuard {
         let (renewer, watchdog) = threads::spawn(&store, &shared, sent);
         if !(renewer && watchdog.is_some()) {
             let mut s = shared.lock();
-            s.lost.get_or_insert(Error::Backend(
-                "could not start the keep-alive threads".into(),
+            s.lost.get_or_insert(Error::backend(
+                BackendErrorKind::Other,
+                "could not start the keep-alive threads",
             ));
             shared.wake.notify_all();
         }

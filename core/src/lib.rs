@@ -38,7 +38,10 @@ mod token;
 mod types;
 mod url;
 
-pub use error::{Detail, DetailKind, Error, ErrorCode, Field, Result};
+pub use error::{
+    BackendError, BackendErrorKind, BackendSource, Detail, DetailKind, Error, ErrorCode, Field,
+    Result,
+};
 pub use events::{
     Events, LastWrite, RecordedRejection, MAX_EVENTS_LIMIT, RECORD_BURST, RECORD_INTERVAL,
     REJECTION_LOG,

@@ -3,7 +3,6 @@
 //! to [`Error`] for callers who run that SQL through any driver.
 
 use crate::error::{Error, ErrorCode};
-use crate::token::Token;
 
 /// The codes the view raises. Its messages are literals (a trigger's
 /// `RAISE` cannot build one from values in the SQLite versions still in
@@ -18,22 +17,20 @@ const RAISED: [ErrorCode; 3] = [
 impl Error {
     /// The error an SQLite message from `fencing_check` stands for (the
     /// message starts with the code and a colon), or `None` for any other
-    /// message. Details the message does not carry are left at neutral
-    /// values: empty scope, token [`Token::MAX`], fence and seqs 0.
+    /// message. The message names no scope, token or fence, so a
+    /// `STALE_TOKEN` or `SEQUENCE_OUT_OF_ORDER` is an [`Error::Rejected`]
+    /// with its code and the message's text, and no details; an
+    /// `INVALID_ARGUMENT` is [`Error::InvalidArgument`] with the text.
     pub fn from_sqlite_message(message: &str) -> Option<Error> {
         let (name, text) = message.trim_start().split_once(':')?;
         let code = ErrorCode::from_name(name).filter(|c| RAISED.contains(c))?;
+        let text = text.trim().to_owned();
         Some(match code {
-            ErrorCode::StaleToken => Error::StaleToken {
-                scope: String::new(),
-                presented: Token::MAX,
-                current: 0,
+            ErrorCode::InvalidArgument => Error::InvalidArgument(text),
+            code => Error::Rejected {
+                code,
+                message: text,
             },
-            ErrorCode::SequenceOutOfOrder => Error::SequenceOutOfOrder {
-                presented: 0,
-                last: 0,
-            },
-            _ => Error::InvalidArgument(text.trim().to_owned()),
         })
     }
 }
@@ -46,7 +43,12 @@ mod tests {
     fn each_raised_code_maps_back_and_nothing_else_does() {
         for code in RAISED {
             let message = format!("{code}: whatever the trigger says");
-            assert_eq!(Error::from_sqlite_message(&message).unwrap().code(), code);
+            let e = Error::from_sqlite_message(&message).unwrap();
+            assert_eq!(e.code(), code);
+            assert_eq!(e.details().count(), 0, "{code}: no invented details");
+            if code != ErrorCode::InvalidArgument {
+                assert_eq!(e.to_string(), message);
+            }
         }
         assert_eq!(
             Error::from_sqlite_message("INVALID_ARGUMENT: token must be an integer"),

@@ -86,6 +86,7 @@ struct Record {
     remaining_ms: u64,
     current_token: u64,
     current_holder: Option<CString>,
+    kind: Option<CString>,
 }
 
 thread_local! {
@@ -116,6 +117,7 @@ impl Record {
             remaining_ms: 0,
             current_token: 0,
             current_holder: None,
+            kind: None,
         }
     }
 
@@ -167,6 +169,9 @@ impl Record {
                 // 0.2 (deprecated there; ffi/README.md, "Error details").
                 Field::CurrentToken => (r.current_token, r.token) = (number, number),
                 Field::CurrentHolder => (r.current_holder, r.holder) = (text.clone(), text),
+                Field::Kind => r.kind = text,
+                // A field this library does not know yet has no C field.
+                _ => {}
             }
         }
         r
@@ -243,6 +248,11 @@ pub struct fencing_error {
     pub current_token: u64,
     /// LEASE_LOST: who holds the lease live now (NULL: none).
     pub current_holder: *const c_char,
+    /// BACKEND: how the backend failed, one of `"busy"`, `"timeout"`,
+    /// `"unreachable"`, `"refused"`, `"corrupt"`, `"outcome_unknown"`,
+    /// `"other"` (docs/semantics.md, "Errors"); more may be added.
+    /// NULL for every other status.
+    pub kind: *const c_char,
 }
 
 /// Writes the details of the calling thread's last failure to `*out`.
@@ -269,6 +279,7 @@ pub extern "C" fn fencing_last_error(out: *mut fencing_error) -> fencing_status 
                 remaining_ms: r.remaining_ms,
                 current_token: r.current_token,
                 current_holder: text(&r.current_holder),
+                kind: text(&r.kind),
             },
             None => fencing_error {
                 status: FENCING_OK,
@@ -285,6 +296,7 @@ pub extern "C" fn fencing_last_error(out: *mut fencing_error) -> fencing_status 
                 remaining_ms: 0,
                 current_token: 0,
                 current_holder: ptr::null(),
+                kind: ptr::null(),
             },
         });
         out.set(details);
@@ -366,6 +378,8 @@ mod tests {
             Field::Remaining => e.remaining_ms != 0,
             Field::CurrentToken => e.current_token != 0,
             Field::CurrentHolder => !e.current_holder.is_null(),
+            Field::Kind => !e.kind.is_null(),
+            _ => false,
         }
     }
 
@@ -387,6 +401,7 @@ mod tests {
                         Field::Scope => e.scope,
                         Field::Key => e.key,
                         Field::Holder => e.holder,
+                        Field::Kind => e.kind,
                         _ => e.current_holder,
                     };
                     assert_eq!(unsafe { CStr::from_ptr(name) }.to_str().unwrap(), t);

@@ -73,7 +73,10 @@ impl fencing_page {
     pub(crate) fn boxed(page: Page) -> Result<*mut fencing_page, Failure> {
         let key = |k: String| {
             CString::new(k).map_err(|_| {
-                Failure::from(Error::Backend("the store returned a key with NUL".into()))
+                Failure::from(Error::backend(
+                    fencing::BackendErrorKind::Corrupt,
+                    "the store returned a key with NUL",
+                ))
             })
         };
         let keys = page.keys.into_iter().map(key).collect::<Result<_, _>>()?;

@@ -17,8 +17,8 @@ use crate::status::fencing_status;
 /// (`FENCING_STALE_TOKEN`, `FENCING_SEQUENCE_OUT_OF_ORDER` or
 /// `FENCING_INVALID_ARGUMENT`) and records it for `fencing_last_error` on
 /// this thread. The message carries no details (docs/sqlite.md): the scope
-/// and token are the ones the caller passed, so `scope` is empty and the
-/// numbers are neutral. Any other message returns `FENCING_OK` and leaves
+/// and token are the ones the caller passed, so `scope` is NULL and the
+/// numbers are 0. Any other message returns `FENCING_OK` and leaves
 /// the last error alone: it is not one of fencing's.
 /// `FENCING_NULL_PARAMETER` when `message` is NULL, `FENCING_INVALID_UTF8`
 /// when it is not UTF-8.

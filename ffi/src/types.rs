@@ -188,10 +188,13 @@ fn c_text<const N: usize>(text: &str, what: &str) -> Result<[c_char; N], Failure
     let mut out = [0 as c_char; N];
     let bytes = text.as_bytes();
     if bytes.len() >= N || bytes.contains(&0) {
-        return Err(Error::Backend(format!(
-            "the store returned a {what} of {} bytes that is not a valid {what}",
-            bytes.len()
-        ))
+        return Err(Error::backend(
+            fencing::BackendErrorKind::Corrupt,
+            format!(
+                "the store returned a {what} of {} bytes that is not a valid {what}",
+                bytes.len()
+            ),
+        )
         .into());
     }
     for (dst, src) in out.iter_mut().zip(bytes) {

@@ -122,6 +122,9 @@ static json_t *render_error(fencing_status status) {
                         e.current_token ? text_of_token(e.current_token) : json_null());
     json_object_set_new(v, "current_holder", text_or_null(e.current_holder));
     break;
+  case FENCING_BACKEND:
+    json_object_set_new(v, "kind", text_or_null(e.kind));
+    break;
   default:
     break;
   }

@@ -6,7 +6,7 @@
 use std::ptr;
 
 use fencing::{Detail, DetailKind, ErrorCode, Field};
-use napi::bindgen_prelude::{Object, ToNapiValue, TypeName, Unknown};
+use napi::bindgen_prelude::{Null, Object, ToNapiValue, TypeName, Unknown};
 use napi::{check_status, sys, Env, ValueType};
 use napi_derive::napi;
 
@@ -139,6 +139,13 @@ unsafe fn core_error(env: sys::napi_env, e: &fencing::Error) -> napi::Result<sys
             Detail::OptionalText(t) => obj.set(name, t)?,
         }
     }
+    // A rejection known only by its code (SQLite's view): its code's
+    // details are null, not invented.
+    if let fencing::Error::Rejected { code, .. } = e {
+        for field in code.fields() {
+            obj.set(property_name(field), Null)?;
+        }
+    }
     Ok(raw)
 }
 
@@ -224,5 +231,6 @@ pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> fencing::Error {
         .map(|s| (*s).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned());
-    fencing::Error::Backend(format!("internal error (panic): {what}"))
+    let kind = fencing::BackendErrorKind::Other;
+    fencing::Error::backend(kind, format!("internal error (panic): {what}"))
 }

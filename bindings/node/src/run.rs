@@ -45,7 +45,11 @@ where
                 Ok(outcome) => outcome,
                 Err(join) => Err(match join.try_into_panic() {
                     Ok(p) => panicked(&*p),
-                    Err(e) => fencing::Error::Backend(format!("worker thread failed: {e}")),
+                    Err(e) => fencing::Error::backend_from(
+                        fencing::BackendErrorKind::Other,
+                        format!("worker thread failed: {e}"),
+                        e,
+                    ),
                 }),
             })
         },

@@ -12,7 +12,7 @@ use crate::convert;
 use crate::errors::ErrorValue;
 
 /// The error an SQLite error message stands for when the `fencing_check`
-/// view raised it (`'STALE_TOKEN: ...'`), with neutral details (the message
+/// view raised it (`'STALE_TOKEN: ...'`), its details `null` (the message
 /// carries none); `null` for any other message. Returned, not thrown.
 #[napi(
     catch_unwind,

@@ -98,6 +98,11 @@ test('ESM import gives the same module', async () => {
   assert.equal(esm.StaleTokenError, fencing.StaleTokenError)
   assert.equal(esm.MAX_TOKEN, 9223372036854775807n)
   assert.equal(esm.default, fencing)
+  // fencing.mjs re-exports what Node reads from fencing.js's exports literal:
+  // every name, none lost to an expression there.
+  const named = Object.keys(esm).filter((k) => k !== 'default').sort()
+  assert.deepEqual(named, Object.keys(fencing).sort())
+  for (const name of named) assert.equal(esm[name], fencing[name], name)
   const store = await esm.open('memory:')
   assert.equal(await store.nextToken('s'), 1n)
   await store.close()

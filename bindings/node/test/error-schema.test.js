@@ -49,11 +49,33 @@ test('fencing.d.ts declares every class with every detail', () => {
   }
 })
 
+test('a backend failure carries its kind', async () => {
+  const { code, fields } = SCHEMA.find((e) => e.name === 'BackendError')
+  assert.equal(code, 'BACKEND')
+  assert.deepEqual(fields, ['kind'])
+  // A file that is not an SQLite database: corrupt.
+  const os = require('node:os')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fencing-kind-'))
+  const file = path.join(dir, 'not-a-db')
+  fs.writeFileSync(file, Buffer.alloc(8192, 'x'))
+  try {
+    await assert.rejects(fencing.open(`sqlite:${file}`), (e) => {
+      assert.ok(e instanceof fencing.BackendError, String(e))
+      assert.equal(e.code, 'BACKEND')
+      assert.equal(e.kind, 'corrupt')
+      return true
+    })
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 test('every detail arrives with its value', () => {
   const jsonName = (field) => field.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())
   for (const { code, name, fields, kinds } of SCHEMA) {
     if (!(code in SQLSTATES)) {
-      assert.deepEqual(fields, [], code) // no SQLSTATE to build one with: no details
+      // No SQLSTATE to build one with: BACKEND's kind is checked above.
+      assert.deepEqual(fields, code === 'BACKEND' ? ['kind'] : [], code)
       continue
     }
     const detail = {}

@@ -38,6 +38,9 @@ describe('errorFromSqliteMessage / fromSqliteError', () => {
       for (const e of [errorFromSqliteMessage(message), fromSqliteError(new Error(message))]) {
         assert.ok(e instanceof cls, `${message}: ${e && e.constructor.name}`)
         assert.ok(e instanceof FencingError)
+        // The view's message names no scope, token or fence: null, not invented.
+        const details = { StaleTokenError: ['scope', 'presented', 'current'], SequenceOutOfOrderError: ['presented', 'last'] }
+        for (const field of details[cls.name] ?? []) assert.equal(e[field], null, `${message}: ${field}`)
       }
     }
     for (const other of ['UNIQUE constraint failed: t.id', 'database is locked', 'LEASE_HELD: x', '']) {

@@ -69,6 +69,13 @@ fn set_details(e: &Bound<'_, PyAny>, error: &Error) -> PyResult<()> {
         };
         e.setattr(attribute(py, field), value)?;
     }
+    // A rejection known only by its code (SQLite's view): its code's
+    // attributes are None, not invented.
+    if let Error::Rejected { code, .. } = error {
+        for field in code.fields() {
+            e.setattr(attribute(py, field), py.None())?;
+        }
+    }
     Ok(())
 }
 

@@ -14,7 +14,7 @@ use crate::errors::to_py;
 /// ``fencing_check`` view raised it (the message starts with the code and a
 /// colon: ``"STALE_TOKEN: ..."``): ``StaleTokenError``, ``SequenceOutOfOrderError`` or
 /// ``InvalidArgumentError``. The message carries no details, so ``scope``
-/// and the numbers are neutral. None for any other message. The exception
+/// and the numbers are None. None for any other message. The exception
 /// is returned, not raised.
 #[pyfunction]
 pub fn error_from_sqlite_message(

@@ -58,7 +58,8 @@ def _json_name(field: str, kind: str) -> str:
 def test_every_field_arrives_with_its_value() -> None:
     for code, name, fields in SCHEMA:
         if code not in SQLSTATES:
-            assert fields == [], code  # no SQLSTATE to build one with: no details
+            # No SQLSTATE to build one with: BACKEND's kind is checked below.
+            assert fields == ([("kind", "text")] if code == "BACKEND" else []), code
             continue
         detail: Dict[str, Any] = {}
         expected: Dict[str, Any] = {}
@@ -88,3 +89,15 @@ def test_the_stub_declares_every_class_and_field() -> None:
         assert f"class {name}(" in stub
         for field, _ in fields:
             assert f"self.{field} = {field}" in stub, (name, field)
+
+
+def test_a_backend_failure_carries_its_kind(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "not-a-db"
+    path.write_bytes(b"x" * 8192)  # not an SQLite database: corrupt
+    try:
+        fencing.open(f"sqlite:{path}")
+    except fencing.BackendError as e:
+        assert e.code == "BACKEND"
+        assert e.kind == "corrupt"
+    else:
+        raise AssertionError("opened a file that is not a database")

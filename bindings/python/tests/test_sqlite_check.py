@@ -106,6 +106,11 @@ def test_each_raised_message_maps_to_its_class() -> None:
     ):
         e = fencing.error_from_sqlite_message(message)
         assert type(e) is cls, message
+        # The view's message names no scope, token or fence: None, not invented.
+        unknown = {fencing.StaleTokenError: ("scope", "presented", "current")}
+        unknown[fencing.SequenceError] = ("presented", "last")
+        for field in unknown.get(cls, ()):
+            assert getattr(e, field) is None, (message, field)
         e = fencing.from_sqlite_error(sqlite3.IntegrityError(message))
         assert type(e) is cls, message
     for other in ("UNIQUE constraint failed: t.id", "database is locked", "LEASE_HELD: x", ""):

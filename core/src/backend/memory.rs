@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::Backend;
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind::Other, Error, Result};
 use crate::events::{
     at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
 };
@@ -155,7 +155,7 @@ impl Memory {
         self.shard(scope)
             .scopes
             .lock()
-            .map_err(|_| Error::Backend("memory shard poisoned by a panic".into()))
+            .map_err(|_| Error::backend(Other, "memory shard poisoned by a panic"))
     }
 
     fn floor(&self, scope: &str) -> &AtomicU64 {
@@ -323,7 +323,7 @@ impl Backend for Memory {
                 shard
                     .scopes
                     .lock()
-                    .map_err(|_| Error::Backend("memory shard poisoned by a panic".into()))?,
+                    .map_err(|_| Error::backend(Other, "memory shard poisoned by a panic"))?,
             );
         }
         for floor in self.floors.iter() {
@@ -354,7 +354,7 @@ impl Backend for Memory {
         let mut ring = self
             .rejections
             .lock()
-            .map_err(|_| Error::Backend("memory: rejection record poisoned by a panic".into()))?;
+            .map_err(|_| Error::backend(Other, "memory: rejection record poisoned by a panic"))?;
         let since = at_ms(now.saturating_sub(RECORD_INTERVAL.as_millis() as u64));
         // Another handle's record of the scope within the interval takes this one's count.
         if let Some(row) = ring
@@ -389,7 +389,7 @@ impl Backend for Memory {
     fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
         let rejections = {
             let ring = self.rejections.lock().map_err(|_| {
-                Error::Backend("memory: rejection record poisoned by a panic".into())
+                Error::backend(Other, "memory: rejection record poisoned by a panic")
             })?;
             ring.rows
                 .iter()
@@ -418,7 +418,7 @@ impl Backend for Memory {
                     let scopes = shard
                         .scopes
                         .lock()
-                        .map_err(|_| Error::Backend("memory shard poisoned by a panic".into()))?;
+                        .map_err(|_| Error::backend(Other, "memory shard poisoned by a panic"))?;
                     last_writes.extend(scopes.iter().filter_map(|(n, s)| mark(n, s)));
                 }
                 last_writes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.scope.cmp(&b.scope)));

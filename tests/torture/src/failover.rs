@@ -165,8 +165,8 @@ impl Replicas {
         loop {
             match Store::open(&url).and_then(|s| s.failover()) {
                 Ok(moved) => return Ok(moved),
-                Err(Error::Backend(m)) if Instant::now() < until => {
-                    eprintln!("torture: the failover step: {m}; again");
+                Err(e @ Error::Backend(_)) if Instant::now() < until => {
+                    eprintln!("torture: the failover step: {e}; again");
                     std::thread::sleep(Duration::from_millis(200));
                 }
                 Err(e) => return Err(format!("the failover step on node{node}: {e}")),

@@ -648,8 +648,7 @@ fn open_retrying(url: &str, patience: Duration) -> Result<Store, String> {
     loop {
         match Store::open(url) {
             Ok(s) => return Ok(s),
-            Err(Error::Backend(m)) if Instant::now() < until => {
-                let _ = m;
+            Err(Error::Backend(_)) if Instant::now() < until => {
                 std::thread::sleep(Duration::from_millis(200));
             }
             Err(e) => return Err(format!("opening {url}: {e}")),

@@ -177,9 +177,17 @@ class TimeoutError(FencingError, builtins.TimeoutError):
 
 
 class BackendError(FencingError):
-    """I/O, database or connection failure; the message says which."""
+    """I/O, database or connection failure; the message says which, and
+    ``kind`` what a caller may conclude (docs/semantics.md, "Error codes")."""
 
     code: ClassVar[str] = "BACKEND"
+
+    def __init__(self, message: str = "", *, kind: str = "other") -> None:
+        super().__init__(message)
+        #: How the backend failed: ``"busy"``, ``"timeout"``, ``"unreachable"``,
+        #: ``"refused"``, ``"corrupt"``, ``"outcome_unknown"`` or ``"other"``
+        #: (more may be added).
+        self.kind = kind
 
 
 class ClosedError(FencingError):

@@ -77,8 +77,8 @@ def error_from_sqlstate(sqlstate: str, detail: Optional[str] = None) -> Optional
 def error_from_sqlite_message(message: str) -> Optional[FencingError]:
     """The fencing exception an SQLite error message stands for when the
     ``fencing_check`` view raised it (``"STALE_TOKEN: ..."``):
-    ``StaleTokenError``, ``SequenceOutOfOrderError`` or ``InvalidArgumentError``, with
-    neutral details (the message carries none); None for any other message.
+    ``StaleTokenError``, ``SequenceOutOfOrderError`` or ``InvalidArgumentError``, whose
+    details are None (the message carries none); None for any other message.
     Returned, not raised."""
 
 @final

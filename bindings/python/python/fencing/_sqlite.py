@@ -38,7 +38,7 @@ def from_sqlite_error(exc: BaseException) -> Optional[FencingError]:
 
     Reads the message from ``exc.args[0]`` when it is a str (``sqlite3``,
     ``apsw``), else ``str(exc)``. The message carries no details: ``scope``
-    and the numbers of the returned exception are neutral; the scope and
+    and the numbers of the returned exception are None; the scope and
     token are the ones you passed. The exception is returned, not raised:
     ``raise err from exc``.
     """

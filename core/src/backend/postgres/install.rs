@@ -9,7 +9,7 @@ use tokio_postgres::{Client, GenericClient};
 
 use super::db;
 use crate::backend::sql_text::{fill, hash, should_install, OURS};
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
 
 /// The tables by schema version. Version 5 is every table of the
 /// development builds, squashed: a schema below it was written before the
@@ -107,10 +107,13 @@ pub(super) async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> 
     .map_err(db)?;
     let current = schema_version(&tx, schema, quoted).await?;
     if current > LATEST {
-        return Err(Error::Backend(format!(
-            "postgres: schema {schema:?} has version {current}, written by a newer fencing; \
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
+                "postgres: schema {schema:?} has version {current}, written by a newer fencing; \
              this build knows versions up to {LATEST}"
-        )));
+            ),
+        ));
     }
     if current < 0 {
         // A schema someone else made is not ours to take over.
@@ -127,20 +130,26 @@ pub(super) async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> 
             .try_get(0)
             .map_err(db)?;
         if foreign > 0 {
-            return Err(Error::Backend(format!(
-                "postgres: schema {schema:?} holds objects that fencing did not create: \
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "postgres: schema {schema:?} holds objects that fencing did not create: \
                  choose another with ?schema=NAME"
-            )));
+                ),
+            ));
         }
         tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
             .await
             .map_err(db)?;
     } else if current < FIRST {
-        return Err(Error::Backend(format!(
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
             "postgres: schema {schema:?} has version {current}, written by a development build \
              before fencing 0.1; this build upgrades schemas from version {FIRST}: move its data \
              to a new schema"
-        )));
+        ),
+        ));
     }
     for (version, migration) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
         tx.batch_execute(&fill(migration).replace("@schema@", quoted))

@@ -23,7 +23,7 @@ use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, Config, Row};
 
 use super::Backend;
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote};
 use crate::rules::{ttl_ms, Mode, FAILOVER_STEP};
 use crate::token::Token;
@@ -189,16 +189,22 @@ type Params<'a> = [&'a (dyn ToSql + Sync)];
 /// Column `idx` of a row: a column missing or of another type than this
 /// build expects (a schema changed under it) is `BACKEND`, never a panic.
 fn col<'a, T: FromSql<'a>>(row: &'a Row, idx: impl RowIndex + fmt::Display + Copy) -> Result<T> {
-    row.try_get(idx)
-        .map_err(|e| Error::Backend(format!("postgres: reading column {idx}: {e}")))
+    row.try_get(idx).map_err(|e| {
+        Error::backend_from(
+            BackendErrorKind::Corrupt,
+            format!("postgres: reading column {idx}: {e}"),
+            e,
+        )
+    })
 }
 
 /// Maps a driver error: fencing's own rejections to their typed errors,
 /// anything else to `BACKEND`.
-pub(crate) fn to_error(e: &tokio_postgres::Error) -> Error {
-    e.as_db_error()
-        .and_then(|db| Error::from_sqlstate(db.code().code(), db.detail()))
-        .unwrap_or_else(|| backend_error(e))
+pub(crate) fn to_error(e: tokio_postgres::Error) -> Error {
+    let fenced = e
+        .as_db_error()
+        .and_then(|db| Error::from_sqlstate(db.code().code(), db.detail()));
+    fenced.unwrap_or_else(|| backend_error(e))
 }
 
 /// Tokens, seqs, versions and times are all below 2^63.
@@ -207,11 +213,15 @@ fn sql(v: u64) -> i64 {
 }
 
 fn stored(v: i64) -> Result<u64> {
-    u64::try_from(v).map_err(|_| Error::Backend(format!("postgres: corrupt value {v} in store")))
+    u64::try_from(v).map_err(|_| corrupt(format!("postgres: corrupt value {v} in store")))
 }
 
 fn stored_token(v: i64) -> Result<Token> {
-    Token::new(stored(v)?).ok_or_else(|| Error::Backend(format!("postgres: corrupt token {v}")))
+    Token::new(stored(v)?).ok_or_else(|| corrupt(format!("postgres: corrupt token {v}")))
+}
+
+fn corrupt(message: String) -> Error {
+    Error::backend(BackendErrorKind::Corrupt, message)
 }
 
 /// A schema name: a plain lower-case SQL identifier, so that it never needs
@@ -318,7 +328,7 @@ impl Postgres {
         self.rows(q, params)?
             .into_iter()
             .next()
-            .ok_or_else(|| Error::Backend(format!("postgres: {n} returned no row")))
+            .ok_or_else(|| corrupt(format!("postgres: {n} returned no row")))
     }
 }
 
@@ -356,7 +366,7 @@ fn driver_config(url: &str, call_timeout: Duration) -> Result<Config> {
 }
 
 fn db(e: tokio_postgres::Error) -> Error {
-    to_error(&e)
+    to_error(e)
 }
 
 /// `?clock=manual` stops the schema's clock (it then moves only with
@@ -462,7 +472,7 @@ impl Backend for Postgres {
         )?;
         let versions: Vec<i64> = col(&row, 0)?;
         if versions.len() != ops.len() {
-            return Err(Error::Backend(format!(
+            return Err(corrupt(format!(
                 "postgres: apply returned {} receipts for {} operations",
                 versions.len(),
                 ops.len()
@@ -558,7 +568,7 @@ impl Backend for Postgres {
             .map(|r| {
                 Ok(RecordedRejection {
                     id: stored(col(r, "id")?)?,
-                    code: code_from_str(col(r, "code")?),
+                    code: code_from_str(col(r, "code")?)?,
                     scope: col(r, "scope")?,
                     key: col(r, "key")?,
                     presented: stored_token(col(r, "presented")?)?,

@@ -20,7 +20,7 @@ use super::deadline::wait;
 use super::notices::{self, Warnings};
 use super::runtime::Runtime;
 use super::{session, tls, to_error};
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind as Kind, Error, Result};
 
 pub(crate) struct Conn {
     pub client: Client,
@@ -138,25 +138,45 @@ impl Pool {
             // Committed locally, perhaps not on any standby: a promoted
             // standby may not have it, so it is no answer to hand on.
             self.discard_one(conn);
-            return Err(Error::Backend(format!(
-                "postgres: {what}: the server warned \"{warning}\"; with \
-                 sync_replication=required a commit no synchronous standby confirmed is a \
-                 failure: the outcome is unknown"
-            )));
+            return Err(Error::backend(
+                Kind::OutcomeUnknown,
+                format!(
+                    "postgres: {what}: the server warned \"{warning}\"; with \
+                     sync_replication=required a commit no synchronous standby confirmed is a \
+                     failure: the outcome is unknown"
+                ),
+            ));
         }
         if conn.client.is_closed() || matches!(&out, Err(e) if is_connection_failure(e)) {
             self.discard(conn);
         } else {
             self.checkin(conn);
         }
-        out.map_err(|e| to_error(&e))
+        out.map_err(to_error)
     }
 
+    /// A call whose answer did not come in time: it was sent, so it may
+    /// have taken effect.
     fn timed_out(&self, what: &str) -> Error {
-        Error::Backend(format!(
-            "postgres: {what} timed out after {} ms; the outcome is unknown",
-            self.call_timeout.as_millis()
-        ))
+        Error::backend(
+            Kind::OutcomeUnknown,
+            format!(
+                "postgres: {what} timed out after {} ms; the outcome is unknown",
+                self.call_timeout.as_millis()
+            ),
+        )
+    }
+
+    /// A connection not made in time: nothing of the call was sent.
+    fn connect_timed_out(&self) -> Error {
+        Error::backend(
+            Kind::Timeout,
+            format!(
+                "postgres: connecting to {} timed out after {} ms",
+                endpoints(&self.config),
+                self.call_timeout.as_millis()
+            ),
+        )
     }
 
     /// In a process forked from the one that made the pool (docs/semantics.md,
@@ -196,11 +216,15 @@ impl Pool {
                 });
             }
             let Some(left) = deadline.checked_duration_since(Instant::now()) else {
-                return Err(Error::Backend(format!(
-                    "postgres: no free connection within {} ms (pool_size={}); nothing was sent",
-                    self.call_timeout.as_millis(),
-                    self.size
-                )));
+                return Err(Error::backend(
+                    Kind::Timeout,
+                    format!(
+                        "postgres: no free connection within {} ms (pool_size={}); nothing was \
+                         sent",
+                        self.call_timeout.as_millis(),
+                        self.size
+                    ),
+                ));
             };
             state = self
                 .freed
@@ -210,20 +234,19 @@ impl Pool {
         }
     }
 
-    /// A failed connection, naming where it went (hosts and ports, never
-    /// the user's password) and the driver's cause.
-    fn unreachable(&self, e: &tokio_postgres::Error) -> Error {
-        let cause = match (e.as_db_error(), std::error::Error::source(e)) {
-            (None, Some(cause)) => cause.to_string(),
-            _ => match to_error(e) {
-                Error::Backend(m) => m.trim_start_matches("postgres: ").to_owned(),
-                other => return other,
-            },
+    /// A failed connection (or session setup), naming where it went (hosts
+    /// and ports, never the user's password) and the driver's cause: the
+    /// server's refusal, or `unreachable` when no server answered.
+    fn unreachable(&self, e: tokio_postgres::Error) -> Error {
+        let (kind, cause) = match (e.as_db_error(), std::error::Error::source(&e)) {
+            (None, Some(cause)) => (Kind::Unreachable, cause.to_string()),
+            _ => describe(&e, Kind::Unreachable),
         };
-        Error::Backend(format!(
+        let message = format!(
             "postgres: cannot connect to {}: {cause}",
             endpoints(&self.config)
-        ))
+        );
+        Error::backend_from(kind, message, e)
     }
 
     /// Connects on the runtime (the driver needs it for sockets and its
@@ -243,18 +266,17 @@ impl Pool {
         let connected = match wait(task, deadline) {
             None => {
                 abort.abort();
-                return Err(Error::Backend(format!(
-                    "postgres: connecting to {} timed out after {} ms",
-                    endpoints(&self.config),
-                    self.call_timeout.as_millis()
-                )));
+                return Err(self.connect_timed_out());
             }
-            Some(Err(e)) => return Err(Error::Backend(format!("postgres: connect task: {e}"))),
+            Some(Err(e)) => {
+                let message = format!("postgres: connect task: {e}");
+                return Err(Error::backend_from(Kind::Other, message, e));
+            }
             Some(Ok(connected)) => connected,
         };
         let (client, socket, warnings) = connected.map_err(|e| match tls::explain(&e) {
-            Some(tls) => Error::Backend(tls),
-            None => self.unreachable(&e),
+            Some(tls) => Error::backend_from(Kind::Refused, tls, e),
+            None => self.unreachable(e),
         })?;
         let conn = Conn {
             client,
@@ -278,9 +300,9 @@ impl Pool {
         ) {
             None => {
                 conn.kill();
-                Err(self.timed_out("connecting"))
+                Err(self.connect_timed_out())
             }
-            Some(Err(e)) => Err(to_error(&e)),
+            Some(Err(e)) => Err(self.unreachable(e)),
             Some(Ok(())) => Ok(conn),
         }
     }
@@ -294,15 +316,21 @@ impl Pool {
                 .query_one("SELECT current_setting('synchronous_standby_names')", &[]),
             deadline,
         )
-        .ok_or_else(|| self.timed_out("connecting"))?
-        .map_err(|e| to_error(&e))?;
-        let names: String = names.get(0);
+        .ok_or_else(|| self.connect_timed_out())?
+        .map_err(|e| self.unreachable(e))?;
+        let names: String = names.try_get(0).map_err(|e| {
+            Error::backend_from(
+                Kind::Corrupt,
+                format!("postgres: reading synchronous_standby_names: {e}"),
+                e,
+            )
+        })?;
         if names.trim().is_empty() {
-            return Err(Error::Backend(
+            return Err(Error::backend(
+                Kind::Refused,
                 "postgres: sync_replication=required, but the server has no synchronous \
                  standby (synchronous_standby_names is empty): set it on the primary, or \
-                 drop the option"
-                    .into(),
+                 drop the option",
             ));
         }
         Ok(())
@@ -395,13 +423,26 @@ fn endpoints(config: &Config) -> String {
 /// SQLSTATE read_only_sql_transaction: a write sent to a standby.
 const READ_ONLY: &str = "25006";
 
-pub(crate) fn backend_error(e: &tokio_postgres::Error) -> Error {
+/// A driver error that is not one of fencing's rejections, with the
+/// driver's error as source. An error without an answer from the server
+/// came mid-call: its outcome is unknown.
+pub(crate) fn backend_error(e: tokio_postgres::Error) -> Error {
+    let (kind, text) = describe(&e, Kind::OutcomeUnknown);
+    Error::backend_from(kind, format!("postgres: {text}"), e)
+}
+
+/// A driver error's kind and words: the server's message and SQLSTATE, or
+/// the driver's kind and cause; `lost` is the kind when no server answered.
+fn describe(e: &tokio_postgres::Error, lost: Kind) -> (Kind, String) {
     match e.as_db_error() {
-        Some(db) if db.code().code() == READ_ONLY => Error::Backend(format!(
-            "postgres: the server is a read-only standby ({}, SQLSTATE 25006): point the URL at \
-             the primary, or list every host with target_session_attrs=read-write",
-            db.message()
-        )),
+        Some(db) if db.code().code() == READ_ONLY => (
+            Kind::Refused,
+            format!(
+                "the server is a read-only standby ({}, SQLSTATE 25006): point the URL at the \
+                 primary, or list every host with target_session_attrs=read-write",
+                db.message()
+            ),
+        ),
         Some(db) => {
             let code = db.code().code();
             // A named statement that vanished or collided: the sign of a
@@ -412,17 +453,33 @@ pub(crate) fn backend_error(e: &tokio_postgres::Error) -> Error {
             } else {
                 ""
             };
-            Error::Backend(format!(
-                "postgres: {} (SQLSTATE {code}){hint}",
-                db.message()
-            ))
+            let text = format!("{} (SQLSTATE {code}){hint}", db.message());
+            (sqlstate_kind(code), text)
         }
         // The driver's Display names only the kind ("error connecting to
         // server"); its source says what happened. Neither holds the URL.
         None => match std::error::Error::source(e) {
-            Some(cause) => Error::Backend(format!("postgres: {e}: {cause}")),
-            None => Error::Backend(format!("postgres: {e}")),
+            Some(cause) => (lost, format!("{e}: {cause}")),
+            None => (lost, e.to_string()),
         },
+    }
+}
+
+/// The kind of a server's error (its SQLSTATE): the server answered, so the
+/// statement did not take effect.
+fn sqlstate_kind(code: &str) -> Kind {
+    match code {
+        // serialization_failure, deadlock_detected, lock_not_available,
+        // too_many_connections: someone else holds what the call needs.
+        "40001" | "40P01" | "55P03" | "53300" => Kind::Busy,
+        // query_canceled: the server's statement_timeout.
+        "57014" => Kind::Timeout,
+        // data_corrupted, index_corrupted.
+        "XX001" | "XX002" => Kind::Corrupt,
+        // Connection exceptions; the server shutting down or starting up.
+        c if c.starts_with("08") || c.starts_with("57P") => Kind::Unreachable,
+        // Authentication, permissions, a missing database, a bad statement.
+        _ => Kind::Refused,
     }
 }
 
@@ -458,6 +515,7 @@ mod tests {
             .expect("checkout waited past its deadline")
             .unwrap_err();
         assert_eq!(err.code(), crate::ErrorCode::Backend, "{err}");
+        assert_eq!(err.backend_kind(), Some(Kind::Timeout), "{err}");
         assert!(err.to_string().contains("no free connection"), "{err}");
     }
 }

@@ -11,7 +11,7 @@ use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind::Other, Error, Result};
 
 pub(crate) struct Runtime {
     handle: Handle,
@@ -41,11 +41,15 @@ impl Runtime {
                 // Runs the spawned tasks until the handle is dropped.
                 let _ = rt.block_on(stopped);
             })
-            .map_err(|e| Error::Backend(format!("postgres: cannot start its thread: {e}")))?;
+            .map_err(|e| {
+                Error::backend_from(Other, format!("postgres: cannot start its thread: {e}"), e)
+            })?;
         let handle = handle
             .recv()
-            .map_err(|_| Error::Backend("postgres: its runtime thread died".into()))?
-            .map_err(|e| Error::Backend(format!("postgres: cannot start its runtime: {e}")))?;
+            .map_err(|_| Error::backend(Other, "postgres: its runtime thread died"))?
+            .map_err(|e| {
+                Error::backend(Other, format!("postgres: cannot start its runtime: {e}"))
+            })?;
         Ok(Runtime {
             handle,
             stop: Some(stop),

@@ -21,7 +21,7 @@ use rustls::{
 use tokio_postgres::config::{Host, SslMode as DriverMode};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind::Refused, Error, Result};
 use crate::url::{RootCert, SslMode, Tls};
 
 /// The driver's mode: it only negotiates (disable, prefer, require); the
@@ -47,14 +47,16 @@ pub(crate) fn connector(tls: &Tls) -> Result<MakeRustlsConnect> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| Error::Backend(format!("postgres: TLS setup: {e}")))?;
+        .map_err(|e| Error::backend_from(Refused, format!("postgres: TLS setup: {e}"), e))?;
     let verifier: Arc<dyn ServerCertVerifier> = match (&tls.root_cert, tls.mode) {
         (_, SslMode::Disable) | (None, _) => Arc::new(Unverified(provider)),
         (Some(root), mode) => {
             let roots = Arc::new(root_store(root)?);
             let chain = WebPkiServerVerifier::builder_with_provider(roots, provider)
                 .build()
-                .map_err(|e| Error::Backend(format!("postgres: sslrootcert: {e}")))?;
+                .map_err(|e| {
+                    Error::backend_from(Refused, format!("postgres: sslrootcert: {e}"), e)
+                })?;
             if mode == SslMode::VerifyFull {
                 chain
             } else {
@@ -69,7 +71,9 @@ pub(crate) fn connector(tls: &Tls) -> Result<MakeRustlsConnect> {
         None => builder.with_no_client_auth(),
         Some((cert, key)) => builder
             .with_client_auth_cert(certificates("sslcert", cert)?, private_key(key)?)
-            .map_err(|e| Error::Backend(format!("postgres: sslcert/sslkey: {e}")))?,
+            .map_err(|e| {
+                Error::backend_from(Refused, format!("postgres: sslcert/sslkey: {e}"), e)
+            })?,
     };
     Ok(MakeRustlsConnect::new(config))
 }
@@ -80,7 +84,11 @@ fn root_store(root: &RootCert) -> Result<RootCertStore> {
         RootCert::File(path) => {
             for cert in certificates("sslrootcert", path)? {
                 store.add(cert).map_err(|e| {
-                    Error::Backend(format!("postgres: sslrootcert {}: {e}", path.display()))
+                    Error::backend_from(
+                        Refused,
+                        format!("postgres: sslrootcert {}: {e}", path.display()),
+                        e,
+                    )
                 })?;
             }
         }
@@ -95,7 +103,7 @@ fn root_store(root: &RootCert) -> Result<RootCertStore> {
                     .first()
                     .map(|e| format!(": {e}"))
                     .unwrap_or_default();
-                return Err(Error::Backend(format!(
+                return Err(Error::backend(Refused, format!(
                     "postgres: sslrootcert=system: no CA certificates found in the system's trust store{why}"
                 )));
             }
@@ -107,10 +115,13 @@ fn root_store(root: &RootCert) -> Result<RootCertStore> {
 /// Every certificate of a PEM file; at least one.
 fn certificates(option: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     let unreadable = |e: &dyn std::fmt::Display| {
-        Error::Backend(format!(
-            "postgres: {option}: cannot read certificates from {}: {e}",
-            path.display()
-        ))
+        Error::backend(
+            Refused,
+            format!(
+                "postgres: {option}: cannot read certificates from {}: {e}",
+                path.display()
+            ),
+        )
     };
     let certs = CertificateDer::pem_file_iter(path)
         .map_err(|e| unreadable(&e))?
@@ -124,10 +135,13 @@ fn certificates(option: &str, path: &Path) -> Result<Vec<CertificateDer<'static>
 
 fn private_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
     PrivateKeyDer::from_pem_file(path).map_err(|e| {
-        Error::Backend(format!(
-            "postgres: sslkey: cannot read a private key from {}: {e}",
-            path.display()
-        ))
+        Error::backend(
+            Refused,
+            format!(
+                "postgres: sslkey: cannot read a private key from {}: {e}",
+                path.display()
+            ),
+        )
     })
 }
 

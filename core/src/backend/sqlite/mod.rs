@@ -16,7 +16,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 use super::sql_text::{fill, hash, should_install, OURS};
 use super::Backend;
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{
     at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL,
     REJECTION_LOG,
@@ -29,6 +29,7 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
+mod failure;
 mod schema;
 
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
@@ -104,13 +105,18 @@ impl Settings {
     fn connect(&self) -> Result<Connection> {
         let path = &self.path;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| Error::Backend(format!("sqlite: cannot open {}: {e}", path.display())))?;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| {
+            let message = format!("sqlite: cannot open {}: {e}", path.display());
+            Error::backend_from(failure::kind(&e), message, e)
+        })?;
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(backend)? {
-            return Err(Error::Backend(format!(
-                "sqlite: {} is read-only: the store needs to write",
-                path.display()
-            )));
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "sqlite: {} is read-only: the store needs to write",
+                    path.display()
+                ),
+            ));
         }
         conn.busy_timeout(self.busy_timeout).map_err(backend)?;
         let sync = match self.synchronous {
@@ -129,9 +135,7 @@ impl Settings {
     }
 }
 
-fn backend(e: rusqlite::Error) -> Error {
-    Error::Backend(format!("sqlite: {e}"))
-}
+use failure::backend;
 
 fn run(conn: &Connection, statement: &str) -> Result<()> {
     conn.prepare_cached(statement)
@@ -142,11 +146,15 @@ fn run(conn: &Connection, statement: &str) -> Result<()> {
 
 /// Stored integers are signed; every value we store is in `0..=i64::MAX`.
 fn stored(v: i64) -> Result<u64> {
-    u64::try_from(v).map_err(|_| Error::Backend(format!("sqlite: corrupt value {v} in store")))
+    u64::try_from(v).map_err(|_| corrupt(format!("sqlite: corrupt value {v} in store")))
 }
 
 fn stored_token(v: i64) -> Result<Token> {
-    Token::new(stored(v)?).ok_or_else(|| Error::Backend(format!("sqlite: corrupt token {v}")))
+    Token::new(stored(v)?).ok_or_else(|| corrupt(format!("sqlite: corrupt token {v}")))
+}
+
+fn corrupt(message: String) -> Error {
+    Error::backend(BackendErrorKind::Corrupt, message)
 }
 
 fn sql(v: u64) -> i64 {
@@ -165,10 +173,7 @@ impl Sqlite {
             busy_timeout,
         };
         let mut conn = settings.connect()?;
-        migrate(&mut conn, path).map_err(|e| match e {
-            Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
-            other => other,
-        })?;
+        migrate(&mut conn, path).map_err(|e| e.at(path.display()))?;
         use_wal(&conn, busy_timeout)
     }
 
@@ -186,10 +191,7 @@ impl Sqlite {
             busy_timeout,
         };
         let mut conn = settings.connect()?;
-        migrate(&mut conn, path).map_err(|e| match e {
-            Error::Backend(m) => Error::Backend(format!("{m} ({})", path.display())),
-            other => other,
-        })?;
+        migrate(&mut conn, path).map_err(|e| e.at(path.display()))?;
         use_wal(&conn, busy_timeout)?;
         Ok(Sqlite {
             conn: Mutex::new(Some(Owned::new(conn))),
@@ -204,10 +206,12 @@ impl Sqlite {
     /// untouched, never used or closed, since closing it in the child could
     /// remove the WAL files the parent still uses.
     fn conn(&self) -> Result<MutexGuard<'_, Option<Owned>>> {
-        let mut guard = self
-            .conn
-            .lock()
-            .map_err(|_| Error::Backend("sqlite: connection poisoned by a panic".into()))?;
+        let mut guard = self.conn.lock().map_err(|_| {
+            Error::backend(
+                BackendErrorKind::Other,
+                "sqlite: connection poisoned by a panic",
+            )
+        })?;
         if guard.as_ref().is_some_and(Owned::inherited) {
             *guard = Some(Owned::new(self.settings.connect()?));
         }
@@ -283,11 +287,14 @@ fn create_private(path: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             let link = std::fs::symlink_metadata(path).map_err(|e| cannot_create(path, e))?;
             if link.file_type().is_symlink() && std::fs::metadata(path).is_err() {
-                return Err(Error::Backend(format!(
+                return Err(Error::backend(
+                    BackendErrorKind::Refused,
+                    format!(
                     "sqlite: {} is a symlink to a missing file: fencing creates a store only at \
                      a path that is not a symlink (name the file itself)",
                     path.display()
-                )));
+                ),
+                ));
             }
             Ok(())
         }
@@ -296,7 +303,10 @@ fn create_private(path: &Path) -> Result<()> {
 }
 
 fn cannot_create(path: &Path, e: std::io::Error) -> Error {
-    Error::Backend(format!("sqlite: cannot create {}: {e}", path.display()))
+    Error::backend(
+        BackendErrorKind::Unreachable,
+        format!("sqlite: cannot create {}: {e}", path.display()),
+    )
 }
 
 /// Whether a store may be created in the file at `path`, which holds no
@@ -308,20 +318,23 @@ fn may_create(path: &Path) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     let link = std::fs::symlink_metadata(path).map_err(|e| cannot_create(path, e))?;
     if link.file_type().is_symlink() {
-        return Err(Error::Backend(
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
             "sqlite: the path is a symlink to a file that holds no fencing store: fencing \
-             creates a store only at a path that is not a symlink (name the file itself)"
-                .into(),
+             creates a store only at a path that is not a symlink (name the file itself)",
         ));
     }
     // SAFETY: geteuid(2) cannot fail and touches no memory of ours.
     let euid = unsafe { libc::geteuid() };
     if link.uid() != euid {
-        return Err(Error::Backend(format!(
-            "sqlite: the file is owned by uid {}, not by this user (uid {euid}): fencing \
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
+                "sqlite: the file is owned by uid {}, not by this user (uid {euid}): fencing \
              creates a store only in a file of its own",
-            link.uid()
-        )));
+                link.uid()
+            ),
+        ));
     }
     Ok(())
 }
@@ -354,9 +367,10 @@ fn use_wal(conn: &Connection, busy_timeout: Duration) -> Result<()> {
             Err(e) => return Err(backend(e)),
         };
         if std::time::Instant::now() >= deadline {
-            return Err(Error::Backend(format!(
-                "sqlite: cannot switch to WAL: {busy}"
-            )));
+            return Err(Error::backend(
+                BackendErrorKind::Busy,
+                format!("sqlite: cannot switch to WAL: {busy}"),
+            ));
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -377,39 +391,51 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         .query_row("PRAGMA encoding", [], |r| r.get(0))
         .map_err(backend)?;
     if encoding != "UTF-8" {
-        return Err(Error::Backend(format!(
-            "sqlite: the file's text encoding is {encoding}; fencing stores need UTF-8 \
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
+                "sqlite: the file's text encoding is {encoding}; fencing stores need UTF-8 \
              (move the data to a new file)"
-        )));
+            ),
+        ));
     }
     let version: i64 = tx
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(backend)?;
     if version > SCHEMA_VERSION {
-        return Err(Error::Backend(format!(
-            "sqlite: the file has schema version {version}, written by a newer fencing; \
-             this build knows versions up to {SCHEMA_VERSION}"
-        )));
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
+                "sqlite: the file has schema version {version}, written by a newer fencing; \
+                 this build knows versions up to {SCHEMA_VERSION}"
+            ),
+        ));
     }
     let file = schema::read(&tx)?;
     if version == 0 {
         // A database someone else made is not ours to take over.
         if let Some(o) = file.first() {
-            return Err(Error::Backend(format!(
-                "sqlite: the file is an SQLite database that fencing did not create (it has a \
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "sqlite: the file is an SQLite database that fencing did not create (it has a \
                  {} \"{}\")",
-                o.kind(),
-                o.name()
-            )));
+                    o.kind(),
+                    o.name()
+                ),
+            ));
         }
         may_create(path)?;
     }
     if version > 0 && version < FIRST {
-        return Err(Error::Backend(format!(
-            "sqlite: the file has schema version {version}, written by a development build \
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
+                "sqlite: the file has schema version {version}, written by a development build \
              before fencing 0.1; this build upgrades files from version {FIRST}: move its data \
              to a new file"
-        )));
+            ),
+        ));
     }
     let check = fill(CHECK);
     let ours = hash(&check);
@@ -860,7 +886,7 @@ impl Backend for Sqlite {
                     |((id, code, scope), (key, presented, current), (seq, holder), (at, n))| {
                         Ok(RecordedRejection {
                             id: stored(id)?,
-                            code: code_from_str(&code),
+                            code: code_from_str(&code)?,
                             scope,
                             key,
                             presented: stored_token(presented)?,

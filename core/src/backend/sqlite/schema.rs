@@ -22,7 +22,7 @@ use rusqlite::Connection;
 
 use super::{backend, CHECK, MIGRATIONS};
 use crate::backend::sql_text::{fill, should_install};
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
 
 /// One row of `sqlite_schema`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,7 +78,12 @@ fn reference() -> Result<&'static Reference> {
     REFERENCE
         .get_or_init(|| build().map_err(|e| e.to_string()))
         .as_ref()
-        .map_err(|e| Error::Backend(format!("sqlite: this build's own schema: {e}")))
+        .map_err(|e| {
+            Error::backend(
+                BackendErrorKind::Other,
+                format!("sqlite: this build's own schema: {e}"),
+            )
+        })
 }
 
 fn build() -> Result<Reference> {
@@ -155,7 +160,12 @@ pub(super) fn verify(
         .iter()
         .find(|(v, _)| *v == version)
         .map(|(_, t)| t.as_slice())
-        .ok_or_else(|| Error::Backend(format!("sqlite: no reference for version {version}")))?;
+        .ok_or_else(|| {
+            Error::backend(
+                BackendErrorKind::Other,
+                format!("sqlite: no reference for version {version}"),
+            )
+        })?;
     let dropped: &[String] = reference
         .dropped
         .iter()
@@ -167,12 +177,15 @@ pub(super) fn verify(
     let replaced = match &installed {
         Some((hash, _)) if hash == ours_hash => false,
         Some((_, by)) if !should_install(ours_hash, installed.clone()) => {
-            return Err(Error::Backend(format!(
-                "sqlite: the file's fencing_check view and trigger were installed by fencing \
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "sqlite: the file's fencing_check view and trigger were installed by fencing \
                  {by}, newer than this build ({}), with a text this build cannot check: open \
                  the file with fencing {by} or newer",
-                crate::backend::sql_text::OURS
-            )));
+                    crate::backend::sql_text::OURS
+                ),
+            ));
         }
         _ => true,
     };
@@ -181,13 +194,16 @@ pub(super) fn verify(
         if !ours(o) {
             if o.kind == "trigger" {
                 if let Some(name) = fencing_name_used(o.sql.as_deref().unwrap_or("")) {
-                    return Err(Error::Backend(format!(
-                        "sqlite: the file has a trigger \"{}\" that fencing did not create, \
+                    return Err(Error::backend(
+                        BackendErrorKind::Refused,
+                        format!(
+                            "sqlite: the file has a trigger \"{}\" that fencing did not create, \
                          which names fencing's \"{name}\" (a trigger of yours may only insert \
                          into fencing_check): {}",
-                        o.name,
-                        shown(&o.sql)
-                    )));
+                            o.name,
+                            shown(&o.sql)
+                        ),
+                    ));
                 }
             }
             continue;
@@ -196,12 +212,15 @@ pub(super) fn verify(
             if o.kind == "table" && dropped.iter().any(|d| d == &o.name) {
                 continue;
             }
-            return Err(Error::Backend(format!(
-                "sqlite: the file has a {} \"{}\" that fencing did not create: {}",
-                o.kind,
-                o.name,
-                shown(&o.sql)
-            )));
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "sqlite: the file has a {} \"{}\" that fencing did not create: {}",
+                    o.kind,
+                    o.name,
+                    shown(&o.sql)
+                ),
+            ));
         };
         let check = reference.check.contains(want);
         let same = want.kind == o.kind
@@ -212,21 +231,27 @@ pub(super) fn verify(
                 (_, a, b) => a == b,
             };
         if !same {
-            return Err(Error::Backend(format!(
-                "sqlite: the file's {} \"{}\" differs from what fencing creates: {}",
-                o.kind,
-                o.name,
-                shown(&o.sql)
-            )));
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "sqlite: the file's {} \"{}\" differs from what fencing creates: {}",
+                    o.kind,
+                    o.name,
+                    shown(&o.sql)
+                ),
+            ));
         }
     }
     for want in expected {
         let replaced_here = replaced && reference.check.contains(want);
         if !replaced_here && !file.iter().any(|o| o.name == want.name) {
-            return Err(Error::Backend(format!(
-                "sqlite: the file lacks the {} \"{}\" that fencing creates",
-                want.kind, want.name
-            )));
+            return Err(Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "sqlite: the file lacks the {} \"{}\" that fencing creates",
+                    want.kind, want.name
+                ),
+            ));
         }
     }
     Ok(())
