@@ -303,9 +303,10 @@ fn create_private(path: &Path) -> Result<()> {
 }
 
 fn cannot_create(path: &Path, e: std::io::Error) -> Error {
-    Error::backend(
+    Error::backend_from(
         BackendErrorKind::Unreachable,
         format!("sqlite: cannot create {}: {e}", path.display()),
+        e,
     )
 }
 
