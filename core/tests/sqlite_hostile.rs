@@ -77,35 +77,36 @@ fn an_extra_trigger_is_refused_and_the_file_left_untouched() {
     );
 }
 
-#[test]
-fn a_trigger_on_the_callers_table_that_writes_fencing_tables_is_refused() {
+/// A fresh store with tokens, tampered with `sql`, then `refused`.
+fn tampered_store_is_refused(sql: &str, words: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.db");
     store_with_tokens(&path);
-    tamper(
-        &path,
+    tamper(&path, sql);
+    refused(&path, words);
+}
+
+#[test]
+fn a_trigger_on_the_callers_table_that_writes_fencing_tables_is_refused() {
+    tampered_store_is_refused(
         "CREATE TABLE mine (x);
          CREATE TRIGGER sneaky AFTER INSERT ON mine BEGIN
            UPDATE \"FENCING_SCOPES\" SET fence = 0;
          END;",
+        &["trigger \"sneaky\"", "FENCING_SCOPES"],
     );
-    refused(&path, &["trigger \"sneaky\"", "FENCING_SCOPES"]);
 }
 
 #[test]
 fn a_fencing_table_with_another_definition_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.db");
-    store_with_tokens(&path);
     // A default lease for every scope the view creates.
-    tamper(
-        &path,
+    tampered_store_is_refused(
         "PRAGMA writable_schema = ON;
          UPDATE sqlite_schema SET sql = replace(sql, 'lease_holder   TEXT,', 'lease_holder TEXT DEFAULT ''mallory'',')
           WHERE name = 'fencing_scopes';
          PRAGMA writable_schema = OFF;",
+        &["table \"fencing_scopes\"", "mallory"],
     );
-    refused(&path, &["table \"fencing_scopes\"", "mallory"]);
 }
 
 #[test]
@@ -130,27 +131,19 @@ fn extra_or_missing_objects_in_fencing_names_are_refused() {
         ),
     ];
     for (sql, words) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("store.db");
-        store_with_tokens(&path);
-        tamper(&path, sql);
-        refused(&path, words);
+        tampered_store_is_refused(sql, words);
     }
 }
 
 #[test]
 fn the_check_trigger_with_another_text_than_the_file_records_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.db");
-    store_with_tokens(&path);
     // The text differs; the record still says it is this build's.
-    tamper(
-        &path,
+    tampered_store_is_refused(
         "DROP VIEW fencing_check;
          CREATE VIEW fencing_check (scope, token, seq) AS SELECT NULL, NULL, NULL WHERE 0;
          CREATE TRIGGER fencing_check_insert INSTEAD OF INSERT ON fencing_check BEGIN SELECT 1; END;",
+        &["trigger \"fencing_check_insert\"", "differs"],
     );
-    refused(&path, &["trigger \"fencing_check_insert\"", "differs"]);
 }
 
 /// A record that claims a newer fencing wrote the trigger: this build
@@ -158,17 +151,13 @@ fn the_check_trigger_with_another_text_than_the_file_records_is_refused() {
 /// than trust it (or downgrade it).
 #[test]
 fn a_check_trigger_claimed_by_a_newer_build_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.db");
-    store_with_tokens(&path);
-    tamper(
-        &path,
+    tampered_store_is_refused(
         "DROP VIEW fencing_check;
          CREATE VIEW fencing_check (scope, token, seq) AS SELECT NULL, NULL, NULL WHERE 0;
          CREATE TRIGGER fencing_check_insert INSTEAD OF INSERT ON fencing_check BEGIN SELECT 1; END;
          UPDATE fencing_installed SET hash = 'x', version = '999.0.0';",
+        &["999.0.0", "newer"],
     );
-    refused(&path, &["999.0.0", "newer"]);
 }
 
 #[test]
