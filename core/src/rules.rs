@@ -284,16 +284,23 @@ impl ScopeCore {
 
     /// After a failover to a copy that may have lost recent history (an
     /// asynchronous standby, a restored backup): every token the lost
-    /// history could have issued or accepted becomes stale, the fence's own
-    /// included, and the lease ends (docs/postgres.md, "Replication and
-    /// failover").
-    pub fn fail_over(&mut self) {
-        let top = after_failover(self.counter.max(self.fence));
+    /// history could have issued or accepted is at or below `base`
+    /// ([`failover_base`]), so counter and fence move there, the fence is
+    /// sealed (its own token is stale too) and the lease ends
+    /// (docs/semantics.md, "Failover").
+    pub fn fail_over(&mut self, base: u64) {
+        let top = self.counter.max(self.fence).max(base);
         self.counter = top;
         self.fence = top;
         self.sealed = true;
         self.last_seq = None;
         self.lease = None;
+    }
+
+    /// The greatest counter or fence value this scope holds: what the
+    /// store's ceiling must cover.
+    pub fn top(&self) -> u64 {
+        self.counter.max(self.fence)
     }
 
     /// Retirement is allowed only without a live lease and with no entries
@@ -325,15 +332,32 @@ pub(crate) fn recordable(presented: Token, fence: u64) -> bool {
     presented.get() <= fence
 }
 
-/// How far a failover moves every counter, fence and floor: 2^40 tokens,
-/// above anything the lost history can have issued (docs/postgres.md,
-/// "Replication and failover"), and room for 2^23 failovers.
+/// How far above the store's ceiling a failover moves every counter, fence
+/// and floor: 2^40 tokens, more than the commits a lost history can hold
+/// (docs/semantics.md, "Failover"), and room for 2^23 failovers.
 pub const FAILOVER_STEP: u64 = 1 << 40;
 
-/// A counter, fence or floor after a failover (saturating at the maximum
-/// token: a scope there fails with TOKEN_EXHAUSTED rather than wrapping).
-pub(crate) fn after_failover(value: u64) -> u64 {
-    value.saturating_add(FAILOVER_STEP).min(Token::MAX.get())
+/// How far the store's ceiling goes past the value that made it move: it
+/// moves once per 2^32 tokens of the busiest scope, not with every token.
+pub(crate) const CEILING_HEADROOM: u64 = 1 << 32;
+
+/// The store's ceiling (docs/semantics.md, "Failover") once `value` is
+/// issued or accepted: unchanged while it covers `value`, else `value` plus
+/// [`CEILING_HEADROOM`], saturating at the maximum token.
+pub(crate) fn ceiling_covering(ceiling: u64, value: u64) -> u64 {
+    if value <= ceiling {
+        ceiling
+    } else {
+        value.saturating_add(CEILING_HEADROOM).min(Token::MAX.get())
+    }
+}
+
+/// Where a failover moves every counter, fence and floor of a store whose
+/// ceiling is `ceiling`: [`FAILOVER_STEP`] above it (saturating at the
+/// maximum token: a scope there fails with TOKEN_EXHAUSTED rather than
+/// wrapping).
+pub(crate) fn failover_base(ceiling: u64) -> u64 {
+    ceiling.saturating_add(FAILOVER_STEP).min(Token::MAX.get())
 }
 
 /// Retirement floors are kept per bucket of scope names
