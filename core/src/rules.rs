@@ -352,12 +352,43 @@ pub(crate) fn ceiling_covering(ceiling: u64, value: u64) -> u64 {
     }
 }
 
+/// How far past the latest failover step's base (0 before any) a counter
+/// or fence may jump beyond its scope's next token: 2^48, room for tokens
+/// from outside (a millisecond timestamp is below 2^41), and a bound the
+/// next step can stay above whatever a lost history did.
+pub(crate) const JUMP_ROOM: u64 = 1 << 48;
+
+/// The greatest value a counter or fence may jump to in a store whose
+/// latest failover step moved everything to `base`.
+pub(crate) fn jump_limit(base: u64) -> u64 {
+    base.saturating_add(JUMP_ROOM).min(Token::MAX.get())
+}
+
+/// A counter or fence of `scope` (whose greatest token is `top`) may move
+/// to `value` when that is at most one past `top` (an issue) or within the
+/// jump limit: above it, `INVALID_ARGUMENT`, nothing changed.
+pub(crate) fn check_jump(scope: &str, top: u64, value: u64, base: u64) -> Result<()> {
+    let limit = jump_limit(base);
+    if value > top.saturating_add(1) && value > limit {
+        return Err(Error::invalid(format!(
+            "token {value} for scope {scope:?} is above the store's jump limit {limit}: a \
+             counter or fence moves past its next token only up to it (docs/semantics.md, \
+             \"Failover\")"
+        )));
+    }
+    Ok(())
+}
+
 /// Where a failover moves every counter, fence and floor of a store whose
-/// ceiling is `ceiling`: [`FAILOVER_STEP`] above it (saturating at the
+/// ceiling is `ceiling` and whose latest step's base is `base`: 2^40 above
+/// the greater of the ceiling and the jump limit (saturating at the
 /// maximum token: a scope there fails with TOKEN_EXHAUSTED rather than
 /// wrapping).
-pub(crate) fn failover_base(ceiling: u64) -> u64 {
-    ceiling.saturating_add(FAILOVER_STEP).min(Token::MAX.get())
+pub(crate) fn failover_base(ceiling: u64, base: u64) -> u64 {
+    ceiling
+        .max(jump_limit(base))
+        .saturating_add(FAILOVER_STEP)
+        .min(Token::MAX.get())
 }
 
 /// Retirement floors are kept per bucket of scope names

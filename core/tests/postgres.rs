@@ -321,7 +321,9 @@ fn a_library_role_needs_only_usage_and_execute() {
         format!("DELETE FROM {s}.entries"),
         format!("UPDATE {s}.meta SET manual_now_ms = 0"),
         format!("SELECT {s}.stop_clock()"),
-        format!("SELECT {s}.lock_scope('job')"),
+        format!("SELECT {s}.lock_scope('job', {s}.history_now())"),
+        format!("UPDATE {s}.history SET ceiling = 9223372036854775807"),
+        format!("SELECT {s}.failover()"),
     ] {
         let err = direct.batch_execute(&sql).unwrap_err();
         assert_eq!(

@@ -4,11 +4,14 @@
 
 use crate::events::{RECORD_INTERVAL, REJECTION_LOG};
 use crate::limits::{MAX_HOLDER_BYTES, MAX_KEY_BYTES, MAX_SCOPE_BYTES, MAX_SEQ};
-use crate::rules::{FLOOR_BUCKETS, FNV32_OFFSET, FNV32_PRIME, LAST_WRITE_STEP_MS};
+use crate::rules::{
+    CEILING_HEADROOM, FAILOVER_STEP, FLOOR_BUCKETS, FNV32_OFFSET, FNV32_PRIME, JUMP_ROOM,
+    LAST_WRITE_STEP_MS,
+};
 use crate::token::Token;
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 12] {
+pub(crate) fn constants() -> [(&'static str, u64); 15] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -26,6 +29,9 @@ pub(crate) fn constants() -> [(&'static str, u64); 12] {
         ("last_write_step_ms", LAST_WRITE_STEP_MS),
         ("rejection_log", REJECTION_LOG as u64),
         ("record_interval_ms", RECORD_INTERVAL.as_millis() as u64),
+        ("ceiling_headroom", CEILING_HEADROOM),
+        ("failover_step", FAILOVER_STEP),
+        ("jump_room", JUMP_ROOM),
     ]
 }
 

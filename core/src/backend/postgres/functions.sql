@@ -41,8 +41,10 @@ $$;
 -- by the library at connect) also needs a synchronous standby on this very
 -- commit: a reload that emptied synchronous_standby_names since the
 -- connection opened would make it local only.
-CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS void
+CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    h @schema@.history;
 BEGIN
     PERFORM set_config('synchronous_commit',
         CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END,
@@ -54,6 +56,66 @@ BEGIN
                       '(synchronous_standby_names is empty, changed since the connection opened): '
                       'nothing was committed';
     END IF;
+    SELECT * INTO h FROM @schema@.history;
+    RETURN h;
+END
+$$;
+
+-- The store's ceiling once p_value is issued or accepted
+-- (`rules::ceiling_covering`).
+CREATE OR REPLACE FUNCTION @schema@.covering(p_ceiling bigint, p_value bigint) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN p_value <= p_ceiling THEN p_ceiling
+                ELSE least(p_value::numeric + @ceiling_headroom@, @max_token@)::bigint END
+$$;
+
+-- Keeps the ceiling at or above p_value, a counter or fence just written. It
+-- moves once per 2^32 tokens of the busiest scope, so the row stays cold.
+CREATE OR REPLACE FUNCTION @schema@.cover(h @schema@.history, p_value bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_value > h.ceiling THEN
+        UPDATE @schema@.history SET ceiling = @schema@.covering(ceiling, p_value);
+    END IF;
+END
+$$;
+
+-- A counter or fence may move to p_value when that is at most one past the
+-- scope's greatest token (an issue) or within the jump limit
+-- (`rules::check_jump`): a failover step must stay above anything a lost
+-- history can have reached.
+CREATE OR REPLACE FUNCTION @schema@.check_jump(r @schema@.scopes, h @schema@.history, p_value bigint)
+RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    v_limit bigint := least(h.base::numeric + @jump_room@, @max_token@)::bigint;
+BEGIN
+    IF p_value > greatest(r.counter, r.fence) + 1 AND p_value > v_limit THEN
+        PERFORM @schema@.reject_invalid(format(
+            'token %s for scope %s is above the store''s jump limit %s: a counter or fence moves '
+            'past its next token only up to it (docs/semantics.md, "Failover")',
+            p_value, to_json(r.scope), v_limit));
+    END IF;
+END
+$$;
+
+-- The scope as the store's failover steps left it: a row behind the
+-- store's epoch moves to the latest step's base (`ScopeCore::fail_over`),
+-- sealed, its lease ended.
+CREATE OR REPLACE FUNCTION @schema@.stepped(r @schema@.scopes, h @schema@.history) RETURNS @schema@.scopes
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF r.epoch < h.epoch THEN
+        r.counter := greatest(r.counter, r.fence, h.base);
+        r.fence := r.counter;
+        r.sealed := true;
+        r.last_seq := NULL;
+        r.lease_holder := NULL;
+        r.lease_token := NULL;
+        r.lease_ttl_ms := NULL;
+        r.lease_expires_ms := NULL;
+        r.epoch := h.epoch;
+    END IF;
+    RETURN r;
 END
 $$;
 
@@ -96,47 +158,66 @@ BEGIN
 END
 $$;
 
--- Locks the scope's row, creating it from its bucket's floor if missing
--- (a rejection rolls the creation back with everything else). Creation and
--- retirement serialize on the bucket's row: a creation reads the floor with
--- a locking read (never a stale snapshot; under REPEATABLE READ a floor
--- raised since the snapshot fails the statement instead of being missed),
--- and a retirement in the bucket waits for our commit.
-CREATE OR REPLACE FUNCTION @schema@.lock_scope(p_scope text) RETURNS @schema@.scopes
-LANGUAGE plpgsql AS $$
+-- Locks the scope's row, moved by the failover steps it missed, creating it
+-- from its bucket's floor if missing and p_create (else NULL). A rejection
+-- rolls the creation back with everything else. Creation and retirement
+-- serialize on the bucket's row: a creation reads the floor with a locking
+-- read (never a stale snapshot; under REPEATABLE READ a floor raised since
+-- the snapshot fails the statement instead of being missed), and a
+-- retirement in the bucket waits for our commit. A scope created after a
+-- step starts at its base or above (the floors are not moved by the step).
+CREATE OR REPLACE FUNCTION @schema@.lock_scope(p_scope text, h @schema@.history, p_create boolean DEFAULT true)
+RETURNS @schema@.scopes LANGUAGE plpgsql AS $$
 DECLARE
     r  @schema@.scopes;
     fl bigint;
 BEGIN
-    PERFORM @schema@.durable();
     LOOP
         SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
         IF FOUND THEN
+            IF r.epoch < h.epoch THEN
+                r := @schema@.stepped(r, h);
+                UPDATE @schema@.scopes SET counter = r.counter, fence = r.fence, sealed = true, last_seq = NULL,
+                       lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL,
+                       epoch = r.epoch
+                 WHERE scope = p_scope;
+            END IF;
             RETURN r;
         END IF;
-        SELECT f.floor INTO fl FROM @schema@.floors f
+        IF NOT p_create THEN
+            RETURN NULL;
+        END IF;
+        SELECT greatest(f.floor, h.base) INTO fl FROM @schema@.floors f
          WHERE f.bucket = @schema@.floor_bucket(p_scope) FOR SHARE;
-        INSERT INTO @schema@.scopes (scope, counter, fence, sealed)
-        VALUES (p_scope, fl, fl, fl > 0)
+        INSERT INTO @schema@.scopes (scope, counter, fence, sealed, epoch)
+        VALUES (p_scope, fl, fl, fl > 0, h.epoch)
         ON CONFLICT (scope) DO NOTHING;
     END LOOP;
 END
 $$;
 
 -- The scope as it stands, without a lock (fresh from its floor if missing).
-CREATE OR REPLACE FUNCTION @schema@.peek_scope(p_scope text) RETURNS @schema@.scopes
+CREATE OR REPLACE FUNCTION @schema@.peek_scope(p_scope text, h @schema@.history) RETURNS @schema@.scopes
 LANGUAGE plpgsql AS $$
 DECLARE
     r @schema@.scopes;
 BEGIN
     SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope;
     IF NOT FOUND THEN
-        SELECT p_scope, f.floor, f.floor, f.floor > 0 INTO r FROM @schema@.floors f
+        SELECT p_scope, greatest(f.floor, h.base), greatest(f.floor, h.base), greatest(f.floor, h.base) > 0
+          INTO r FROM @schema@.floors f
          WHERE f.bucket = @schema@.floor_bucket(p_scope);
         r.seen_ms := 0;
+        r.epoch := h.epoch;
     END IF;
-    RETURN r;
+    RETURN @schema@.stepped(r, h);
 END
+$$;
+
+-- The store's history row, for calls that only read.
+CREATE OR REPLACE FUNCTION @schema@.history_now() RETURNS @schema@.history
+LANGUAGE sql STABLE AS $$
+    SELECT * FROM @schema@.history
 $$;
 
 -- Check 2 (token against fence, sealed fences reject equal) and, when
@@ -197,10 +278,12 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.next_token(p_scope text) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r     @schema@.scopes := @schema@.lock_scope(p_scope);
+    h     @schema@.history := @schema@.durable();
+    r     @schema@.scopes := @schema@.lock_scope(p_scope, h);
     token bigint := @schema@.following(r);
 BEGIN
     UPDATE @schema@.scopes SET counter = token WHERE scope = p_scope;
+    PERFORM @schema@.cover(h, token);
     RETURN token;
 END
 $$;
@@ -208,10 +291,13 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.advance_counter(p_scope text, p_floor bigint) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r @schema@.scopes := @schema@.lock_scope(p_scope);
+    h @schema@.history := @schema@.durable();
+    r @schema@.scopes := @schema@.lock_scope(p_scope, h);
 BEGIN
     IF p_floor > r.counter THEN
+        PERFORM @schema@.check_jump(r, h, p_floor);
         UPDATE @schema@.scopes SET counter = p_floor WHERE scope = p_scope;
+        PERFORM @schema@.cover(h, p_floor);
         RETURN p_floor;
     END IF;
     RETURN r.counter;
@@ -224,10 +310,10 @@ CREATE OR REPLACE FUNCTION @schema@.acquire(p_scope text, p_holder text, p_ttl_m
     OUT holder text, OUT token bigint, OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    h     @schema@.history := @schema@.durable();
     r     @schema@.scopes;
     clock bigint;
 BEGIN
-    PERFORM @schema@.durable();
     holder := p_holder;
     ttl_ms := p_ttl_ms;
     FOR attempt IN 1..2 LOOP
@@ -247,15 +333,16 @@ BEGIN
                last_seq = CASE WHEN p_eager THEN NULL ELSE s.last_seq END
          WHERE s.scope = p_scope
            AND (s.lease_token IS NULL OR s.lease_expires_ms <= greatest(clock, s.seen_ms))
-           AND s.counter < @max_token@ AND s.fence < @max_token@
+           AND s.counter < @max_token@ AND s.fence < @max_token@ AND s.epoch = h.epoch
         RETURNING s.lease_token, s.lease_expires_ms, s.seen_ms INTO token, expires_ms, now_ms;
         IF FOUND THEN
+            PERFORM @schema@.cover(h, token);
             RETURN;
         END IF;
         EXIT WHEN attempt = 2;
         -- Otherwise create the scope and hold its row, or say why not; then
         -- the same UPDATE takes the lease.
-        r := @schema@.lock_scope(p_scope);
+        r := @schema@.lock_scope(p_scope, h);
         now_ms := greatest(@schema@.now_ms(), r.seen_ms);
         IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
             PERFORM @schema@.reject_held(r, now_ms);
@@ -273,12 +360,10 @@ CREATE OR REPLACE FUNCTION @schema@.renew(p_scope text, p_token bigint, p_ttl_ms
     OUT current_token bigint, OUT current_holder text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r    @schema@.scopes;
+    r    @schema@.scopes := @schema@.lock_scope(p_scope, @schema@.durable(), false);
     live boolean;
 BEGIN
-    PERFORM @schema@.durable();
-    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
-    IF NOT FOUND THEN
+    IF r.scope IS NULL THEN
         RETURN;
     END IF;
     now_ms := greatest(@schema@.now_ms(), r.seen_ms);
@@ -303,13 +388,15 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.release(p_scope text, p_token bigint) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
+    h     @schema@.history := @schema@.durable();
     clock bigint := @schema@.now_ms();
 BEGIN
-    PERFORM @schema@.durable();
+    -- A lease from before a failover step has ended: nothing to release.
     UPDATE @schema@.scopes
        SET lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL,
            seen_ms = greatest(seen_ms, clock)
-     WHERE scope = p_scope AND lease_token = p_token AND lease_expires_ms > greatest(seen_ms, clock);
+     WHERE scope = p_scope AND lease_token = p_token AND lease_expires_ms > greatest(seen_ms, clock)
+       AND epoch = h.epoch;
     RETURN FOUND;
 END
 $$;
@@ -329,15 +416,14 @@ DECLARE
     bad      record;
     has_deletes boolean;
     clock    bigint;
+    h        @schema@.history := @schema@.durable();
 BEGIN
-    PERFORM @schema@.durable();
-    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
-    IF NOT FOUND THEN
-        r := @schema@.lock_scope(p_scope);
-    END IF;
+    r := @schema@.lock_scope(p_scope, h);
     IF p_token <= r.fence THEN
         -- A newer token always passes; an equal or older one needs the checks.
         PERFORM @schema@.check_fence(r, p_token, p_seq, true);
+    ELSE
+        PERFORM @schema@.check_jump(r, h, p_token);
     END IF;
     IF n = 1 OR (SELECT count(DISTINCT k) FROM unnest(p_keys) k) < n THEN
         -- In order, each operation seeing the ones before it.
@@ -411,6 +497,7 @@ BEGIN
                last_holder = p_holder, last_token = p_token, last_write_ms = clock
          WHERE scope = p_scope;
     END IF;
+    PERFORM @schema@.cover(h, p_token);
     RETURN versions;
 END
 $$;
@@ -419,11 +506,14 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.claim(p_scope text, p_token bigint, p_seq bigint) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r @schema@.scopes := @schema@.lock_scope(p_scope);
+    h @schema@.history := @schema@.durable();
+    r @schema@.scopes := @schema@.lock_scope(p_scope, h);
 BEGIN
     PERFORM @schema@.check_fence(r, p_token, p_seq, true);
     IF p_token > r.fence THEN
+        PERFORM @schema@.check_jump(r, h, p_token);
         UPDATE @schema@.scopes SET fence = p_token, sealed = false, last_seq = p_seq WHERE scope = p_scope;
+        PERFORM @schema@.cover(h, p_token);
     ELSE
         UPDATE @schema@.scopes SET last_seq = p_seq WHERE scope = p_scope;
     END IF;
@@ -442,7 +532,7 @@ CREATE OR REPLACE FUNCTION @schema@.get_checked(p_scope text, p_key text, p_toke
     OUT value bytea, OUT version bigint, OUT token bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    PERFORM @schema@.check_fence(@schema@.peek_scope(p_scope), p_token, NULL, false);
+    PERFORM @schema@.check_fence(@schema@.peek_scope(p_scope, @schema@.history_now()), p_token, NULL, false);
     SELECT e.value, e.version, e.token INTO value, version, token
       FROM @schema@.entries e WHERE e.scope = p_scope AND e.key = p_key;
 END
@@ -461,7 +551,7 @@ CREATE OR REPLACE FUNCTION @schema@.status(p_scope text,
     OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint, OUT entries bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r @schema@.scopes := @schema@.peek_scope(p_scope);
+    r @schema@.scopes := @schema@.peek_scope(p_scope, @schema@.history_now());
 BEGIN
     now_ms := greatest(@schema@.now_ms(), r.seen_ms);
     counter := r.counter;
@@ -483,13 +573,13 @@ DECLARE
     r        @schema@.scopes;
     now_ms   bigint;
     entries  bigint;
+    h        @schema@.history := @schema@.durable();
 BEGIN
-    PERFORM @schema@.durable();
     -- The bucket first, as creation locks it: a creation in flight
     -- finishes before we look, and none starts until we commit.
     PERFORM 1 FROM @schema@.floors f WHERE f.bucket = v_bucket FOR UPDATE;
-    SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
-    IF NOT FOUND THEN
+    r := @schema@.lock_scope(p_scope, h, false);
+    IF r.scope IS NULL THEN
         RETURN false;
     END IF;
     now_ms := greatest(@schema@.now_ms(), r.seen_ms);
@@ -507,33 +597,28 @@ BEGIN
 END
 $$;
 
--- The failover step (docs/postgres.md, "Replication and failover"). Run on
--- a new primary promoted from an asynchronous standby (or a restored
--- backup): it may lack the last commits of the old primary, so every
--- scope's counter and fence, and every floor, move up by p_step
--- (`rules::FAILOVER_STEP`) above anything that lost history can have issued
--- or accepted; every fence is sealed and every lease ends. It keeps the
--- caller's rights: only a role that may write the tables (the owner) runs it.
-CREATE OR REPLACE FUNCTION @schema@.failover(p_step bigint) RETURNS bigint
+-- The failover step (docs/semantics.md, "Failover"). Run on a new primary
+-- promoted from an asynchronous standby (or a restored backup): it may lack
+-- the last commits of the old primary, none of them above the greater of
+-- the ceiling and the jump limit by more than the commits lost, so
+-- everything moves to the base (`rules::failover_base`), 2^40 above that:
+-- every counter and fence (each scope row when next touched, `stepped`),
+-- every scope created later (`lock_scope`), sealed, every lease ended. One
+-- row written, whatever the number of scopes. Returns the base: every token
+-- at or below it is stale. It keeps the caller's rights: only a role that
+-- may write the tables (the owner) runs it.
+CREATE OR REPLACE FUNCTION @schema@.failover() RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
-    moved bigint;
+    h @schema@.history := @schema@.durable();
+    v_base bigint;
 BEGIN
-    PERFORM @schema@.durable();
-    IF p_step IS NULL OR p_step < 1 THEN
-        PERFORM @schema@.reject_invalid('failover step must be a positive number of tokens');
-    END IF;
-    -- The floors first, as creation and retirement lock them: a scope
-    -- created from now on starts above the lost history too.
-    UPDATE @schema@.floors
-       SET floor = least(floor::numeric + p_step, @max_token@)::bigint;
-    UPDATE @schema@.scopes
-       SET counter = least(greatest(counter, fence)::numeric + p_step, @max_token@)::bigint,
-           fence = least(greatest(counter, fence)::numeric + p_step, @max_token@)::bigint,
-           sealed = true, last_seq = NULL,
-           lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL;
-    GET DIAGNOSTICS moved = ROW_COUNT;
-    RETURN moved;
+    SELECT * INTO h FROM @schema@.history FOR UPDATE;
+    v_base := least(greatest(h.ceiling::numeric, h.base::numeric + @jump_room@) + @failover_step@,
+                    @max_token@)::bigint;
+    UPDATE @schema@.history
+       SET epoch = epoch + 1, base = v_base, ceiling = @schema@.covering(ceiling, v_base);
+    RETURN v_base;
 END
 $$;
 
@@ -550,6 +635,7 @@ CREATE OR REPLACE FUNCTION @schema@.check(p_scope text, p_token bigint, p_seq bi
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     r @schema@.scopes;
+    h @schema@.history;
 BEGIN
     IF p_scope IS NULL OR p_scope = '' OR octet_length(p_scope) > @max_scope_bytes@ THEN
         PERFORM @schema@.reject_invalid('scope must be 1..=@max_scope_bytes@ bytes of UTF-8');
@@ -560,9 +646,12 @@ BEGIN
     IF p_seq < 0 THEN
         PERFORM @schema@.reject_invalid(format('seq must be 0..=@max_seq@, got %s', p_seq));
     END IF;
-    r := @schema@.lock_scope(p_scope);
+    h := @schema@.durable();
+    r := @schema@.lock_scope(p_scope, h);
     PERFORM @schema@.check_fence(r, p_token, p_seq, true);
+    PERFORM @schema@.check_jump(r, h, p_token);
     UPDATE @schema@.scopes SET fence = p_token, last_seq = p_seq, sealed = false WHERE scope = p_scope;
+    PERFORM @schema@.cover(h, p_token);
 END
 $$;
 
@@ -600,7 +689,7 @@ BEGIN
        OR p_suppressed IS NULL OR p_suppressed < 0 THEN
         RETURN false;
     END IF;
-    r := @schema@.peek_scope(p_scope);
+    r := @schema@.peek_scope(p_scope, @schema@.history_now());
     IF p_presented > r.fence THEN -- rules::recordable
         RETURN false;
     END IF;

@@ -25,7 +25,7 @@ use tokio_postgres::{Client, Config, Row};
 use super::Backend;
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote};
-use crate::rules::{ttl_ms, Mode, FAILOVER_STEP};
+use crate::rules::{ttl_ms, Mode};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{Pooler, PostgresTarget};
@@ -155,7 +155,7 @@ const QUERIES: [(Q, &str, &[Type]); 17] = [
         "SELECT @schema@.advance_clock($1)",
         &[INT8],
     ),
-    (Q::Failover, "SELECT @schema@.failover($1)", &[INT8]),
+    (Q::Failover, "SELECT @schema@.failover()", &[]),
     (
         Q::RecordRejection,
         "SELECT @schema@.record_rejection($1, $2, $3, $4, $5, $6, $7)",
@@ -540,8 +540,7 @@ impl Backend for Postgres {
     }
 
     fn failover(&self) -> Result<u64> {
-        let step = sql(FAILOVER_STEP);
-        stored(self.first(Q::Failover, &[&step])?)
+        stored(self.first(Q::Failover, &[])?)
     }
 
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
