@@ -15,7 +15,7 @@ use crate::events::{
     at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
 };
 use crate::rules::{
-    after_failover, check_op, floor_bucket, plan_ops, recordable, Mode, ScopeCore, FLOOR_BUCKETS,
+    check_op, failover_base, floor_bucket, plan_ops, recordable, Mode, ScopeCore, FLOOR_BUCKETS,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -328,13 +328,13 @@ impl Backend for Memory {
         }
         for floor in self.floors.iter() {
             let _ = floor.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |f| {
-                Some(after_failover(f))
+                Some(f.max(failover_base(0, 0)))
             });
         }
         let mut moved = 0;
         for scopes in locked.iter_mut() {
             for scope in scopes.values_mut() {
-                scope.core.fail_over();
+                scope.core.fail_over(failover_base(0, 0));
                 moved += 1;
             }
         }

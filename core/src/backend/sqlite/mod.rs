@@ -22,7 +22,7 @@ use crate::events::{
     REJECTION_LOG,
 };
 use crate::rules::{
-    after_failover, floor_bucket, plan_ops, recordable, LeaseRecord, Mode, ScopeCore, WriteMark,
+    failover_base, floor_bucket, plan_ops, recordable, LeaseRecord, Mode, ScopeCore, WriteMark,
     FLOOR_BUCKETS,
 };
 use crate::token::Token;
@@ -802,12 +802,12 @@ impl Backend for Sqlite {
                 .map_err(backend)?;
             for scope in &scopes {
                 if let Some(mut core) = load_scope(tx, scope)? {
-                    core.fail_over();
+                    core.fail_over(failover_base(0, 0));
                     save_scope(tx, scope, &core)?;
                 }
             }
             for bucket in 0..FLOOR_BUCKETS {
-                let floor = after_failover(floor_of_bucket(tx, bucket)?);
+                let floor = floor_of_bucket(tx, bucket)?.max(failover_base(0, 0));
                 set_floor(tx, bucket, floor)?;
             }
             Ok(scopes.len() as u64)
