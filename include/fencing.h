@@ -701,7 +701,9 @@ fencing_status fencing_hold_lease(const struct fencing_hold *hold, struct fencin
  * the work done under the lease failed; `*out_attach_work_error` (may be
  * NULL) is set to whether the caller's own error belongs to this loss as
  * its cause: by the rule, the loss wins, and the work's error goes with
- * it. NULL `hold` is NULL_PARAMETER and frees nothing.
+ * it. Waits for the verdict at most the store's call deadline, never
+ * behind a hung renewal (docs/semantics.md, "Ending a held lease"). NULL
+ * `hold` is NULL_PARAMETER and frees nothing.
  */
 fencing_status fencing_hold_finish(struct fencing_hold *hold,
                                    bool work_failed,
@@ -709,7 +711,9 @@ fencing_status fencing_hold_finish(struct fencing_hold *hold,
 
 /**
  * Frees a hold without a verdict (NULL is a no-op): stops renewing and
- * releases the lease if it is still held, like dropping the guard.
+ * releases the lease if it is still held, like dropping the guard. Returns
+ * at once: the release runs in the background, bounded by the store's call
+ * deadline (docs/semantics.md, "Ending a held lease").
  */
 void fencing_hold_free(struct fencing_hold *hold);
 

@@ -257,6 +257,7 @@ class LeaseGuard {
   LeaseGuard(const LeaseGuard &) = delete;
   LeaseGuard &operator=(const LeaseGuard &) = delete;
   /// Stops renewing and releases the lease if it is still held; no verdict.
+  /// Returns at once: the release runs in the background (fencing_hold_free).
   ~LeaseGuard() { end_quietly(); }
 
   /// Ok while the lease is held; once it is lost, the loss. Call it before

@@ -143,8 +143,10 @@ pub enum Error {
     /// A rejection known only by its code and message, without the details
     /// its code's variant carries: SQLite's `fencing_check` view raises a
     /// literal message (`"STALE_TOKEN: ..."`) that names no scope, token or
-    /// fence ([`Error::from_sqlite_message`]). `code` is `STALE_TOKEN` or
-    /// `SEQUENCE_OUT_OF_ORDER`; [`Error::details`] gives nothing, and the
+    /// fence ([`Error::from_sqlite_message`]), and the end of a held lease
+    /// that cannot tell who holds the scope now (a `LEASE_LOST` whose
+    /// current lease is unknown, not absent). `code` is `STALE_TOKEN`,
+    /// `SEQUENCE_OUT_OF_ORDER` or `LEASE_LOST`; [`Error::details`] gives nothing, and the
     /// faces leave the code's detail attributes absent (`None`, `null`,
     /// NULL / 0 in C).
     Rejected {

@@ -181,9 +181,9 @@ impl LeaseGuard {
     }
 
     /// Stops renewing (without waiting for a renewal in flight) and releases
-    /// the lease with one backend call; returns whether it was still
-    /// current. A lease known lost (`LEASE_LOST`) is not released:
-    /// `Ok(false)` at once.
+    /// the lease with one backend call, bounded like any call (the store's
+    /// call deadline); returns whether it was still current. A lease known
+    /// lost (`LEASE_LOST`) is not released: `Ok(false)` at once.
     pub fn release(mut self) -> Result<bool> {
         match self.end() {
             Some(end) if end.releases() => self.store.release(&end.lease.scope, end.lease.token),
@@ -198,7 +198,11 @@ impl LeaseGuard {
     /// keep-alive saw and one found only at release (`release` false) are
     /// reported alike. `work` is how the work under the lease ended; it
     /// changes no call made here, only which error the caller ends with
-    /// ([`LeaseEnd::attach_work_error`]).
+    /// ([`LeaseEnd::attach_work_error`]). Waits for the verdict at most the
+    /// store's call deadline (`call_timeout_ms`, SQLite's busy timeout),
+    /// counted from this call, never behind a hung renewal: a release still
+    /// running then goes on in the background and the verdict is a
+    /// `BACKEND` failure whose outcome is unknown.
     pub fn finish(mut self, work: WorkOutcome) -> LeaseEnd {
         match self.end() {
             Some(end) => LeaseEnd::judge(&self.store, end.lost, &end.lease, work),
@@ -246,10 +250,14 @@ impl Ended {
     }
 }
 
+/// Dropping never waits for the store: the release runs on a thread of its
+/// own, bounded by the store's call deadline, and is counted in the store's
+/// metrics (`releases`) when it ends the lease (docs/semantics.md, "Ending
+/// a held lease").
 impl Drop for LeaseGuard {
     fn drop(&mut self) {
         if let Some(end) = self.end().filter(Ended::releases) {
-            let _ = self.store.release(&end.lease.scope, end.lease.token);
+            end::release_in_background(&self.store, end.lease);
         }
     }
 }

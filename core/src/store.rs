@@ -66,6 +66,10 @@ struct Inner {
     /// on its own clock: manual when the store's is, so tests are exact.
     limiter: Limiter,
     limiter_clock: Clock,
+    /// The most one call may take, when the backend has such a bound: what
+    /// ending a held lease waits for at most (docs/semantics.md, "Ending a
+    /// held lease"). `None` for `memory:`, whose calls never wait on I/O.
+    call_bound: Option<Duration>,
 }
 
 impl std::fmt::Debug for Store {
@@ -115,6 +119,13 @@ impl Store {
         };
         let kind = options.kind();
         let manual = common.clock == ClockKind::Manual;
+        let call_bound = match &options {
+            StoreOptions::Memory(_) => None,
+            #[cfg(feature = "sqlite")]
+            StoreOptions::Sqlite(sqlite) => Some(sqlite.busy_timeout),
+            #[cfg(feature = "postgres")]
+            StoreOptions::Postgres(pg) => Some(pg.target.call_timeout),
+        };
         let limiter_clock = if manual {
             Clock::manual()
         } else {
@@ -151,6 +162,7 @@ impl Store {
                 closed: AtomicBool::new(false),
                 limiter: Limiter::default(),
                 limiter_clock,
+                call_bound,
             }),
         })
     }
@@ -193,6 +205,12 @@ impl Store {
 
     pub(crate) fn metrics_sink(&self) -> &Metrics {
         &self.inner.metrics
+    }
+
+    /// The most one call may take (`call_timeout_ms` on PostgreSQL, the
+    /// busy timeout on SQLite); `None` for `memory:`.
+    pub(crate) fn call_bound(&self) -> Option<Duration> {
+        self.inner.call_bound
     }
 
     // ----- the counter -----

@@ -106,6 +106,13 @@ fn keep_alive_on_sqlite_outlives_the_ttl() {
     guard.check().unwrap();
     let err = store.acquire("job", "b", ttl).unwrap_err();
     assert_eq!(err.code(), ErrorCode::LeaseHeld);
+    // Dropping returns at once; the release follows on a thread of its own
+    // (docs/semantics.md, "Ending a held lease") and is counted when done.
     drop(guard);
+    let start = std::time::Instant::now();
+    while store.metrics().releases == 0 && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(store.metrics().releases, 1);
     assert_eq!(store.acquire("job", "b", ttl).unwrap().holder, "b");
 }

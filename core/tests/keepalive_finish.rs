@@ -137,3 +137,30 @@ async fn the_async_guard_gives_the_same_verdicts() {
         Err(Error::Closed)
     );
 }
+
+/// When the end cannot ask who holds the scope now (here the store was
+/// closed), the loss says "unknown", never "nobody": no current token or
+/// holder is invented, and the message says the store could not tell.
+#[test]
+fn a_loss_whose_current_holder_cannot_be_asked_is_unknown_not_free() {
+    let store = manual();
+    let mut lease = store.acquire("job", "a", TTL).unwrap();
+    // Handed over with nothing left: the keep-alive's deadline has passed,
+    // so it knows the lease lost but not who holds the scope now.
+    lease.remaining = Duration::ZERO;
+    let guard = store.keep_alive(lease);
+    assert!(guard.is_lost());
+    store.close();
+    let lost = guard.finish(WorkOutcome::Ok).verdict().unwrap_err();
+    assert_eq!(lost.code(), fencing::ErrorCode::LeaseLost);
+    assert_ne!(
+        lost,
+        Error::LeaseLost {
+            scope: "job".into(),
+            current: None
+        },
+        "a failed status must not read as a free scope"
+    );
+    assert_eq!(lost.details().count(), 0, "{lost:?}");
+    assert!(lost.to_string().contains("unknown"), "{lost}");
+}

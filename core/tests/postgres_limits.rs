@@ -413,3 +413,66 @@ fn a_keep_alive_whose_renewal_hangs_reports_the_loss_and_drops_at_once() {
         Some("b".into())
     );
 }
+
+/// The PostgreSQL backend pids of the connections a store opened with
+/// `application_name={name}`.
+fn backends_named(base: &str, name: &str) -> Vec<i32> {
+    client(base)
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
+            &[&name],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// Ending a guard never blocks the caller (docs/semantics.md, "Ending a held
+/// lease"): the holder's only connection (`pool_size=1`) goes to a stopped
+/// backend, so its renewal hangs and a release would wait behind it for the
+/// call deadline (10 minutes here). Dropping the guard must return while the
+/// backend is still stopped; the release runs in the background and is
+/// counted once the backend continues.
+#[test]
+fn dropping_a_held_guard_whose_renewal_hangs_returns_at_once() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("hungdrop");
+    fencing::migrate(&format!("{base}?schema={schema}")).unwrap();
+    let holder = Store::open(&format!(
+        "{base}?schema={schema}&pool_size=1&call_timeout_ms=600000&application_name={schema}"
+    ))
+    .unwrap();
+    let other = Store::open(&format!("{base}?schema={schema}")).unwrap();
+    // The first renewal is due after 4 s and hangs; the guard's own deadline
+    // is 12 s away, far beyond the drop.
+    let ttl = Duration::from_secs(12);
+    let guard = holder.lease("job", "a", ttl).unwrap();
+    let pids = backends_named(&base, &schema);
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    let stopped = Stopped::new(pids[0]);
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(
+        !guard.is_lost(),
+        "the lease must still be held when the guard is dropped"
+    );
+
+    let dropped = bounded(move || drop(guard));
+    // Still stopped here: the drop did not wait for the backend.
+    let still_held = other.status("job").unwrap().lease.map(|l| l.holder);
+    drop(stopped);
+    assert!(
+        dropped.is_some(),
+        "dropping the guard waited for the hung renewal or its release"
+    );
+    assert_eq!(still_held, Some("a".into()));
+    // Once the backend continues, the background release ends the lease.
+    let start = std::time::Instant::now();
+    while other.status("job").unwrap().lease.is_some() && start.elapsed() < HANG {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(other.status("job").unwrap().lease, None);
+    assert_eq!(holder.metrics().releases, 1);
+}

@@ -124,7 +124,9 @@ pub extern "C" fn fencing_hold_lease(
 /// the work done under the lease failed; `*out_attach_work_error` (may be
 /// NULL) is set to whether the caller's own error belongs to this loss as
 /// its cause: by the rule, the loss wins, and the work's error goes with
-/// it. NULL `hold` is NULL_PARAMETER and frees nothing.
+/// it. Waits for the verdict at most the store's call deadline, never
+/// behind a hung renewal (docs/semantics.md, "Ending a held lease"). NULL
+/// `hold` is NULL_PARAMETER and frees nothing.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_hold_finish(
     hold: *mut fencing_hold,
@@ -151,7 +153,9 @@ fn take(hold: *mut fencing_hold) -> Result<Box<fencing_hold>, crate::boundary::F
 }
 
 /// Frees a hold without a verdict (NULL is a no-op): stops renewing and
-/// releases the lease if it is still held, like dropping the guard.
+/// releases the lease if it is still held, like dropping the guard. Returns
+/// at once: the release runs in the background, bounded by the store's call
+/// deadline (docs/semantics.md, "Ending a held lease").
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_hold_free(hold: *mut fencing_hold) {
     boundary_or((), || args::free_box(hold))

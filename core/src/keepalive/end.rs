@@ -1,9 +1,11 @@
 //! The end of a held lease: one verdict, and one rule for combining it with
 //! the work's own outcome (docs/semantics.md, "Ending a held lease").
 
-use crate::error::{Error, Result};
-use crate::store::Store;
-use crate::token::Token;
+use std::sync::mpsc;
+use std::time::Instant;
+
+use crate::error::{BackendErrorKind, Error, ErrorCode, Result};
+use crate::store::{BackendKind, Store};
 use crate::types::Lease;
 
 /// How the work done under a lease ended.
@@ -34,36 +36,44 @@ pub struct LeaseEnd {
 
 impl LeaseEnd {
     /// `seen` is the keep-alive's loss, if any; `lease` the lease as last
-    /// renewed.
+    /// renewed. Waits at most the store's call deadline from now for the
+    /// release and the question of who holds the scope, whatever runs
+    /// before them on the backend (a hung renewal, a busy pool).
     pub(crate) fn judge(
         store: &Store,
         seen: Option<Error>,
         lease: &Lease,
         work: WorkOutcome,
     ) -> LeaseEnd {
+        let by = store.call_bound().map(|bound| Instant::now() + bound);
         let lost = match seen {
             // Known lost: the store is not asked to release it, only who
             // holds the scope now, when the keep-alive could not tell.
-            Some(Error::LeaseLost { scope, current }) => Some(Error::LeaseLost {
-                current: current.or_else(|| current_lease(store, &scope, lease)),
+            Some(Error::LeaseLost {
                 scope,
+                current: Some(current),
+            }) => Some(Error::LeaseLost {
+                scope,
+                current: Some(current),
             }),
+            Some(Error::LeaseLost { scope, .. }) => Some(lost_to_current(store, &scope, lease, by)),
             // CLOSED or a keep-alive that never started: the loss is final,
-            // but a lease still live is released all the same.
+            // but a lease still live is released all the same (not waited
+            // for: it changes nothing in the verdict).
             Some(other) => {
-                let _ = store.release(&lease.scope, lease.token);
+                release_in_background(store, lease.clone());
                 Some(other)
             }
-            None => match store.release(&lease.scope, lease.token) {
-                Ok(true) => None,
-                // Not current at the end: lost during the work, though the
-                // keep-alive had not seen it yet.
-                Ok(false) => Some(Error::LeaseLost {
-                    scope: lease.scope.clone(),
-                    current: current_lease(store, &lease.scope, lease),
-                }),
-                Err(e) => Some(e),
-            },
+            None => {
+                let (scope, token) = (lease.scope.clone(), lease.token);
+                match within(store, by, move |s| s.release(&scope, token)) {
+                    Ok(true) => None,
+                    // Not current at the end: lost during the work, though the
+                    // keep-alive had not seen it yet.
+                    Ok(false) => Some(lost_to_current(store, &lease.scope, lease, by)),
+                    Err(e) => Some(e),
+                }
+            }
         };
         LeaseEnd { lost, work }
     }
@@ -110,12 +120,90 @@ impl LeaseEnd {
     }
 }
 
-/// The lease current on `scope` now, unless it is `own` (a lease this
-/// holder may no longer vouch for is not "another holder").
-fn current_lease(store: &Store, scope: &str, own: &Lease) -> Option<(Token, String)> {
-    let now = store.status(scope).ok()?.lease?;
-    if now.token == own.token {
-        return None;
+/// `LEASE_LOST` naming the lease current on `scope` now, unless it is
+/// `own` (a lease this holder may no longer vouch for is not "another
+/// holder"). When the store cannot tell by `by` (its `status` failed or did
+/// not answer), the loss says so instead of claiming the scope is free: a
+/// `LEASE_LOST` with no details, whose message says who holds it now is
+/// unknown, and why.
+fn lost_to_current(store: &Store, scope: &str, own: &Lease, by: Option<Instant>) -> Error {
+    let asked = scope.to_owned();
+    match within(store, by, move |s| s.status(&asked)) {
+        Ok(status) => Error::LeaseLost {
+            scope: scope.to_owned(),
+            current: status
+                .lease
+                .filter(|now| now.token != own.token)
+                .map(|now| (now.token, now.holder)),
+        },
+        Err(why) => Error::Rejected {
+            code: ErrorCode::LeaseLost,
+            message: format!(
+                "lease lost on {scope:?}: who holds it now is unknown (the store could not \
+                 tell: {why})"
+            ),
+        },
     }
-    Some((now.token, now.holder))
+}
+
+/// Runs one store call on a thread of its own and waits for it until `by`;
+/// past it, the call goes on in the background and this is a `BACKEND`
+/// failure whose outcome is unknown. Without a bound (`memory:`, whose
+/// calls never wait on I/O) the call runs here.
+fn within<T: Send + 'static>(
+    store: &Store,
+    by: Option<Instant>,
+    call: impl FnOnce(&Store) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let Some(by) = by else {
+        return call(store);
+    };
+    let (tx, rx) = mpsc::channel();
+    let own = store.clone();
+    std::thread::Builder::new()
+        .name("fencing-end".into())
+        .spawn(move || {
+            let _ = tx.send(call(&own));
+        })
+        .map_err(|_| {
+            Error::backend(
+                BackendErrorKind::Other,
+                "could not start a thread to end the held lease",
+            )
+        })?;
+    let left = by.saturating_duration_since(Instant::now());
+    match rx.recv_timeout(left) {
+        Ok(answer) => answer,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(Error::backend(
+            BackendErrorKind::OutcomeUnknown,
+            format!(
+                "ending the held lease: the store did not answer within its call deadline \
+                 ({} ms); the release goes on in the background and its outcome is unknown",
+                store.call_bound().unwrap_or_default().as_millis()
+            ),
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::backend(
+            BackendErrorKind::Other,
+            "ending the held lease: the call failed without an answer",
+        )),
+    }
+}
+
+/// Releases `lease` without waiting for the store: on a thread of its own,
+/// bounded by the store's call deadline like any call, and counted in the
+/// store's metrics (`releases`) when it ends the lease. On `memory:`, whose
+/// calls never wait on I/O, the release runs here, so it has happened when
+/// this returns. If no thread can start, nothing is sent: the lease ends
+/// by its TTL.
+pub(crate) fn release_in_background(store: &Store, lease: Lease) {
+    if store.backend_kind() == BackendKind::Memory {
+        let _ = store.release(&lease.scope, lease.token);
+        return;
+    }
+    let store = store.clone();
+    let _ = std::thread::Builder::new()
+        .name("fencing-release".into())
+        .spawn(move || {
+            let _ = store.release(&lease.scope, lease.token);
+        });
 }
