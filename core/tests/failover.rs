@@ -118,3 +118,56 @@ fn a_restored_sqlite_backup_reissues_tokens_unless_failed_over() {
         assert!(t > *issued.iter().max().unwrap());
     }
 }
+
+/// A name other than `scope` that `store` puts in `scope`'s floor bucket,
+/// found by search: after `scope` retired at `floor`, a name not seen yet
+/// reports its bucket's floor as its fence, and only names of that bucket
+/// report `floor`.
+fn same_bucket(store: &Store, scope: &str, floor: u64) -> String {
+    (0..1_000_000)
+        .map(|i| format!("{scope}-{i}"))
+        .find(|name| store.fence_of(name).unwrap() == floor)
+        .expect("a name in the same bucket")
+}
+
+/// A backup copied before a scope retired; on the original, another scope
+/// of the same floor bucket then starts at the retirement's floor and takes
+/// a token above everything the copy holds. After the copy is restored and
+/// failed over, that token must be stale and never issued again: the step
+/// has to move every counter, fence and floor above anything the original
+/// ever held, not only above what the copy's own values were.
+#[test]
+fn a_restored_backup_refuses_tokens_of_a_scope_created_after_a_retirement() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("live.db");
+    let store = Store::open(&sqlite_url(&original)).unwrap();
+    let jump = 1u64 << 45;
+    store
+        .advance_counter("s", Token::new(jump).unwrap())
+        .unwrap();
+    let backup = dir.path().join("backup.db");
+    rusqlite::Connection::open(&original)
+        .unwrap()
+        .execute("VACUUM INTO ?1", [backup.to_str().unwrap()])
+        .unwrap();
+    // Lost with the original: the retirement, and a new scope of the same
+    // bucket starting at its floor.
+    assert!(store.retire("s").unwrap());
+    let t = same_bucket(&store, "s", jump);
+    let token = store.next_token(&t).unwrap();
+    assert_eq!(token.get(), jump + 1);
+    store.put(&t, "k", b"v", &Fence::new(token)).unwrap();
+    store.close();
+
+    let restored = Store::open(&sqlite_url(&backup)).unwrap();
+    restored.failover().unwrap();
+    let err = restored
+        .put(&t, "k", b"late", &Fence::new(token))
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::StaleToken { .. }),
+        "{t}: the token taken after the backup was accepted again: {err:?}"
+    );
+    let next = restored.next_token(&t).unwrap().get();
+    assert!(next > token.get(), "{t}: {next} issued again");
+}
