@@ -15,7 +15,8 @@ use crate::events::{
     at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
 };
 use crate::rules::{
-    after_failover, check_op, floor_bucket, plan_ops, recordable, Mode, ScopeCore, FLOOR_BUCKETS,
+    ceiling_covering, check_op, failover_base, floor_bucket, plan_ops, recordable, Mode, ScopeCore,
+    FLOOR_BUCKETS,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -123,6 +124,11 @@ pub(crate) struct Memory {
     /// Floors left by retired scopes, per bucket of names
     /// (`rules::floor_bucket`); scopes created later start at their bucket's.
     floors: Box<[AtomicU64]>,
+    /// The store's ceiling (`rules::ceiling_covering`): at or above every
+    /// counter, fence and floor. Raised under the lock of the shard whose
+    /// scope moved, so the failover step, which holds every shard's lock,
+    /// sees every value it must cover.
+    ceiling: AtomicU64,
     clock: Clock,
     mode: Mode,
     /// The operator's record of rejections (docs/operations.md), newest last.
@@ -141,6 +147,7 @@ impl Memory {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             hasher: Hasher::default(),
             floors: (0..FLOOR_BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            ceiling: AtomicU64::new(0),
             clock,
             mode,
             rejections: Mutex::new(Ring::default()),
@@ -162,17 +169,35 @@ impl Memory {
         &self.floors[floor_bucket(scope)]
     }
 
-    /// Runs `f` on the scope, creating it (at the floor) if it is new.
+    /// Runs `f` on the scope, creating it (at the floor) if it is new, and
+    /// raises the store's ceiling over its counter and fence, while the
+    /// shard is still locked.
     fn with_scope<T>(&self, scope: &str, f: impl FnOnce(&mut Scope) -> Result<T>) -> Result<T> {
         let mut scopes = self.lock(scope)?;
         if let Some(s) = scopes.get_mut(scope) {
-            return f(s);
+            let out = f(s)?;
+            self.cover(s.core.top());
+            return Ok(out);
         }
         let mut fresh = Scope::fresh(self.floor(scope).load(Ordering::SeqCst));
         let out = f(&mut fresh)?;
+        self.cover(fresh.core.top());
         // Only an operation that succeeded leaves a new scope behind.
         scopes.insert(scope.to_owned(), fresh);
         Ok(out)
+    }
+
+    /// Raises the ceiling to cover `value` (a scope's counter or fence).
+    fn cover(&self, value: u64) {
+        if value <= self.ceiling.load(Ordering::SeqCst) {
+            return;
+        }
+        let _ = self
+            .ceiling
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |h| {
+                let raised = ceiling_covering(h, value);
+                (raised != h).then_some(raised)
+            });
     }
 
     /// Runs `f` on the scope as it is, or as a new one would be, without creating it.
@@ -326,23 +351,25 @@ impl Backend for Memory {
                     .map_err(|_| Error::backend(Other, "memory shard poisoned by a panic"))?,
             );
         }
+        // No operation runs while every shard is locked: the ceiling covers
+        // every counter, fence and floor there is.
+        let ceiling = self.ceiling.load(Ordering::SeqCst);
+        let base = failover_base(ceiling);
         for floor in self.floors.iter() {
-            let _ = floor.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |f| {
-                Some(after_failover(f))
-            });
+            floor.fetch_max(base, Ordering::SeqCst);
         }
-        let mut moved = 0;
         for scopes in locked.iter_mut() {
             for scope in scopes.values_mut() {
-                scope.core.fail_over();
-                moved += 1;
+                scope.core.fail_over(base);
             }
         }
+        self.ceiling
+            .store(ceiling_covering(ceiling, base), Ordering::SeqCst);
         drop(locked);
         for shard in self.shards.iter() {
             shard.lease_ended.notify_all();
         }
-        Ok(moved)
+        Ok(base)
     }
 
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {

@@ -4,11 +4,13 @@
 
 use crate::events::{RECORD_INTERVAL, REJECTION_LOG};
 use crate::limits::{MAX_HOLDER_BYTES, MAX_KEY_BYTES, MAX_SCOPE_BYTES, MAX_SEQ};
-use crate::rules::{FLOOR_BUCKETS, FNV32_OFFSET, FNV32_PRIME, LAST_WRITE_STEP_MS};
+use crate::rules::{
+    CEILING_HEADROOM, FLOOR_BUCKETS, FNV32_OFFSET, FNV32_PRIME, LAST_WRITE_STEP_MS,
+};
 use crate::token::Token;
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 12] {
+pub(crate) fn constants() -> [(&'static str, u64); 14] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -23,6 +25,9 @@ pub(crate) fn constants() -> [(&'static str, u64); 12] {
         ),
         ("fnv32_offset", u64::from(FNV32_OFFSET)),
         ("fnv32_prime", u64::from(FNV32_PRIME)),
+        // The 32-bit hash is kept below 2^32 by taking it modulo this.
+        ("fnv32_modulus", u64::from(u32::MAX) + 1),
+        ("ceiling_headroom", CEILING_HEADROOM),
         ("last_write_step_ms", LAST_WRITE_STEP_MS),
         ("rejection_log", REJECTION_LOG as u64),
         ("record_interval_ms", RECORD_INTERVAL.as_millis() as u64),
@@ -70,6 +75,14 @@ pub(crate) fn should_install(ours: &str, installed: Option<(String, String)>) ->
 mod tests {
     use super::*;
 
+    /// Bare numbers a file may still write by hand, for now: PostgreSQL's
+    /// hash takes its modulus written out (`% 4294967296`), which became
+    /// the value of `@fnv32_modulus@` (and `@ceiling_headroom@`) when
+    /// SQLite's trigger took the ceiling. The PostgreSQL side's change to
+    /// the ceiling writes it `@fnv32_modulus@` there too; then this entry
+    /// goes (the test fails while an entry is no longer needed).
+    const NOT_YET_FILLED: [(&str, u64); 1] = [("postgres/functions.sql", 1 << 32)];
+
     /// After filling, no `@name@` is left but the schema's, and no bare
     /// number that has a Rust home is written in the SQL by hand.
     pub(crate) fn check_filled(file: &str, text: &str) {
@@ -92,10 +105,19 @@ mod tests {
             .filter(|n| !n.is_empty())
             .collect();
         for (name, value) in constants() {
+            if NOT_YET_FILLED.contains(&(file, value)) {
+                continue;
+            }
             let value = value.to_string();
             assert!(
                 value.len() < 3 || !numbers.contains(&value.as_str()),
                 "{file}: {value} written by hand; use @{name}@"
+            );
+        }
+        for (f, value) in NOT_YET_FILLED {
+            assert!(
+                f != file || numbers.contains(&value.to_string().as_str()),
+                "{file} no longer writes {value} by hand: drop it from NOT_YET_FILLED"
             );
         }
     }
