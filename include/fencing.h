@@ -27,7 +27,7 @@
  */
 #define FENCING_MAX_TOKEN UINT64_C(9223372036854775807)
 
-/** How far fencing_failover moves every counter, fence and floor: 2^40. */
+/** How far above the store's ceiling fencing_failover moves every counter, fence and floor: 2^40. */
 #define FENCING_FAILOVER_STEP UINT64_C(1099511627776)
 
 #define FENCING_STRINGIFY_(x) #x
@@ -1017,11 +1017,12 @@ fencing_status fencing_retire(const struct fencing_store *store,
 /**
  * The failover step: run once on a new primary promoted from an
  * asynchronous standby (or a restored backup) before anything else uses it.
- * Every counter, fence and floor moves `FENCING_FAILOVER_STEP` tokens up and
- * every lease ends, so no earlier token is accepted or issued again. Writes
- * the number of scopes moved to `*out_scopes`.
+ * Every counter, fence and floor moves to `FENCING_FAILOVER_STEP` tokens
+ * above the store's ceiling (above every value the store held) and every
+ * lease ends, so no earlier token is accepted or issued again. Writes that
+ * base to `*out_base`: every token at or below it is stale.
  */
-fencing_status fencing_failover(const struct fencing_store *store, uint64_t *out_scopes);
+fencing_status fencing_failover(const struct fencing_store *store, uint64_t *out_base);
 
 /**
  * Moves a manual clock (`?clock=manual`) forward by `ms`;

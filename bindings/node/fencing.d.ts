@@ -165,7 +165,7 @@ export declare class Store {
   status(scope: string): Promise<ScopeStatus>
   /** Drops a scope with no live lease and no entries; resolves to whether it had state. */
   retire(scope: string): Promise<boolean>
-  /** The failover step: every counter, fence and floor moves 2^40 up, every lease ends; the scopes moved. */
+  /** The failover step: every counter, fence and floor moves to 2^40 above the store's ceiling, every lease ends; resolves to that base (every token at or below it is stale). */
   failover(): Promise<bigint>
   /** Moves a manual clock (`?clock=manual`) forward. */
   advanceClock(ms: number): Promise<void>

@@ -118,7 +118,9 @@ export declare class NativeStore {
   /**
    * The failover step: run once on a new primary promoted from an
    * asynchronous standby (or a restored backup) before anything else uses
-   * it; resolves to the number of scopes moved.
+   * it. Every counter, fence and floor moves to 2^40 above the store's
+   * ceiling (above every value the store held) and every lease ends;
+   * resolves to that base: every token at or below it is stale.
    */
   failover(): Promise<bigint>
   /** Moves a manual clock (`?clock=manual`) forward. */

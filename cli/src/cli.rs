@@ -88,8 +88,9 @@ pub enum Command {
     /// Drop the state of a scope with no live lease and no entries
     Retire(ScopeArg),
     /// The failover step: run once on a new primary promoted from an asynchronous standby (or on
-    /// a restored backup) before anything else uses it; every counter, fence and floor moves
-    /// 2^40 up and every lease ends, so no earlier token is accepted or issued again
+    /// a restored backup) before anything else uses it; every counter, fence and floor moves to
+    /// 2^40 above the store's ceiling (above every value the store held) and every lease ends, so
+    /// no earlier token is accepted or issued again; prints that base (JSON: stale_through)
     Failover,
     /// Create or upgrade the store's schema (deploy time) without opening a store, so that
     /// fencing.check / fencing_check work before any process opened it; idempotent

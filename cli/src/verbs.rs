@@ -484,15 +484,12 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             Out::new(json!({ "retired": retired }), line(plain))
         }
         Command::Failover => {
-            let moved = open(url)?.failover()?;
+            let base = open(url)?.failover()?;
             let plain = format!(
-                "failed over: {moved} scopes and every floor moved {} tokens up",
-                fencing::FAILOVER_STEP
+                "failed over: every counter, fence and floor now stands at {base} or above \
+                 (every earlier token is stale)"
             );
-            Out::new(
-                json!({ "scopes": moved.to_string(), "step": fencing::FAILOVER_STEP.to_string() }),
-                line(&plain),
-            )
+            Out::new(json!({ "stale_through": base.to_string() }), line(&plain))
         }
         Command::Migrate => {
             fencing::migrate(url)?;

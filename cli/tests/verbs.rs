@@ -385,12 +385,27 @@ fn failover_moves_every_token_past_the_lost_history() {
     assert_eq!(env.run(["next-token", "s"]).text(), "1\n");
     assert_eq!(env.run(["next-token", "s"]).text(), "2\n");
     let out = env.run(["--json", "failover"]).json();
-    assert_eq!(out, json!({ "scopes": "1", "step": "1099511627776" }));
-    // Token 2 and everything below the step are stale now; the next is above.
+    // Token 1 set the store's ceiling to 1 + 2^32 (token 2 is under it);
+    // the step's base is 2^40 above that: 1 + 4294967296 + 1099511627776.
+    let base: u64 = 1_103_806_595_073;
+    assert_eq!(out, json!({ "stale_through": base.to_string() }));
+    // Token 2 and everything up to the base are stale now; the next is above.
     env.run(["put", "s", "k", "--token", "2", "--value", "late"])
         .fails_with("STALE_TOKEN", 10);
-    assert_eq!(env.run(["next-token", "s"]).text(), "1099511627779\n");
-    assert_eq!(env.run(["fence", "never-seen"]).text(), "1099511627776\n");
+    assert_eq!(
+        env.run(["next-token", "s"]).text(),
+        format!("{}\n", base + 1)
+    );
+    assert_eq!(env.run(["fence", "never-seen"]).text(), format!("{base}\n"));
+    // The plain form names the base too.
+    let second = base + (1 << 32) + (1 << 40);
+    assert_eq!(
+        env.run(["failover"]).text(),
+        format!(
+            "failed over: every counter, fence and floor now stands at {second} or above \
+             (every earlier token is stale)\n"
+        )
+    );
 }
 
 #[test]

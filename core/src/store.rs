@@ -499,20 +499,25 @@ impl Store {
         self.backend()?.retire(scope)
     }
 
-    /// Moves a manual clock forward (`?clock=manual` only).
-    /// The failover step (docs/postgres.md, "Replication and failover"):
-    /// run once on a new primary promoted from an asynchronous standby, or
-    /// on a store restored from a backup, before anything else uses it.
-    /// Every counter, fence and floor moves [`FAILOVER_STEP`] tokens up, every
-    /// fence is sealed and every lease ends, so that no token handed out
-    /// before (by a history this copy may have lost) is accepted or issued
-    /// again. Returns the number of scopes moved.
+    /// The failover step (docs/semantics.md, "Failover"): run once on a new
+    /// primary promoted from an asynchronous standby, or on a store restored
+    /// from a backup, before anything else uses it. The store keeps a
+    /// ceiling at or above every counter, fence and floor it ever held; the
+    /// step moves every counter, fence and floor to at least
+    /// [`FAILOVER_STEP`] above that ceiling, seals every fence and ends every
+    /// lease, so that no token handed out before (by a history this copy may
+    /// have lost, a retirement and the scopes created after it included) is
+    /// accepted or issued again.
+    ///
+    /// Returns that base: every counter and fence now stands at or above it,
+    /// and every token at or below it is stale. (Not a number of scopes.)
     ///
     /// [`FAILOVER_STEP`]: crate::FAILOVER_STEP
     pub fn failover(&self) -> Result<u64> {
         self.backend()?.failover()
     }
 
+    /// Moves a manual clock forward (`?clock=manual` only).
     pub fn advance_clock(&self, by: Duration) -> Result<()> {
         self.backend()?.advance_clock(by)?;
         // The record's rate limit follows the store's manual clock.

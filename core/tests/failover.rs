@@ -1,7 +1,14 @@
-//! The failover step (docs/postgres.md, "Replication and failover"): after
-//! it, no token handed out before is accepted or issued again, on every
-//! backend. A restored SQLite backup is a failover too: the copy lacks what
-//! the original issued after the copy was made.
+//! The failover step (docs/semantics.md, "Failover"; docs/postgres.md,
+//! "Replication and failover"): after it, no token handed out before is
+//! accepted or issued again, on every backend. A restored SQLite backup is a
+//! failover too: the copy lacks what the original issued after the copy was
+//! made.
+//!
+//! The numbers: each store keeps a ceiling H (0 at first) at or above every
+//! counter, fence and floor; a value above H moves it to that value plus
+//! 2^32 (`HEADROOM`), saturating at the maximum token. The step's base is
+//! H + `FAILOVER_STEP` (saturating); every counter, fence and floor moves to
+//! at least the base, and `failover` returns it.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -11,14 +18,23 @@ use fencing::{Error, Fence, Store, Token, FAILOVER_STEP};
 mod support;
 use support::{fresh_schema, postgres_test_url, sqlite_url};
 
-#[test]
-fn after_failover_no_earlier_token_is_accepted_or_issued_on_any_backend() {
-    let dir = tempfile::tempdir().unwrap();
+/// How far the ceiling goes past the value that moved it (the rules'
+/// `CEILING_HEADROOM`): 2^32.
+const HEADROOM: u64 = 1 << 32;
+
+/// memory:, a fresh SQLite file, and PostgreSQL when a server is there.
+fn backends(dir: &tempfile::TempDir) -> Vec<String> {
     let mut urls = vec!["memory:".to_owned(), sqlite_url(&dir.path().join("f.db"))];
     if let Some(base) = postgres_test_url() {
         urls.push(format!("{base}?schema={}", fresh_schema("failover")));
     }
-    for url in urls {
+    urls
+}
+
+#[test]
+fn after_failover_no_earlier_token_is_accepted_or_issued_on_any_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in backends(&dir) {
         let store = Store::open(&url).unwrap();
         let lease = store
             .acquire("held", "a", Duration::from_secs(600))
@@ -30,7 +46,10 @@ fn after_failover_no_earlier_token_is_accepted_or_issued_on_any_backend() {
             .put("outside", "k", b"v", &Fence::new(outside))
             .unwrap();
 
-        assert_eq!(store.failover().unwrap(), 3, "{url}");
+        // The greatest value is 1_000_000, below the ceiling the first
+        // token (1) set: 1 + 2^32.
+        let base = 1 + HEADROOM + FAILOVER_STEP;
+        assert_eq!(store.failover().unwrap(), base, "{url}");
 
         // Every earlier token is stale, the fence's own included.
         for (scope, token) in [("s", t), ("held", lease.token), ("outside", outside)] {
@@ -45,28 +64,20 @@ fn after_failover_no_earlier_token_is_accepted_or_issued_on_any_backend() {
         // The lease ended; new tokens start above the step.
         assert_eq!(store.status("held").unwrap().lease, None, "{url}");
         let next = store.acquire("held", "b", Duration::from_secs(60)).unwrap();
-        assert_eq!(
-            next.token.get(),
-            lease.token.get() + FAILOVER_STEP + 1,
-            "{url}"
-        );
+        assert_eq!(next.token.get(), base + 1, "{url}");
         assert_eq!(
             store.next_token("outside").unwrap().get(),
-            1_000_000 + FAILOVER_STEP + 1,
+            base + 1,
             "{url}"
         );
         // A scope the old history may have created is covered by the floors.
-        assert_eq!(
-            store.fence_of("never-seen").unwrap(),
-            FAILOVER_STEP,
-            "{url}"
-        );
+        assert_eq!(store.fence_of("never-seen").unwrap(), base, "{url}");
         let err = store
             .put(
                 "never-seen",
                 "k",
                 b"v",
-                &Fence::new(Token::new(FAILOVER_STEP).unwrap()),
+                &Fence::new(Token::new(base).unwrap()),
             )
             .unwrap_err();
         assert!(matches!(err, Error::StaleToken { .. }), "{url}: {err:?}");
@@ -116,5 +127,194 @@ fn a_restored_sqlite_backup_reissues_tokens_unless_failed_over() {
         let t = restored.next_token("job").unwrap().get();
         assert!(!issued.contains(&t), "token {t} handed out twice");
         assert!(t > *issued.iter().max().unwrap());
+    }
+}
+
+/// A name other than `scope` that `store` puts in `scope`'s floor bucket,
+/// found by search: after `scope` retired at `floor`, a name not seen yet
+/// reports its bucket's floor as its fence, and only names of that bucket
+/// report `floor`.
+fn same_bucket(store: &Store, scope: &str, floor: u64) -> String {
+    (0..1_000_000)
+        .map(|i| format!("{scope}-{i}"))
+        .find(|name| store.fence_of(name).unwrap() == floor)
+        .expect("a name in the same bucket")
+}
+
+/// A backup copied before a scope retired; on the original, another scope
+/// of the same floor bucket then starts at the retirement's floor and takes
+/// a token above everything the copy holds. After the copy is restored and
+/// failed over, that token must be stale and never issued again: the step
+/// has to move every counter, fence and floor above anything the original
+/// ever held, not only above what the copy's own values were.
+#[test]
+fn a_restored_backup_refuses_tokens_of_a_scope_created_after_a_retirement() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("live.db");
+    let store = Store::open(&sqlite_url(&original)).unwrap();
+    let jump = 1u64 << 45;
+    store
+        .advance_counter("s", Token::new(jump).unwrap())
+        .unwrap();
+    let backup = dir.path().join("backup.db");
+    rusqlite::Connection::open(&original)
+        .unwrap()
+        .execute("VACUUM INTO ?1", [backup.to_str().unwrap()])
+        .unwrap();
+    // Lost with the original: the retirement, and a new scope of the same
+    // bucket starting at its floor.
+    assert!(store.retire("s").unwrap());
+    let t = same_bucket(&store, "s", jump);
+    let token = store.next_token(&t).unwrap();
+    assert_eq!(token.get(), jump + 1);
+    store.put(&t, "k", b"v", &Fence::new(token)).unwrap();
+    store.close();
+
+    let restored = Store::open(&sqlite_url(&backup)).unwrap();
+    // The copy's ceiling is the one the jump set: 2^45 + 2^32.
+    let base = jump + HEADROOM + FAILOVER_STEP;
+    assert_eq!(restored.failover().unwrap(), base);
+    let err = restored
+        .put(&t, "k", b"late", &Fence::new(token))
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::StaleToken { .. }),
+        "{t}: the token taken after the backup was accepted again: {err:?}"
+    );
+    let next = restored.next_token(&t).unwrap().get();
+    assert!(next > token.get(), "{t}: {next} issued again");
+    assert_eq!(next, base + 1);
+}
+
+/// A token from outside the counter, accepted by SQLite's `fencing_check`
+/// view in the caller's own transaction, raises the ceiling too: the step
+/// afterwards moves every scope above it.
+#[test]
+fn a_token_the_check_view_accepted_is_under_the_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.db");
+    let store = Store::open(&sqlite_url(&path)).unwrap();
+    store.next_token("s").unwrap();
+    let outside = 1u64 << 50;
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO fencing_check (scope, token) VALUES ('report:7', ?1)",
+        [outside as i64],
+    )
+    .unwrap();
+    drop(conn);
+    assert_eq!(store.fence_of("report:7").unwrap(), outside);
+    let base = outside + HEADROOM + FAILOVER_STEP;
+    assert_eq!(store.failover().unwrap(), base);
+    for scope in ["report:7", "s", "never-seen"] {
+        assert_eq!(store.next_token(scope).unwrap().get(), base + 1, "{scope}");
+    }
+}
+
+/// The step's numbers follow the ceiling, on every backend: token 1 puts it
+/// at 1 + 2^32, and tokens 2..=10 leave it there (it covers them); a second
+/// step starts from the ceiling the first left (its base + 2^32).
+#[test]
+fn the_base_is_the_step_above_the_ceiling_and_steps_repeat_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in backends(&dir) {
+        let store = Store::open(&url).unwrap();
+        for _ in 0..10 {
+            store.next_token("s").unwrap();
+        }
+        let first = 1 + HEADROOM + FAILOVER_STEP;
+        assert_eq!(store.failover().unwrap(), first, "{url}");
+        assert_eq!(store.next_token("s").unwrap().get(), first + 1, "{url}");
+        assert_eq!(store.fence_of("s").unwrap(), first, "{url}");
+        // The step's own base moved the ceiling to base + 2^32; the token
+        // just taken (first + 1) is under it.
+        let second = first + HEADROOM + FAILOVER_STEP;
+        assert_eq!(store.failover().unwrap(), second, "{url}");
+        assert_eq!(store.next_token("s").unwrap().get(), second + 1, "{url}");
+        assert_eq!(store.next_token("new").unwrap().get(), second + 1, "{url}");
+        store.close();
+    }
+}
+
+/// A counter advanced far ahead moves the ceiling with it: the step's base
+/// is above the jump, for that scope and for every other.
+#[test]
+fn after_an_advance_counter_jump_the_base_is_above_the_jump() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in backends(&dir) {
+        let store = Store::open(&url).unwrap();
+        store.next_token("small").unwrap();
+        let jump = 1u64 << 50;
+        store
+            .advance_counter("far", Token::new(jump).unwrap())
+            .unwrap();
+        let base = jump + HEADROOM + FAILOVER_STEP;
+        assert_eq!(store.failover().unwrap(), base, "{url}");
+        for scope in ["far", "small", "never-seen"] {
+            assert_eq!(
+                store.next_token(scope).unwrap().get(),
+                base + 1,
+                "{url} {scope}"
+            );
+        }
+        let err = store
+            .put("small", "k", b"v", &Fence::new(Token::new(jump).unwrap()))
+            .unwrap_err();
+        assert!(matches!(err, Error::StaleToken { .. }), "{url}: {err:?}");
+        store.close();
+    }
+}
+
+/// Near the top of the token space the ceiling and the base saturate at
+/// the maximum token: the step moves everything there, and issuing fails
+/// with TOKEN_EXHAUSTED rather than wrapping.
+#[test]
+fn the_base_saturates_at_the_maximum_token() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in backends(&dir) {
+        let store = Store::open(&url).unwrap();
+        store
+            .advance_counter("s", Token::new(Token::MAX.get() - FAILOVER_STEP).unwrap())
+            .unwrap();
+        assert_eq!(store.failover().unwrap(), Token::MAX.get(), "{url}");
+        assert!(
+            matches!(store.next_token("s"), Err(Error::TokenExhausted)),
+            "{url}"
+        );
+        assert!(
+            matches!(store.next_token("other"), Err(Error::TokenExhausted)),
+            "{url}"
+        );
+        assert_eq!(store.failover().unwrap(), Token::MAX.get(), "{url}");
+        store.close();
+    }
+}
+
+/// The case of the restored backup, in one store (memory: has no backup):
+/// a retired scope's floor, then a scope of the same bucket that starts
+/// there. The step's base is above both, and every bucket's floor with it.
+#[test]
+fn a_retirement_and_the_scope_after_it_are_under_the_base() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in backends(&dir) {
+        let store = Store::open(&url).unwrap();
+        let jump = 1u64 << 45;
+        store
+            .advance_counter("s", Token::new(jump).unwrap())
+            .unwrap();
+        assert!(store.retire("s").unwrap(), "{url}");
+        let t = same_bucket(&store, "s", jump);
+        let token = store.next_token(&t).unwrap();
+        assert_eq!(token.get(), jump + 1, "{url}");
+        // The jump set the ceiling to 2^45 + 2^32, which covers 2^45 + 1.
+        let base = jump + HEADROOM + FAILOVER_STEP;
+        assert_eq!(store.failover().unwrap(), base, "{url}");
+        let err = store.put(&t, "k", b"late", &Fence::new(token)).unwrap_err();
+        assert!(matches!(err, Error::StaleToken { .. }), "{url}: {err:?}");
+        assert_eq!(store.next_token(&t).unwrap().get(), base + 1, "{url}");
+        // Every floor moved to the base: the retired name starts there too.
+        assert_eq!(store.fence_of("s").unwrap(), base, "{url}");
+        assert_eq!(store.next_token("s").unwrap().get(), base + 1, "{url}");
+        store.close();
     }
 }

@@ -82,6 +82,72 @@ fn sqlite_file_of_the_development_builds_upgrades_and_keeps_its_floors() {
     assert_eq!(meta, 0);
 }
 
+/// The store's ceiling of an upgraded file (schema version 6) covers every
+/// counter, fence and floor the file held: the greatest of them plus 2^32
+/// (0 for a file that holds none), so the failover step after the upgrade
+/// moves every scope and floor above them.
+#[test]
+fn sqlite_upgrade_sets_the_ceiling_over_what_the_file_holds() {
+    const HEADROOM: u64 = 1 << 32; // the rules' CEILING_HEADROOM
+    let dir = tempfile::tempdir().unwrap();
+    let ceiling = |path: &Path| -> u64 {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        let h: i64 = conn
+            .query_row("SELECT ceiling FROM fencing_ceiling", [], |r| r.get(0))
+            .unwrap();
+        h as u64
+    };
+
+    let empty = dir.path().join("empty.db");
+    rusqlite::Connection::open(&empty)
+        .unwrap()
+        .execute_batch(&source("tests/data/sqlite-schema-v4.sql"))
+        .unwrap();
+    let store = Store::open(&sqlite_url(&empty)).unwrap();
+    assert_eq!(ceiling(&empty), 0);
+    assert_eq!(store.failover().unwrap(), fencing::FAILOVER_STEP);
+    store.close();
+
+    // A fence above its counter, and one bucket's floor: whichever is the
+    // greatest value sets the ceiling.
+    for (name, fence, floor) in [
+        ("floor", 1u64 << 45, 1u64 << 46),
+        ("fence", 1 << 47, 1 << 46),
+    ] {
+        let path = dir.path().join(format!("{name}.db"));
+        old_sqlite_file(&path);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute(
+            "INSERT INTO fencing_scopes (scope, counter, fence, sealed) VALUES ('fenced', 3, ?1, 0)",
+            [fence as i64],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE fencing_floors SET floor = ?1 WHERE bucket = 7",
+            [floor as i64],
+        )
+        .unwrap();
+        drop(conn);
+        fencing::migrate(&sqlite_url(&path)).unwrap();
+        let top = fence.max(floor);
+        assert_eq!(ceiling(&path), top + HEADROOM, "{name}");
+        let store = Store::open(&sqlite_url(&path)).unwrap();
+        let base = top + HEADROOM + fencing::FAILOVER_STEP;
+        assert_eq!(store.failover().unwrap(), base, "{name}");
+        for scope in ["kept", "fenced", "new"] {
+            assert_eq!(
+                store.next_token(scope).unwrap().get(),
+                base + 1,
+                "{name} {scope}"
+            );
+        }
+        let err = store
+            .put("fenced", "k", b"v", &Fence::new(Token::new(fence).unwrap()))
+            .unwrap_err();
+        assert!(matches!(err, Error::StaleToken { .. }), "{name}: {err:?}");
+    }
+}
+
 /// The trigger is reinstalled when the file records another text, and a
 /// newer build's is left alone (and the file refused).
 #[test]

@@ -59,7 +59,8 @@ pub const FENCING_VERSION_PATCH: u32 = 0;
 /// The greatest token, 2^63-1.
 pub const FENCING_MAX_TOKEN: u64 = 9_223_372_036_854_775_807;
 /// cbindgen:ignore
-/// How far `fencing_failover` moves every counter, fence and floor: 2^40.
+/// How far above the store's ceiling `fencing_failover` moves every counter,
+/// fence and floor: 2^40.
 pub const FENCING_FAILOVER_STEP: u64 = 1_099_511_627_776;
 /// Scope names: 1..=256 bytes of UTF-8.
 pub const FENCING_MAX_SCOPE_BYTES: usize = 256;

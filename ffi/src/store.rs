@@ -434,17 +434,18 @@ pub extern "C" fn fencing_retire(
 
 /// The failover step: run once on a new primary promoted from an
 /// asynchronous standby (or a restored backup) before anything else uses it.
-/// Every counter, fence and floor moves `FENCING_FAILOVER_STEP` tokens up and
-/// every lease ends, so no earlier token is accepted or issued again. Writes
-/// the number of scopes moved to `*out_scopes`.
+/// Every counter, fence and floor moves to `FENCING_FAILOVER_STEP` tokens
+/// above the store's ceiling (above every value the store held) and every
+/// lease ends, so no earlier token is accepted or issued again. Writes that
+/// base to `*out_base`: every token at or below it is stale.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_failover(
     store: *const fencing_store,
-    out_scopes: *mut u64,
+    out_base: *mut u64,
 ) -> fencing_status {
     boundary(|| {
         let store = self::store(store)?;
-        let out = args::out(out_scopes, "out_scopes")?;
+        let out = args::out(out_base, "out_base")?;
         out.set(store.failover()?);
         Ok(())
     })

@@ -233,15 +233,18 @@ static void test_leases(void) {
   fencing_fence old = {.token = 1};
   fencing_receipt r;
   CHECK_STATUS(FENCING_STALE_TOKEN, fencing_put(s, "w", "k", NULL, 0, &old, &r));
-  /* The failover step: every earlier token stale, new ones above the step. */
-  uint64_t moved = 0, next = 0;
-  CHECK_OK(fencing_failover(s, &moved));
-  CHECK(moved >= 1);
+  /* The failover step: every earlier token stale, new ones above the base.
+     The first token (1) set the store's ceiling to 1 + 2^32, and tokens up
+     to 2 left it there: the base is the step above it. */
+  uint64_t base = 0, next = 0;
+  const uint64_t want = 1 + (UINT64_C(1) << 32) + FENCING_FAILOVER_STEP;
+  CHECK_OK(fencing_failover(s, &base));
+  CHECK_U64(base, want);
   CHECK_STATUS(FENCING_STALE_TOKEN, fencing_put(s, "w", "k", NULL, 0, &old, &r));
   CHECK_OK(fencing_fence_of(s, "never-seen", &fence));
-  CHECK_U64(fence, FENCING_FAILOVER_STEP);
+  CHECK_U64(fence, want);
   CHECK_OK(fencing_next_token(s, "never-seen", &next));
-  CHECK_U64(next, FENCING_FAILOVER_STEP + 1);
+  CHECK_U64(next, want + 1);
   CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_failover(s, NULL));
   fencing_store_free(s);
 }

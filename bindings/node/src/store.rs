@@ -589,7 +589,9 @@ impl NativeStore {
 
     /// The failover step: run once on a new primary promoted from an
     /// asynchronous standby (or a restored backup) before anything else uses
-    /// it; resolves to the number of scopes moved.
+    /// it. Every counter, fence and floor moves to 2^40 above the store's
+    /// ceiling (above every value the store held) and every lease ends;
+    /// resolves to that base: every token at or below it is stale.
     #[napi(catch_unwind, ts_return_type = "Promise<bigint>")]
     pub fn failover<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, u64>> {
         self.call(env, || Ok(()), |s, ()| s.failover(), |n| n)

@@ -204,15 +204,17 @@ test('versions agree: package.json, Cargo workspace', () => {
   assert.equal(pkg.version, workspaceVersion)
 })
 
-test('failover: every earlier token is stale, new ones start 2^40 above', async () => {
+test('failover: every earlier token is stale, new ones start 2^40 above the ceiling', async () => {
   const store = await open('memory:')
   try {
     const t = await store.nextToken('s')
     await store.put('s', 'k', 'v', { token: t })
-    assert.equal(await store.failover(), 1n)
+    // Token 1 set the store's ceiling to 1 + 2^32; the base is 2^40 above it.
+    const base = 1n + (1n << 32n) + (1n << 40n)
+    assert.equal(await store.failover(), base)
     await assert.rejects(store.put('s', 'k', 'late', { token: t }), { code: 'STALE_TOKEN' })
-    assert.equal(await store.nextToken('s'), t + (1n << 40n) + 1n)
-    assert.equal(await store.fenceOf('never-seen'), 1n << 40n)
+    assert.equal(await store.nextToken('s'), base + 1n)
+    assert.equal(await store.fenceOf('never-seen'), base)
   } finally {
     await store.close()
   }

@@ -47,7 +47,8 @@ mod _native {
     /// The greatest token: 2**63 - 1.
     #[pymodule_export]
     const MAX_TOKEN: u64 = fencing::Token::MAX.get();
-    /// How far ``Store.failover`` moves every counter, fence and floor: 2**40.
+    /// How far above the store's ceiling ``Store.failover`` moves every
+    /// counter, fence and floor: 2**40.
     #[pymodule_export]
     const FAILOVER_STEP: u64 = fencing::FAILOVER_STEP;
     /// Longest scope name, in UTF-8 bytes.

@@ -471,9 +471,11 @@ impl Store {
 
     /// The failover step: run once on a new primary promoted from an
     /// asynchronous standby (or a restored backup) before anything else uses
-    /// it. Every counter, fence and floor moves ``FAILOVER_STEP`` tokens up
-    /// and every lease ends, so no earlier token is accepted or issued
-    /// again. Returns the number of scopes moved.
+    /// it. Every counter, fence and floor moves to ``FAILOVER_STEP`` tokens
+    /// above the store's ceiling (above every value the store held) and
+    /// every lease ends, so no earlier token is accepted or issued again.
+    /// Returns that base: every token at or below it is stale (not a number
+    /// of scopes).
     fn failover(&self, py: Python<'_>) -> PyResult<u64> {
         py.detach(|| self.inner.failover()).py(py)
     }

@@ -370,8 +370,10 @@ def test_failover_makes_every_earlier_token_stale(sqlite_url: str) -> None:
     with fencing.open(sqlite_url) as store:
         t = store.next_token("s")
         store.put("s", "k", b"v", token=t)
-        assert store.failover() == 1
+        # Token 1 set the store's ceiling to 1 + 2**32; the base is the step above it.
+        base = 1 + 2**32 + fencing.FAILOVER_STEP
+        assert store.failover() == base
         with pytest.raises(fencing.StaleTokenError):
             store.put("s", "k", b"late", token=t)
-        assert store.next_token("s") == t + fencing.FAILOVER_STEP + 1
-        assert store.fence_of("never-seen") == fencing.FAILOVER_STEP
+        assert store.next_token("s") == base + 1
+        assert store.fence_of("never-seen") == base

@@ -15,7 +15,8 @@ use crate::events::{
     at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
 };
 use crate::rules::{
-    check_op, failover_base, floor_bucket, plan_ops, recordable, Mode, ScopeCore, FLOOR_BUCKETS,
+    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, plan_ops, recordable, Mode, ScopeCore,
+    FLOOR_BUCKETS,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -123,6 +124,15 @@ pub(crate) struct Memory {
     /// Floors left by retired scopes, per bucket of names
     /// (`rules::floor_bucket`); scopes created later start at their bucket's.
     floors: Box<[AtomicU64]>,
+    /// The store's ceiling (`rules::ceiling_covering`): at or above every
+    /// counter, fence and floor. Raised under the lock of the shard whose
+    /// scope moved, so the failover step, which holds every shard's lock,
+    /// sees every value it must cover.
+    ceiling: AtomicU64,
+    /// Where the latest failover step moved everything (0 before any): the
+    /// jump limit follows it (`rules::jump_limit`). Changed only while every
+    /// shard is locked.
+    base: AtomicU64,
     clock: Clock,
     mode: Mode,
     /// The operator's record of rejections (docs/operations.md), newest last.
@@ -141,6 +151,8 @@ impl Memory {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             hasher: Hasher::default(),
             floors: (0..FLOOR_BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            ceiling: AtomicU64::new(0),
+            base: AtomicU64::new(0),
             clock,
             mode,
             rejections: Mutex::new(Ring::default()),
@@ -162,17 +174,35 @@ impl Memory {
         &self.floors[floor_bucket(scope)]
     }
 
-    /// Runs `f` on the scope, creating it (at the floor) if it is new.
+    /// Runs `f` on the scope, creating it (at the floor) if it is new, and
+    /// raises the store's ceiling over its counter and fence, while the
+    /// shard is still locked.
     fn with_scope<T>(&self, scope: &str, f: impl FnOnce(&mut Scope) -> Result<T>) -> Result<T> {
         let mut scopes = self.lock(scope)?;
         if let Some(s) = scopes.get_mut(scope) {
-            return f(s);
+            let out = f(s)?;
+            self.cover(s.core.top());
+            return Ok(out);
         }
         let mut fresh = Scope::fresh(self.floor(scope).load(Ordering::SeqCst));
         let out = f(&mut fresh)?;
+        self.cover(fresh.core.top());
         // Only an operation that succeeded leaves a new scope behind.
         scopes.insert(scope.to_owned(), fresh);
         Ok(out)
+    }
+
+    /// Raises the ceiling to cover `value` (a scope's counter or fence).
+    fn cover(&self, value: u64) {
+        if value <= self.ceiling.load(Ordering::SeqCst) {
+            return;
+        }
+        let _ = self
+            .ceiling
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |h| {
+                let raised = ceiling_covering(h, value);
+                (raised != h).then_some(raised)
+            });
     }
 
     /// Runs `f` on the scope as it is, or as a new one would be, without creating it.
@@ -191,7 +221,11 @@ impl Backend for Memory {
     }
 
     fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
-        self.with_scope(scope, |s| Ok(s.core.advance_counter(floor)))
+        let base = self.base.load(Ordering::SeqCst);
+        self.with_scope(scope, |s| {
+            check_jump(scope, s.core.top(), floor.get(), base)?;
+            Ok(s.core.advance_counter(floor))
+        })
     }
 
     fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
@@ -242,7 +276,9 @@ impl Backend for Memory {
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
         let mode = self.mode;
         let now = self.clock.now_ms();
+        let base = self.base.load(Ordering::SeqCst);
         self.with_scope(scope, |s| {
+            check_jump(scope, s.core.top(), fence.token.get(), base)?;
             s.core.check(scope, fence)?;
             if let [op] = ops {
                 return s.write_one(scope, fence, op, mode, now).map(|r| vec![r]);
@@ -258,7 +294,11 @@ impl Backend for Memory {
     }
 
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
-        self.with_scope(scope, |s| s.core.claim(scope, fence))
+        let base = self.base.load(Ordering::SeqCst);
+        self.with_scope(scope, |s| {
+            check_jump(scope, s.core.top(), fence.token.get(), base)?;
+            s.core.claim(scope, fence)
+        })
     }
 
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
@@ -326,23 +366,26 @@ impl Backend for Memory {
                     .map_err(|_| Error::backend(Other, "memory shard poisoned by a panic"))?,
             );
         }
+        // No operation runs while every shard is locked: the ceiling covers
+        // every counter, fence and floor there is.
+        let ceiling = self.ceiling.load(Ordering::SeqCst);
+        let base = failover_base(ceiling, self.base.load(Ordering::SeqCst));
         for floor in self.floors.iter() {
-            let _ = floor.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |f| {
-                Some(f.max(failover_base(0, 0)))
-            });
+            floor.fetch_max(base, Ordering::SeqCst);
         }
-        let mut moved = 0;
         for scopes in locked.iter_mut() {
             for scope in scopes.values_mut() {
-                scope.core.fail_over(failover_base(0, 0));
-                moved += 1;
+                scope.core.fail_over(base);
             }
         }
+        self.ceiling
+            .store(ceiling_covering(ceiling, base), Ordering::SeqCst);
+        self.base.store(base, Ordering::SeqCst);
         drop(locked);
         for shard in self.shards.iter() {
             shard.lease_ended.notify_all();
         }
-        Ok(moved)
+        Ok(base)
     }
 
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {

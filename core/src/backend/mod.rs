@@ -47,8 +47,9 @@ pub(crate) trait Backend: Send + Sync {
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page>;
     fn status(&self, scope: &str) -> Result<ScopeStatus>;
     fn retire(&self, scope: &str) -> Result<bool>;
-    /// `ScopeCore::fail_over` on every scope and every floor, in one step;
-    /// returns the number of scopes moved.
+    /// The failover step, in one atomic step: `rules::failover_base` of the
+    /// store's ceiling, `ScopeCore::fail_over` to it on every scope, every
+    /// floor raised to it, the ceiling raised over it; returns the base.
     fn failover(&self) -> Result<u64>;
     /// Adds a rejection to the store's record (docs/operations.md), or
     /// merges it into the scope's record of the last interval.

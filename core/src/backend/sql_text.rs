@@ -11,7 +11,7 @@ use crate::rules::{
 use crate::token::Token;
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 15] {
+pub(crate) fn constants() -> [(&'static str, u64); 16] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -26,12 +26,14 @@ pub(crate) fn constants() -> [(&'static str, u64); 15] {
         ),
         ("fnv32_offset", u64::from(FNV32_OFFSET)),
         ("fnv32_prime", u64::from(FNV32_PRIME)),
+        // The 32-bit hash is kept below 2^32 by taking it modulo this.
+        ("fnv32_modulus", u64::from(u32::MAX) + 1),
+        ("ceiling_headroom", CEILING_HEADROOM),
+        ("jump_room", JUMP_ROOM),
+        ("failover_step", FAILOVER_STEP),
         ("last_write_step_ms", LAST_WRITE_STEP_MS),
         ("rejection_log", REJECTION_LOG as u64),
         ("record_interval_ms", RECORD_INTERVAL.as_millis() as u64),
-        ("ceiling_headroom", CEILING_HEADROOM),
-        ("failover_step", FAILOVER_STEP),
-        ("jump_room", JUMP_ROOM),
     ]
 }
 

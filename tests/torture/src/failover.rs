@@ -105,15 +105,15 @@ impl Replicas {
         match self.step {
             Step::Closed => {
                 self.ctl("promote", &[new, "--closed"])?;
-                let moved = self.run_step(new)?;
+                let base = self.run_step(new)?;
                 self.ctl("open", &[new])?;
-                eprintln!("torture: failover to node{new}, the step moved {moved} scopes");
+                eprintln!("torture: failover to node{new}, every token up to {base} stale");
             }
             Step::Late => {
                 self.ctl("promote", &[new])?;
-                let moved = self.run_step(new)?;
+                let base = self.run_step(new)?;
                 eprintln!(
-                    "torture: failover to node{new}, open, then the step moved {moved} scopes"
+                    "torture: failover to node{new}, open, then every token up to {base} stale"
                 );
             }
             Step::None => {
@@ -155,7 +155,8 @@ impl Replicas {
         }))
     }
 
-    /// The failover step on node N, the only client while it is closed.
+    /// The failover step on node N, the only client while it is closed;
+    /// returns its base (every token at or below it is stale).
     fn run_step(&self, node: &str) -> Result<u64, String> {
         let urls = self.ctl("urls", &[])?;
         let index: usize = node.parse().map_err(|_| format!("bad node {node:?}"))?;
@@ -164,7 +165,7 @@ impl Replicas {
         let until = Instant::now() + Duration::from_secs(30);
         loop {
             match Store::open(&url).and_then(|s| s.failover()) {
-                Ok(moved) => return Ok(moved),
+                Ok(base) => return Ok(base),
                 Err(e @ Error::Backend(_)) if Instant::now() < until => {
                     eprintln!("torture: the failover step: {e}; again");
                     std::thread::sleep(Duration::from_millis(200));

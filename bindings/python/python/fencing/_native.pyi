@@ -372,8 +372,9 @@ class Store:
         state to drop."""
     def failover(self) -> int:
         """The failover step, once on a new primary promoted from an asynchronous standby
-        (or a restored backup): every counter, fence and floor moves ``FAILOVER_STEP`` up and
-        every lease ends. Returns the number of scopes moved."""
+        (or a restored backup): every counter, fence and floor moves to ``FAILOVER_STEP`` above
+        the store's ceiling (above every value the store held) and every lease ends. Returns
+        that base: every token at or below it is stale."""
     def advance_clock(self, by: _Seconds) -> None:
         """Moves a manual clock (``?clock=manual``) forward by ``by`` seconds; for tests."""
     def metrics(self) -> Dict[str, Any]:

@@ -461,7 +461,7 @@ class Store:
         return await _run(self._store.status, scope)
 
     async def failover(self) -> int:
-        """The failover step (see ``Store.failover``); the scopes moved."""
+        """The failover step (see ``Store.failover``); the base, every token at or below it stale."""
         return await _run(self._store.failover)
 
     async def retire(self, scope: str) -> bool:

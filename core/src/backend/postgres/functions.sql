@@ -152,7 +152,7 @@ DECLARE
     h     bigint := @fnv32_offset@;
 BEGIN
     FOR i IN 0..length(bytes) - 1 LOOP
-        h := ((h # get_byte(bytes, i)) * @fnv32_prime@) % 4294967296;
+        h := ((h # get_byte(bytes, i)) * @fnv32_prime@) % @fnv32_modulus@;
     END LOOP;
     RETURN h >> @bucket_shift@;
 END

@@ -8,7 +8,9 @@
 --
 -- The insert applies checks 2 and 3 of docs/semantics.md to the scope and
 -- raises its fence, as `fencing.check` does on PostgreSQL (not sealing; seq
--- optional; a scope seen for the first time starts at its bucket's floor).
+-- optional; a scope seen for the first time starts at its bucket's floor;
+-- past the scope's next token only up to the jump limit), and raises the
+-- store's ceiling over it.
 -- A rejection aborts the statement with a message that starts with the
 -- code; the caller rolls back. RAISE takes a literal message here: an
 -- expression there needs SQLite 3.48, and a trigger using one would make
@@ -48,7 +50,7 @@ BEGIN
                 SELECT h.i + 2, (((h.v | ((instr('0123456789ABCDEF', substr(n.x, h.i, 1)) - 1) * 16
                     + instr('0123456789ABCDEF', substr(n.x, h.i + 1, 1)) - 1))
                                - (h.v & ((instr('0123456789ABCDEF', substr(n.x, h.i, 1)) - 1) * 16
-                    + instr('0123456789ABCDEF', substr(n.x, h.i + 1, 1)) - 1))) * @fnv32_prime@) % 4294967296
+                    + instr('0123456789ABCDEF', substr(n.x, h.i + 1, 1)) - 1))) * @fnv32_prime@) % @fnv32_modulus@
                   FROM h, n WHERE h.i < length(n.x))
             SELECT v >> @bucket_shift@ FROM h ORDER BY i DESC LIMIT 1)), 0) AS floor
              WHERE NOT EXISTS (SELECT 1 FROM fencing_scopes WHERE scope = NEW.scope)) AS f;
@@ -61,6 +63,22 @@ BEGIN
      WHERE scope = NEW.scope AND NEW.seq IS NOT NULL AND NEW.token = fence
        AND last_seq IS NOT NULL AND NEW.seq <= last_seq;
 
+    -- Past the scope's next token only up to the jump limit
+    -- (rules::check_jump): the latest failover step's base plus the room.
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: the token is above the store''s jump limit: a fence moves past its scope''s next token only up to it (docs/semantics.md, "Failover")')
+      FROM fencing_scopes s, fencing_ceiling c
+     WHERE s.scope = NEW.scope AND NEW.token > max(s.counter, s.fence) + 1
+       AND NEW.token > CASE WHEN c.base > @max_token@ - @jump_room@ THEN @max_token@
+                            ELSE c.base + @jump_room@ END;
+
     UPDATE fencing_scopes SET fence = NEW.token, last_seq = NEW.seq, sealed = 0
      WHERE scope = NEW.scope;
+
+    -- The store's ceiling covers the new fence (rules::ceiling_covering):
+    -- unchanged while it does, else the token plus the headroom, saturating
+    -- at the maximum token. (A new scope's floor is covered already.)
+    UPDATE fencing_ceiling
+       SET ceiling = CASE WHEN NEW.token > @max_token@ - @ceiling_headroom@ THEN @max_token@
+                          ELSE NEW.token + @ceiling_headroom@ END
+     WHERE ceiling < NEW.token;
 END;

@@ -22,8 +22,8 @@ use crate::events::{
     REJECTION_LOG,
 };
 use crate::rules::{
-    failover_base, floor_bucket, plan_ops, recordable, LeaseRecord, Mode, ScopeCore, WriteMark,
-    FLOOR_BUCKETS,
+    ceiling_covering, check_jump, failover_base, floor_bucket, plan_ops, recordable, LeaseRecord, Mode,
+    ScopeCore, WriteMark, FLOOR_BUCKETS,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -35,7 +35,11 @@ mod schema;
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
 /// table of the development builds, squashed: a file below it was written
 /// before the squash and is refused. Each later file moves tables and data.
-const MIGRATIONS: [(i64, &str); 2] = [(4, include_str!("tables.sql")), (5, include_str!("v5.sql"))];
+const MIGRATIONS: [(i64, &str); 3] = [
+    (4, include_str!("tables.sql")),
+    (5, include_str!("v5.sql")),
+    (6, include_str!("v6.sql")),
+];
 const FIRST: i64 = MIGRATIONS[0].0;
 /// The schema this build writes; files from a newer build are refused.
 const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
@@ -49,6 +53,7 @@ pub(super) fn sql_files() -> Vec<(&'static str, &'static str)> {
     vec![
         ("sqlite/tables.sql", MIGRATIONS[0].1),
         ("sqlite/v5.sql", MIGRATIONS[1].1),
+        ("sqlite/v6.sql", MIGRATIONS[2].1),
         ("sqlite/check.sql", CHECK),
     ]
 }
@@ -264,6 +269,7 @@ impl Sqlite {
             // after running the 13-column upsert, a fifth of a put's CPU.
             if loaded.as_ref() != Some(&core) {
                 save_scope(tx, scope, &core)?;
+                cover(tx, core.top())?;
             }
             Ok(out)
         })
@@ -506,6 +512,42 @@ fn set_floor(tx: &Connection, bucket: usize, floor: u64) -> Result<()> {
     .map_err(backend)
 }
 
+/// The store's ceiling (`rules::ceiling_covering`; schema version 6).
+fn ceiling(tx: &Connection) -> Result<u64> {
+    let v: i64 = tx
+        .prepare_cached("SELECT ceiling FROM fencing_ceiling WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(backend)?;
+    stored(v)
+}
+
+/// Where the latest failover step moved everything (0 before any).
+fn step_base(tx: &Connection) -> Result<u64> {
+    let v: i64 = tx
+        .prepare_cached("SELECT base FROM fencing_ceiling WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+        .map_err(backend)?;
+    stored(v)
+}
+
+fn set_ceiling(tx: &Connection, ceiling: u64) -> Result<()> {
+    tx.prepare_cached("UPDATE fencing_ceiling SET ceiling = ?1 WHERE id = 1")
+        .and_then(|mut s| s.execute([sql(ceiling)]))
+        .map(drop)
+        .map_err(backend)
+}
+
+/// Raises the store's ceiling to cover `value` (a scope's counter or fence
+/// just saved), in the same transaction.
+fn cover(tx: &Connection, value: u64) -> Result<()> {
+    let h = ceiling(tx)?;
+    let raised = ceiling_covering(h, value);
+    if raised != h {
+        set_ceiling(tx, raised)?;
+    }
+    Ok(())
+}
+
 fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
     type Row = (
         i64,
@@ -633,7 +675,10 @@ impl Backend for Sqlite {
     }
 
     fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
-        self.with_scope(scope, |_, core| Ok(core.advance_counter(floor)))
+        self.with_scope(scope, |tx, core| {
+            check_jump(scope, core.top(), floor.get(), step_base(tx)?)?;
+            Ok(core.advance_counter(floor))
+        })
     }
 
     fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
@@ -677,6 +722,7 @@ impl Backend for Sqlite {
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
         let mode = self.mode;
         self.with_scope(scope, |tx, core| {
+            check_jump(scope, core.top(), fence.token.get(), step_base(tx)?)?;
             core.check(scope, fence)?;
             let mut version = tx
                 .prepare_cached("SELECT version FROM fencing_entries WHERE scope = ?1 AND key = ?2")
@@ -717,7 +763,10 @@ impl Backend for Sqlite {
     }
 
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
-        self.with_scope(scope, |_, core| core.claim(scope, fence))
+        self.with_scope(scope, |tx, core| {
+            check_jump(scope, core.top(), fence.token.get(), step_base(tx)?)?;
+            core.claim(scope, fence)
+        })
     }
 
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
@@ -796,21 +845,26 @@ impl Backend for Sqlite {
 
     fn failover(&self) -> Result<u64> {
         self.write_tx(|tx| {
+            let ceiling = ceiling(tx)?;
+            let base = failover_base(ceiling, step_base(tx)?);
             let scopes: Vec<String> = tx
                 .prepare_cached("SELECT scope FROM fencing_scopes")
                 .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
                 .map_err(backend)?;
             for scope in &scopes {
                 if let Some(mut core) = load_scope(tx, scope)? {
-                    core.fail_over(failover_base(0, 0));
+                    core.fail_over(base);
                     save_scope(tx, scope, &core)?;
                 }
             }
             for bucket in 0..FLOOR_BUCKETS {
-                let floor = floor_of_bucket(tx, bucket)?.max(failover_base(0, 0));
-                set_floor(tx, bucket, floor)?;
+                set_floor(tx, bucket, base)?;
             }
-            Ok(scopes.len() as u64)
+            set_ceiling(tx, ceiling_covering(ceiling, base))?;
+            tx.prepare_cached("UPDATE fencing_ceiling SET base = ?1 WHERE id = 1")
+                .and_then(|mut s| s.execute([sql(base)]))
+                .map_err(backend)?;
+            Ok(base)
         })
     }
 

@@ -381,5 +381,8 @@ mod tests {
             .any(|(v, d)| *v == 4 && d == &["fencing_meta"]));
         let last = &r.tables.last().unwrap().1;
         assert!(last.iter().any(|o| o.name == "fencing_installed"));
+        assert!(last.iter().any(|o| o.name == "fencing_ceiling"));
+        let v5 = &r.tables.iter().find(|(v, _)| *v == 5).unwrap().1;
+        assert!(!v5.iter().any(|o| o.name == "fencing_ceiling"));
     }
 }
