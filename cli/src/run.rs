@@ -128,7 +128,9 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
     {
         Ok(child) => child,
         Err(e) => {
-            drop(guard); // releases the lease
+            // Released before the process exits: a dropped guard would
+            // release in the background, and the exit would cut that short.
+            let _ = guard.finish(WorkOutcome::Failed);
             let status = if e.kind() == ErrorKind::NotFound {
                 127
             } else {

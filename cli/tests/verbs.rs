@@ -201,6 +201,12 @@ fn claim_fence_next_token_advance_counter_and_exhaustion() {
     env.run(["claim", "s", "--token", "1"])
         .fails_with("STALE_TOKEN", 10);
 
+    // Past the jump limit only in a store whose jumps are unbounded
+    // (docs/semantics.md, "Failover").
+    env.run(["advance-counter", "s", "9007199254740993"])
+        .fails_with("INVALID_ARGUMENT", 17);
+    let mut env = env;
+    env.url.push_str("?jumps=unbounded");
     let out = env.run(["advance-counter", "s", "9007199254740993"]);
     assert_eq!(out.text(), "9007199254740993\n");
     assert_eq!(env.run(["next-token", "s"]).text(), "9007199254740994\n");
@@ -385,9 +391,9 @@ fn failover_moves_every_token_past_the_lost_history() {
     assert_eq!(env.run(["next-token", "s"]).text(), "1\n");
     assert_eq!(env.run(["next-token", "s"]).text(), "2\n");
     let out = env.run(["--json", "failover"]).json();
-    // Token 1 set the store's ceiling to 1 + 2^32 (token 2 is under it);
-    // the step's base is 2^40 above that: 1 + 4294967296 + 1099511627776.
-    let base: u64 = 1_103_806_595_073;
+    // The store's ceiling (1 + 2^32 after token 1) is below its jump limit
+    // (2^48 before any step): the base is 2^40 above the limit.
+    let base: u64 = (1 << 48) + (1 << 40);
     assert_eq!(out, json!({ "stale_through": base.to_string() }));
     // Token 2 and everything up to the base are stale now; the next is above.
     env.run(["put", "s", "k", "--token", "2", "--value", "late"])
@@ -398,7 +404,8 @@ fn failover_moves_every_token_past_the_lost_history() {
     );
     assert_eq!(env.run(["fence", "never-seen"]).text(), format!("{base}\n"));
     // The plain form names the base too.
-    let second = base + (1 << 32) + (1 << 40);
+    // Then the limit is the base + 2^48, above the ceiling (base + 2^32).
+    let second = base + (1 << 48) + (1 << 40);
     assert_eq!(
         env.run(["failover"]).text(),
         format!(

@@ -45,6 +45,10 @@ pub(crate) struct Mode {
     /// A token may write only once: after its first accepted write, the
     /// same token is stale.
     pub strict: bool,
+    /// The store's jumps are unbounded (`jumps=unbounded`): its jump room
+    /// becomes the whole token space, from this open on (docs/semantics.md,
+    /// "Failover").
+    pub unbounded_jumps: bool,
 }
 
 /// Counter, fence and lease of one scope.
@@ -359,16 +363,17 @@ pub(crate) fn ceiling_covering(ceiling: u64, value: u64) -> u64 {
 pub(crate) const JUMP_ROOM: u64 = 1 << 48;
 
 /// The greatest value a counter or fence may jump to in a store whose
-/// latest failover step moved everything to `base`.
-pub(crate) fn jump_limit(base: u64) -> u64 {
-    base.saturating_add(JUMP_ROOM).min(Token::MAX.get())
+/// latest failover step moved everything to `base` and whose jump room is
+/// `room` ([`JUMP_ROOM`], or the maximum token in a store opened with
+/// `jumps=unbounded`).
+pub(crate) fn jump_limit(base: u64, room: u64) -> u64 {
+    base.saturating_add(room).min(Token::MAX.get())
 }
 
 /// A counter or fence of `scope` (whose greatest token is `top`) may move
 /// to `value` when that is at most one past `top` (an issue) or within the
-/// jump limit: above it, `INVALID_ARGUMENT`, nothing changed.
-pub(crate) fn check_jump(scope: &str, top: u64, value: u64, base: u64) -> Result<()> {
-    let limit = jump_limit(base);
+/// jump limit `limit`: above it, `INVALID_ARGUMENT`, nothing changed.
+pub(crate) fn check_jump(scope: &str, top: u64, value: u64, limit: u64) -> Result<()> {
     if value > top.saturating_add(1) && value > limit {
         return Err(Error::invalid(format!(
             "token {value} for scope {scope:?} is above the store's jump limit {limit}: a \
@@ -380,13 +385,13 @@ pub(crate) fn check_jump(scope: &str, top: u64, value: u64, base: u64) -> Result
 }
 
 /// Where a failover moves every counter, fence and floor of a store whose
-/// ceiling is `ceiling` and whose latest step's base is `base`: 2^40 above
-/// the greater of the ceiling and the jump limit (saturating at the
-/// maximum token: a scope there fails with TOKEN_EXHAUSTED rather than
-/// wrapping).
-pub(crate) fn failover_base(ceiling: u64, base: u64) -> u64 {
+/// ceiling is `ceiling` and whose jump limit is `limit`: 2^40 above the
+/// greater of the two (saturating at the maximum token: a scope there fails
+/// with TOKEN_EXHAUSTED rather than wrapping; so does every scope of a
+/// store whose jumps are unbounded).
+pub(crate) fn failover_base(ceiling: u64, limit: u64) -> u64 {
     ceiling
-        .max(jump_limit(base))
+        .max(limit)
         .saturating_add(FAILOVER_STEP)
         .min(Token::MAX.get())
 }

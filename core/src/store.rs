@@ -116,6 +116,7 @@ impl Store {
         let mode = Mode {
             eager_fencing: common.eager_fencing,
             strict: common.strict,
+            unbounded_jumps: common.unbounded_jumps,
         };
         let kind = options.kind();
         let manual = common.clock == ClockKind::Manual;

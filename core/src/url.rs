@@ -67,6 +67,12 @@ pub struct Options {
     /// `strict=true|false`: a token equal to the fence is stale once that
     /// token has written. Off by default.
     pub strict: bool,
+    /// `jumps=bounded|unbounded`: whether a counter or fence may jump past
+    /// its scope's next token beyond the jump limit (docs/semantics.md,
+    /// "Failover"). `unbounded` is a property of the store from then on, and
+    /// its failover step can then only exhaust every scope. Bounded by
+    /// default.
+    pub unbounded_jumps: bool,
 }
 
 impl Default for Options {
@@ -75,6 +81,7 @@ impl Default for Options {
             clock: ClockKind::Default,
             eager_fencing: true,
             strict: false,
+            unbounded_jumps: false,
         }
     }
 }
@@ -156,6 +163,11 @@ pub fn parse(url: &str) -> Result<StoreOptions> {
         },
         eager_fencing: query.boolean("eager_fencing", true)?,
         strict: query.boolean("strict", false)?,
+        unbounded_jumps: match query.take("jumps") {
+            None | Some("bounded") => false,
+            Some("unbounded") => true,
+            Some(v) => return Err(bad_value("jumps", v, "bounded or unbounded")),
+        },
     };
     let parsed = if base == "memory:" {
         StoreOptions::Memory(options)
@@ -302,6 +314,14 @@ macro_rules! common_setters {
             self
         }
 
+        /// `jumps=bounded|unbounded`: unbounded lets a counter or fence jump
+        /// anywhere, from this open on, and leaves the failover step only
+        /// the maximum token to move to (docs/semantics.md, "Failover").
+        pub fn unbounded_jumps(&mut self, unbounded: bool) -> &mut Self {
+            self.options.unbounded_jumps = unbounded;
+            self
+        }
+
         /// All the options every backend understands at once
         /// ([`Options`](crate::Options)).
         pub fn options(&mut self, options: crate::Options) -> &mut Self {
@@ -331,7 +351,8 @@ mod tests {
             StoreOptions::Memory(Options {
                 clock: ClockKind::Manual,
                 eager_fencing: false,
-                strict: true
+                strict: true,
+                unbounded_jumps: false,
             })
         );
         assert_eq!(

@@ -139,7 +139,16 @@ fn token_text_that_is_not_canonical_decimal_is_invalid() {
 
 #[test]
 fn the_largest_token_is_accepted_and_exhausts_the_counter() {
+    // Past the jump limit (docs/semantics.md, "Failover"): refused, nothing
+    // changed, unless the store's jumps are unbounded.
     let (store, _) = fixture();
+    invalid("a jump to 2^63-1", store.advance_counter("x", Token::MAX));
+    invalid(
+        "a write at 2^63-1",
+        store.put("x", "k", b"v", &Fence::new(Token::MAX)),
+    );
+    assert_eq!(store.status("x").unwrap().counter, 0);
+    let store = Store::open("memory:?jumps=unbounded").unwrap();
     store.advance_counter("x", Token::MAX).unwrap();
     assert_eq!(
         store.next_token("x").unwrap_err().code(),

@@ -92,6 +92,17 @@ fn tok(rng: &mut Rng) -> Tok {
     }
 }
 
+/// A counter's target: now and then around the jump limit before any
+/// failover step (2^48) and past it (refused the same way everywhere, and
+/// what the step must cover), else any token.
+fn jump(rng: &mut Rng) -> Tok {
+    if rng.below(4) == 0 {
+        Tok::Lit((1 << 48) - 1 + rng.below(4))
+    } else {
+        tok(rng)
+    }
+}
+
 fn fence(rng: &mut Rng) -> FenceSel {
     FenceSel {
         tok: tok(rng),
@@ -119,7 +130,7 @@ fn step(rng: &mut Rng) -> Step {
     let k = pick(rng, &KEYS);
     match rng.below(36) {
         0..=2 => Step::NextToken(s),
-        3 => Step::AdvanceCounter(s, tok(rng)),
+        3 => Step::AdvanceCounter(s, jump(rng)),
         4..=7 => Step::Acquire(s, pick(rng, &HOLDERS), ttl(rng)),
         8..=9 => Step::Renew(s, tok(rng), ttl(rng)),
         10..=11 => Step::Release(s, tok(rng)),
@@ -506,6 +517,7 @@ const REQUIRED: &[&str] = &[
     "Retire:INVALID_ARGUMENT",
     "Failover:Ok",
     "Events:Ok",
+    "AdvanceCounter:INVALID_ARGUMENT",
 ];
 
 fn check_mode(mode: Mode, base_seed: u64) {

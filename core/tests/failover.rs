@@ -6,9 +6,11 @@
 //!
 //! The numbers: each store keeps a ceiling H (0 at first) at or above every
 //! counter, fence and floor; a value above H moves it to that value plus
-//! 2^32 (`HEADROOM`), saturating at the maximum token. The step's base is
-//! H + `FAILOVER_STEP` (saturating); every counter, fence and floor moves to
-//! at least the base, and `failover` returns it.
+//! 2^32 (`HEADROOM`), saturating at the maximum token. A counter or fence
+//! jumps past its next token only up to the jump limit J: the latest step's
+//! base (0 before any) + 2^48 (`JUMP_ROOM`). The step's base is max(H, J) +
+//! `FAILOVER_STEP` (saturating); every counter, fence and floor moves to at
+//! least the base, and `failover` returns it.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -21,6 +23,9 @@ use support::{fresh_schema, postgres_test_url, sqlite_url};
 /// How far the ceiling goes past the value that moved it (the rules'
 /// `CEILING_HEADROOM`): 2^32.
 const HEADROOM: u64 = 1 << 32;
+
+/// How far past the latest step's base a jump may go (`JUMP_ROOM`): 2^48.
+const JUMP_ROOM: u64 = 1 << 48;
 
 /// memory:, a fresh SQLite file, and PostgreSQL when a server is there.
 fn backends(dir: &tempfile::TempDir) -> Vec<String> {
@@ -46,9 +51,9 @@ fn after_failover_no_earlier_token_is_accepted_or_issued_on_any_backend() {
             .put("outside", "k", b"v", &Fence::new(outside))
             .unwrap();
 
-        // The greatest value is 1_000_000, below the ceiling the first
-        // token (1) set: 1 + 2^32.
-        let base = 1 + HEADROOM + FAILOVER_STEP;
+        // The ceiling the first token set (1 + 2^32) is below the jump
+        // limit (2^48 before any step).
+        let base = JUMP_ROOM + FAILOVER_STEP;
         assert_eq!(store.failover().unwrap(), base, "{url}");
 
         // Every earlier token is stale, the fence's own included.
@@ -130,6 +135,49 @@ fn a_restored_sqlite_backup_reissues_tokens_unless_failed_over() {
     }
 }
 
+/// The reproduction on SQLite: 10 tokens; a backup (`VACUUM INTO`);
+/// on the original, a counter advanced to 5 * 2^40 and a write with the
+/// outside token 7 * 2^40, each followed by next_token; the backup restored,
+/// the step, and the same calls replayed. Before the jump limit the step
+/// moved each scope 2^40 above its own value in the copy, and both tokens
+/// were handed out a second time.
+#[test]
+fn a_restored_sqlite_backup_never_reissues_after_jumps() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = dir.path().join("live.db");
+    let store = Store::open(&sqlite_url(&original)).unwrap();
+    for _ in 0..10 {
+        store.next_token("a").unwrap();
+    }
+    let backup = dir.path().join("backup.db");
+    rusqlite::Connection::open(&original)
+        .unwrap()
+        .execute("VACUUM INTO ?1", [backup.to_str().unwrap()])
+        .unwrap();
+    let migrated = Token::new(5 << 40).unwrap();
+    let outside = Fence::new(Token::new(7 << 40).unwrap());
+    store.advance_counter("migrated", migrated).unwrap();
+    let mut issued = vec![("migrated", store.next_token("migrated").unwrap())];
+    store.put("outside", "k", b"v", &outside).unwrap();
+    issued.push(("outside", store.next_token("outside").unwrap()));
+    issued.push(("a", store.next_token("a").unwrap()));
+    store.close();
+
+    let copy = Store::open(&sqlite_url(&backup)).unwrap();
+    copy.failover().unwrap();
+    copy.advance_counter("migrated", migrated).unwrap();
+    let err = copy.put("outside", "k", b"v", &outside).unwrap_err();
+    assert!(matches!(err, Error::StaleToken { .. }), "{err:?}");
+    for (scope, earlier) in issued {
+        let again = copy.next_token(scope).unwrap();
+        assert!(again > earlier, "{scope}: {again} after {earlier}");
+        let err = copy
+            .put(scope, "k", b"v", &Fence::new(earlier))
+            .unwrap_err();
+        assert!(matches!(err, Error::StaleToken { .. }), "{scope}: {err:?}");
+    }
+}
+
 /// A name other than `scope` that `store` puts in `scope`'s floor bucket,
 /// found by search: after `scope` retired at `floor`, a name not seen yet
 /// reports its bucket's floor as its fence, and only names of that bucket
@@ -171,8 +219,10 @@ fn a_restored_backup_refuses_tokens_of_a_scope_created_after_a_retirement() {
     store.close();
 
     let restored = Store::open(&sqlite_url(&backup)).unwrap();
-    // The copy's ceiling is the one the jump set: 2^45 + 2^32.
-    let base = jump + HEADROOM + FAILOVER_STEP;
+    // The copy's ceiling, the one the jump set (2^45 + 2^32), is below the
+    // jump limit: the step goes above the limit, so above anything the
+    // original can have reached since the copy.
+    let base = JUMP_ROOM + FAILOVER_STEP;
     assert_eq!(restored.failover().unwrap(), base);
     let err = restored
         .put(&t, "k", b"late", &Fence::new(token))
@@ -195,8 +245,16 @@ fn a_token_the_check_view_accepted_is_under_the_base() {
     let path = dir.path().join("f.db");
     let store = Store::open(&sqlite_url(&path)).unwrap();
     store.next_token("s").unwrap();
-    let outside = 1u64 << 50;
+    // The highest token from outside the view takes: the jump limit.
+    let outside = JUMP_ROOM;
     let conn = rusqlite::Connection::open(&path).unwrap();
+    let err = conn
+        .execute(
+            "INSERT INTO fencing_check (scope, token) VALUES ('report:8', ?1)",
+            [(outside + 2) as i64],
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("INVALID_ARGUMENT"), "{err}");
     conn.execute(
         "INSERT INTO fencing_check (scope, token) VALUES ('report:7', ?1)",
         [outside as i64],
@@ -204,6 +262,8 @@ fn a_token_the_check_view_accepted_is_under_the_base() {
     .unwrap();
     drop(conn);
     assert_eq!(store.fence_of("report:7").unwrap(), outside);
+    assert_eq!(store.fence_of("report:8").unwrap(), 0);
+    // The view raised the ceiling to the token + 2^32, above the limit.
     let base = outside + HEADROOM + FAILOVER_STEP;
     assert_eq!(store.failover().unwrap(), base);
     for scope in ["report:7", "s", "never-seen"] {
@@ -211,9 +271,11 @@ fn a_token_the_check_view_accepted_is_under_the_base() {
     }
 }
 
-/// The step's numbers follow the ceiling, on every backend: token 1 puts it
-/// at 1 + 2^32, and tokens 2..=10 leave it there (it covers them); a second
-/// step starts from the ceiling the first left (its base + 2^32).
+/// The step's numbers, on every backend: token 1 puts the ceiling at
+/// 1 + 2^32, and tokens 2..=10 leave it there (it covers them), below the
+/// jump limit (2^48): the base is the limit + 2^40. A second step starts
+/// from the new limit (the first base + 2^48), above the ceiling the first
+/// left (its base + 2^32).
 #[test]
 fn the_base_is_the_step_above_the_ceiling_and_steps_repeat_from_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -222,13 +284,11 @@ fn the_base_is_the_step_above_the_ceiling_and_steps_repeat_from_it() {
         for _ in 0..10 {
             store.next_token("s").unwrap();
         }
-        let first = 1 + HEADROOM + FAILOVER_STEP;
+        let first = JUMP_ROOM + FAILOVER_STEP;
         assert_eq!(store.failover().unwrap(), first, "{url}");
         assert_eq!(store.next_token("s").unwrap().get(), first + 1, "{url}");
         assert_eq!(store.fence_of("s").unwrap(), first, "{url}");
-        // The step's own base moved the ceiling to base + 2^32; the token
-        // just taken (first + 1) is under it.
-        let second = first + HEADROOM + FAILOVER_STEP;
+        let second = first + JUMP_ROOM + FAILOVER_STEP;
         assert_eq!(store.failover().unwrap(), second, "{url}");
         assert_eq!(store.next_token("s").unwrap().get(), second + 1, "{url}");
         assert_eq!(store.next_token("new").unwrap().get(), second + 1, "{url}");
@@ -236,15 +296,21 @@ fn the_base_is_the_step_above_the_ceiling_and_steps_repeat_from_it() {
     }
 }
 
-/// A counter advanced far ahead moves the ceiling with it: the step's base
-/// is above the jump, for that scope and for every other.
+/// A counter advanced as far as the jump limit moves the ceiling with it
+/// (to the limit + 2^32): the step's base is above the jump, for that scope
+/// and for every other. Past the limit, the jump is refused.
 #[test]
 fn after_an_advance_counter_jump_the_base_is_above_the_jump() {
     let dir = tempfile::tempdir().unwrap();
     for url in backends(&dir) {
         let store = Store::open(&url).unwrap();
         store.next_token("small").unwrap();
-        let jump = 1u64 << 50;
+        let err = store
+            .advance_counter("far", Token::new(JUMP_ROOM + 2).unwrap())
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{url}: {err:?}");
+        assert_eq!(store.status("far").unwrap().counter, 0, "{url}");
+        let jump = JUMP_ROOM;
         store
             .advance_counter("far", Token::new(jump).unwrap())
             .unwrap();
@@ -265,14 +331,15 @@ fn after_an_advance_counter_jump_the_base_is_above_the_jump() {
     }
 }
 
-/// Near the top of the token space the ceiling and the base saturate at
-/// the maximum token: the step moves everything there, and issuing fails
-/// with TOKEN_EXHAUSTED rather than wrapping.
+/// In a store whose jumps are unbounded (`jumps=unbounded`) the jump limit
+/// is the maximum token: the step moves everything there, and issuing
+/// fails with TOKEN_EXHAUSTED rather than wrapping.
 #[test]
 fn the_base_saturates_at_the_maximum_token() {
     let dir = tempfile::tempdir().unwrap();
     for url in backends(&dir) {
-        let store = Store::open(&url).unwrap();
+        let sep = if url.contains('?') { '&' } else { '?' };
+        let store = Store::open(&format!("{url}{sep}jumps=unbounded")).unwrap();
         store
             .advance_counter("s", Token::new(Token::MAX.get() - FAILOVER_STEP).unwrap())
             .unwrap();
@@ -306,8 +373,9 @@ fn a_retirement_and_the_scope_after_it_are_under_the_base() {
         let t = same_bucket(&store, "s", jump);
         let token = store.next_token(&t).unwrap();
         assert_eq!(token.get(), jump + 1, "{url}");
-        // The jump set the ceiling to 2^45 + 2^32, which covers 2^45 + 1.
-        let base = jump + HEADROOM + FAILOVER_STEP;
+        // The jump set the ceiling to 2^45 + 2^32 (which covers 2^45 + 1),
+        // below the jump limit.
+        let base = JUMP_ROOM + FAILOVER_STEP;
         assert_eq!(store.failover().unwrap(), base, "{url}");
         let err = store.put(&t, "k", b"late", &Fence::new(token)).unwrap_err();
         assert!(matches!(err, Error::StaleToken { .. }), "{url}: {err:?}");

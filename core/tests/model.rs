@@ -749,7 +749,10 @@ struct Mode {
 
 impl Mode {
     fn url(self) -> String {
-        let mut url = "memory:?clock=manual".to_owned();
+        // Jumps unbounded: the model checks one scope's rules up to the
+        // largest token; the store-wide jump limit is checked in
+        // failover.rs and, across backends, in differential.rs.
+        let mut url = "memory:?clock=manual&jumps=unbounded".to_owned();
         if self.strict {
             url.push_str("&strict=true");
         }

@@ -20,7 +20,9 @@ fn open_err(path: &Path) -> Error {
 fn state_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fence.db");
-    let store = Store::open(&sqlite_url(&path)).unwrap();
+    // Unbounded jumps (docs/semantics.md, "Failover"): a property of the
+    // file from then on, kept by the reopen below.
+    let store = Store::open(&format!("{}?jumps=unbounded", sqlite_url(&path))).unwrap();
     let lease = store
         .acquire("report", "a", Duration::from_secs(60))
         .unwrap();

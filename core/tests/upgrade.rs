@@ -105,14 +105,18 @@ fn sqlite_upgrade_sets_the_ceiling_over_what_the_file_holds() {
         .unwrap();
     let store = Store::open(&sqlite_url(&empty)).unwrap();
     assert_eq!(ceiling(&empty), 0);
-    assert_eq!(store.failover().unwrap(), fencing::FAILOVER_STEP);
+    // An empty store's ceiling (0) is below the jump limit (2^48).
+    assert_eq!(
+        store.failover().unwrap(),
+        (1 << 48) + fencing::FAILOVER_STEP
+    );
     store.close();
 
     // A fence above its counter, and one bucket's floor: whichever is the
     // greatest value sets the ceiling.
     for (name, fence, floor) in [
         ("floor", 1u64 << 45, 1u64 << 46),
-        ("fence", 1 << 47, 1 << 46),
+        ("fence", 1 << 49, 1 << 46),
     ] {
         let path = dir.path().join(format!("{name}.db"));
         old_sqlite_file(&path);
@@ -132,7 +136,8 @@ fn sqlite_upgrade_sets_the_ceiling_over_what_the_file_holds() {
         let top = fence.max(floor);
         assert_eq!(ceiling(&path), top + HEADROOM, "{name}");
         let store = Store::open(&sqlite_url(&path)).unwrap();
-        let base = top + HEADROOM + fencing::FAILOVER_STEP;
+        // Above the greater of the ceiling and the jump limit (2^48).
+        let base = (top + HEADROOM).max(1 << 48) + fencing::FAILOVER_STEP;
         assert_eq!(store.failover().unwrap(), base, "{name}");
         for scope in ["kept", "fenced", "new"] {
             assert_eq!(

@@ -14,7 +14,8 @@ const ROOT = path.resolve(__dirname, '..')
 
 describe('errors', () => {
   test('each code is its own class, with details, and the caller in its stack', async () => {
-    const store = await open('memory:?clock=manual')
+    // Jumps unbounded: TOKEN_EXHAUSTED needs a counter at the largest token.
+    const store = await open('memory:?clock=manual&jumps=unbounded')
     try {
       const lease = await store.acquire('s', { holder: 'A', ttlMs: 1000 })
       await store.put('s', 'k', 'v', { token: lease.token, seq: 5n })
@@ -204,13 +205,14 @@ test('versions agree: package.json, Cargo workspace', () => {
   assert.equal(pkg.version, workspaceVersion)
 })
 
-test('failover: every earlier token is stale, new ones start 2^40 above the ceiling', async () => {
+test('failover: every earlier token is stale, new ones start above the base', async () => {
   const store = await open('memory:')
   try {
     const t = await store.nextToken('s')
     await store.put('s', 'k', 'v', { token: t })
-    // Token 1 set the store's ceiling to 1 + 2^32; the base is 2^40 above it.
-    const base = 1n + (1n << 32n) + (1n << 40n)
+    // The store's ceiling (1 + 2^32 after token 1) is below its jump limit
+    // (2^48 before any step): the base is 2^40 above the limit.
+    const base = (1n << 48n) + (1n << 40n)
     assert.equal(await store.failover(), base)
     await assert.rejects(store.put('s', 'k', 'late', { token: t }), { code: 'STALE_TOKEN' })
     assert.equal(await store.nextToken('s'), base + 1n)

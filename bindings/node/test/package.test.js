@@ -46,7 +46,7 @@ test('npm pack, npm install the tarball, and use it', { timeout: 300_000 }, () =
     path.join(app, 'esm.mjs'),
     [
       "import { open, StaleTokenError, MAX_TOKEN } from 'fencing'",
-      "const store = await open('memory:')",
+      "const store = await open('memory:?jumps=unbounded')",
       "await store.put('s', 'k', 'new', { token: MAX_TOKEN })",
       "try { await store.put('s', 'k', 'old', { token: 1n }); console.log('accepted') }",
       "catch (e) { console.log(e instanceof StaleTokenError ? `stale ${e.current}` : e) }",

@@ -238,7 +238,12 @@ def test_claim_then_read_with_token(store: fencing.Store) -> None:
     assert isinstance(rej[0]["at"], datetime.datetime)
 
 
-def test_large_tokens_round_trip_exactly(store: fencing.Store) -> None:
+def test_large_tokens_round_trip_exactly(sqlite_url: str) -> None:
+    # Jumps past 2**48 need a store whose jumps are unbounded
+    # (docs/semantics.md, "Failover").
+    with pytest.raises(fencing.InvalidArgumentError):
+        fencing.open(sqlite_url).advance_counter("s", 2**53)
+    store = fencing.open(sqlite_url + "?jumps=unbounded")
     assert store.advance_counter("s", 2**53) == 2**53
     t = store.next_token("s")
     assert t == 2**53 + 1
@@ -250,7 +255,8 @@ def test_large_tokens_round_trip_exactly(store: fencing.Store) -> None:
     assert store.fence_of("m") == fencing.MAX_TOKEN
 
 
-def test_token_exhaustion_changes_nothing(store: fencing.Store) -> None:
+def test_token_exhaustion_changes_nothing() -> None:
+    store = fencing.open("memory:?jumps=unbounded")
     assert store.advance_counter("s", fencing.MAX_TOKEN) == fencing.MAX_TOKEN
     with pytest.raises(fencing.TokenExhaustedError):
         store.next_token("s")
@@ -370,8 +376,9 @@ def test_failover_makes_every_earlier_token_stale(sqlite_url: str) -> None:
     with fencing.open(sqlite_url) as store:
         t = store.next_token("s")
         store.put("s", "k", b"v", token=t)
-        # Token 1 set the store's ceiling to 1 + 2**32; the base is the step above it.
-        base = 1 + 2**32 + fencing.FAILOVER_STEP
+        # The store's ceiling (1 + 2**32 after token 1) is below its jump
+        # limit (2**48 before any step): the base is the step above the limit.
+        base = 2**48 + fencing.FAILOVER_STEP
         assert store.failover() == base
         with pytest.raises(fencing.StaleTokenError):
             store.put("s", "k", b"late", token=t)

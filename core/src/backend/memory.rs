@@ -15,8 +15,8 @@ use crate::events::{
     at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
 };
 use crate::rules::{
-    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, plan_ops, recordable, Mode, ScopeCore,
-    FLOOR_BUCKETS,
+    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, jump_limit, plan_ops,
+    recordable, Mode, ScopeCore, FLOOR_BUCKETS, JUMP_ROOM,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -133,6 +133,9 @@ pub(crate) struct Memory {
     /// jump limit follows it (`rules::jump_limit`). Changed only while every
     /// shard is locked.
     base: AtomicU64,
+    /// How far past the base jumps may go: `rules::JUMP_ROOM`, or the whole
+    /// token space once opened with `jumps=unbounded`.
+    jump_room: u64,
     clock: Clock,
     mode: Mode,
     /// The operator's record of rejections (docs/operations.md), newest last.
@@ -153,10 +156,20 @@ impl Memory {
             floors: (0..FLOOR_BUCKETS).map(|_| AtomicU64::new(0)).collect(),
             ceiling: AtomicU64::new(0),
             base: AtomicU64::new(0),
+            jump_room: if mode.unbounded_jumps {
+                Token::MAX.get()
+            } else {
+                JUMP_ROOM
+            },
             clock,
             mode,
             rejections: Mutex::new(Ring::default()),
         }
+    }
+
+    /// The store's jump limit now (`rules::jump_limit`).
+    fn jump_limit(&self) -> u64 {
+        jump_limit(self.base.load(Ordering::SeqCst), self.jump_room)
     }
 
     fn shard(&self, scope: &str) -> &Shard {
@@ -221,9 +234,9 @@ impl Backend for Memory {
     }
 
     fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
-        let base = self.base.load(Ordering::SeqCst);
+        let limit = self.jump_limit();
         self.with_scope(scope, |s| {
-            check_jump(scope, s.core.top(), floor.get(), base)?;
+            check_jump(scope, s.core.top(), floor.get(), limit)?;
             Ok(s.core.advance_counter(floor))
         })
     }
@@ -276,9 +289,9 @@ impl Backend for Memory {
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
         let mode = self.mode;
         let now = self.clock.now_ms();
-        let base = self.base.load(Ordering::SeqCst);
+        let limit = self.jump_limit();
         self.with_scope(scope, |s| {
-            check_jump(scope, s.core.top(), fence.token.get(), base)?;
+            check_jump(scope, s.core.top(), fence.token.get(), limit)?;
             s.core.check(scope, fence)?;
             if let [op] = ops {
                 return s.write_one(scope, fence, op, mode, now).map(|r| vec![r]);
@@ -294,9 +307,9 @@ impl Backend for Memory {
     }
 
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
-        let base = self.base.load(Ordering::SeqCst);
+        let limit = self.jump_limit();
         self.with_scope(scope, |s| {
-            check_jump(scope, s.core.top(), fence.token.get(), base)?;
+            check_jump(scope, s.core.top(), fence.token.get(), limit)?;
             s.core.claim(scope, fence)
         })
     }
@@ -369,7 +382,7 @@ impl Backend for Memory {
         // No operation runs while every shard is locked: the ceiling covers
         // every counter, fence and floor there is.
         let ceiling = self.ceiling.load(Ordering::SeqCst);
-        let base = failover_base(ceiling, self.base.load(Ordering::SeqCst));
+        let base = failover_base(ceiling, self.jump_limit());
         for floor in self.floors.iter() {
             floor.fetch_max(base, Ordering::SeqCst);
         }

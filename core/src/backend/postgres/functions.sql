@@ -87,9 +87,9 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.check_jump(r @schema@.scopes, h @schema@.history, p_value bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
-    v_limit bigint := least(h.base::numeric + @jump_room@, @max_token@)::bigint;
+    v_limit bigint := least(h.base::numeric + h.jump_room, @max_token@)::bigint;
 BEGIN
-    IF p_value > greatest(r.counter, r.fence) + 1 AND p_value > v_limit THEN
+    IF p_value > greatest(r.counter, r.fence)::numeric + 1 AND p_value > v_limit THEN
         PERFORM @schema@.reject_invalid(format(
             'token %s for scope %s is above the store''s jump limit %s: a counter or fence moves '
             'past its next token only up to it (docs/semantics.md, "Failover")',
@@ -614,12 +614,20 @@ DECLARE
     v_base bigint;
 BEGIN
     SELECT * INTO h FROM @schema@.history FOR UPDATE;
-    v_base := least(greatest(h.ceiling::numeric, h.base::numeric + @jump_room@) + @failover_step@,
+    v_base := least(greatest(h.ceiling::numeric, h.base::numeric + h.jump_room) + @failover_step@,
                     @max_token@)::bigint;
     UPDATE @schema@.history
        SET epoch = epoch + 1, base = v_base, ceiling = @schema@.covering(ceiling, v_base);
     RETURN v_base;
 END
+$$;
+
+-- Unbounds the store's jumps (`jumps=unbounded`): from now on a counter or
+-- fence may jump anywhere, and a failover step can only exhaust every
+-- scope. It keeps the caller's rights: only the owner unbounds a store.
+CREATE OR REPLACE FUNCTION @schema@.unbound_jumps() RETURNS void
+LANGUAGE sql AS $$
+    UPDATE @schema@.history SET jump_room = @max_token@ WHERE jump_room <> @max_token@
 $$;
 
 -- --------------------------------------------- the caller's own tables

@@ -202,9 +202,12 @@ mod tests {
             !FUNCTIONS.contains("\nCREATE FUNCTION"),
             "CREATE OR REPLACE only"
         );
+        // A migration may drop a function whose signature changed, never
+        // define one.
         for (_, migration) in MIGRATIONS {
             assert!(
-                !migration.contains("FUNCTION"),
+                !migration.contains("CREATE FUNCTION")
+                    && !migration.contains("CREATE OR REPLACE FUNCTION"),
                 "functions live in functions.sql"
             );
         }

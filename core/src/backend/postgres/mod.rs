@@ -276,6 +276,12 @@ impl Postgres {
             // fencing's own refusals are the call's answer, not a failure of it.
             Ok(async {
                 install::migrate(&mut c.client, schema, &quoted).await?;
+                if mode.unbounded_jumps {
+                    c.client
+                        .query_typed(&format!("SELECT {quoted}.unbound_jumps()"), &[])
+                        .await
+                        .map_err(db)?;
+                }
                 set_clock(&c.client, schema, &quoted, manual_clock).await
             }
             .await)

@@ -5,12 +5,15 @@
 --   epoch    the failover steps taken; a scope row behind it is moved to
 --   base     where the latest step put everything (0 before any), when it
 --            is next touched. A counter or fence may jump past its scope's
---            next token only up to `rules::jump_limit(base)`.
+--            next token only up to `rules::jump_limit(base, jump_room)`;
+--   jump_room `rules::JUMP_ROOM`, the maximum token once a store was opened
+--            with jumps=unbounded.
 CREATE TABLE @schema@.history (
-    id      boolean PRIMARY KEY DEFAULT true CHECK (id),
-    ceiling bigint NOT NULL,
-    epoch   bigint NOT NULL DEFAULT 0,
-    base    bigint NOT NULL DEFAULT 0
+    id        boolean PRIMARY KEY DEFAULT true CHECK (id),
+    ceiling   bigint NOT NULL,
+    epoch     bigint NOT NULL DEFAULT 0,
+    base      bigint NOT NULL DEFAULT 0,
+    jump_room bigint NOT NULL DEFAULT @jump_room@
 );
 -- An existing store: the ceiling covers everything it holds.
 INSERT INTO @schema@.history (ceiling)

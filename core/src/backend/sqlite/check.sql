@@ -68,8 +68,8 @@ BEGIN
     SELECT RAISE(ABORT, 'INVALID_ARGUMENT: the token is above the store''s jump limit: a fence moves past its scope''s next token only up to it (docs/semantics.md, "Failover")')
       FROM fencing_scopes s, fencing_ceiling c
      WHERE s.scope = NEW.scope AND NEW.token > max(s.counter, s.fence) + 1
-       AND NEW.token > CASE WHEN c.base > @max_token@ - @jump_room@ THEN @max_token@
-                            ELSE c.base + @jump_room@ END;
+       AND NEW.token > CASE WHEN c.base > @max_token@ - c.jump_room THEN @max_token@
+                            ELSE c.base + c.jump_room END;
 
     UPDATE fencing_scopes SET fence = NEW.token, last_seq = NEW.seq, sealed = 0
      WHERE scope = NEW.scope;

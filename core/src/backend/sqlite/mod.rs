@@ -22,8 +22,8 @@ use crate::events::{
     REJECTION_LOG,
 };
 use crate::rules::{
-    ceiling_covering, check_jump, failover_base, floor_bucket, plan_ops, recordable, LeaseRecord, Mode,
-    ScopeCore, WriteMark, FLOOR_BUCKETS,
+    ceiling_covering, check_jump, failover_base, floor_bucket, jump_limit, plan_ops, recordable,
+    LeaseRecord, Mode, ScopeCore, WriteMark, FLOOR_BUCKETS,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -198,6 +198,13 @@ impl Sqlite {
         let mut conn = settings.connect()?;
         migrate(&mut conn, path).map_err(|e| e.at(path.display()))?;
         use_wal(&conn, busy_timeout)?;
+        if mode.unbounded_jumps {
+            conn.execute(
+                "UPDATE fencing_ceiling SET jump_room = ?1 WHERE id = 1",
+                [sql(Token::MAX.get())],
+            )
+            .map_err(backend)?;
+        }
         Ok(Sqlite {
             conn: Mutex::new(Some(Owned::new(conn))),
             settings,
@@ -521,13 +528,14 @@ fn ceiling(tx: &Connection) -> Result<u64> {
     stored(v)
 }
 
-/// Where the latest failover step moved everything (0 before any).
-fn step_base(tx: &Connection) -> Result<u64> {
-    let v: i64 = tx
-        .prepare_cached("SELECT base FROM fencing_ceiling WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| r.get(0)))
+/// The store's jump limit (`rules::jump_limit`): the latest failover
+/// step's base (0 before any) plus the store's jump room.
+fn jump_limit_of(tx: &Connection) -> Result<u64> {
+    let (base, room): (i64, i64) = tx
+        .prepare_cached("SELECT base, jump_room FROM fencing_ceiling WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
         .map_err(backend)?;
-    stored(v)
+    Ok(jump_limit(stored(base)?, stored(room)?))
 }
 
 fn set_ceiling(tx: &Connection, ceiling: u64) -> Result<()> {
@@ -676,7 +684,7 @@ impl Backend for Sqlite {
 
     fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
         self.with_scope(scope, |tx, core| {
-            check_jump(scope, core.top(), floor.get(), step_base(tx)?)?;
+            check_jump(scope, core.top(), floor.get(), jump_limit_of(tx)?)?;
             Ok(core.advance_counter(floor))
         })
     }
@@ -722,7 +730,7 @@ impl Backend for Sqlite {
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
         let mode = self.mode;
         self.with_scope(scope, |tx, core| {
-            check_jump(scope, core.top(), fence.token.get(), step_base(tx)?)?;
+            check_jump(scope, core.top(), fence.token.get(), jump_limit_of(tx)?)?;
             core.check(scope, fence)?;
             let mut version = tx
                 .prepare_cached("SELECT version FROM fencing_entries WHERE scope = ?1 AND key = ?2")
@@ -764,7 +772,7 @@ impl Backend for Sqlite {
 
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
         self.with_scope(scope, |tx, core| {
-            check_jump(scope, core.top(), fence.token.get(), step_base(tx)?)?;
+            check_jump(scope, core.top(), fence.token.get(), jump_limit_of(tx)?)?;
             core.claim(scope, fence)
         })
     }
@@ -846,7 +854,7 @@ impl Backend for Sqlite {
     fn failover(&self) -> Result<u64> {
         self.write_tx(|tx| {
             let ceiling = ceiling(tx)?;
-            let base = failover_base(ceiling, step_base(tx)?);
+            let base = failover_base(ceiling, jump_limit_of(tx)?);
             let scopes: Vec<String> = tx
                 .prepare_cached("SELECT scope FROM fencing_scopes")
                 .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())

@@ -7,7 +7,10 @@ CREATE TABLE fencing_ceiling (
     ceiling INTEGER NOT NULL,
     -- Where the latest failover step moved everything (0 before any): the
     -- jump limit follows it (rules::jump_limit).
-    base    INTEGER NOT NULL DEFAULT 0
+    base    INTEGER NOT NULL DEFAULT 0,
+    -- How far past the base a jump may go (rules::JUMP_ROOM; the maximum
+    -- token once opened with jumps=unbounded).
+    jump_room INTEGER NOT NULL DEFAULT @jump_room@
 );
 -- A store of an earlier version: the greatest value it holds, plus the
 -- headroom (saturating at the maximum token); 0 for an empty store.
