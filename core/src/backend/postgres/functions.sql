@@ -351,32 +351,39 @@ $$;
 
 -- A batch for `apply`: 1..=@max_batch_ops@ operations, as three arrays of
 -- equal length indexed from 1; each key a name, each value (NULL: a delete)
--- within its size, each expected version (NULL: none) in range.
+-- within its size, each expected version (NULL: none) in range. PL/pgSQL,
+-- so that the scan's plan is cached (a SQL function with a subquery is
+-- planned again at every call).
 CREATE OR REPLACE FUNCTION @schema@.bad_batch(p_keys text[], p_values bytea[], p_expected bigint[])
-RETURNS text LANGUAGE sql STABLE AS $$
-    SELECT CASE
-        WHEN p_keys IS NULL OR p_values IS NULL OR p_expected IS NULL THEN
-            'a batch''s keys, values and expected versions must not be NULL'
-        WHEN cardinality(p_keys) = 0 THEN
-            'a batch needs at least one operation (use claim to only raise the fence)'
-        WHEN cardinality(p_keys) > @max_batch_ops@ THEN
-            format('a batch of %s operations is over the limit of %s', cardinality(p_keys), @max_batch_ops@)
-        WHEN array_dims(p_keys) <> format('[1:%s]', cardinality(p_keys))
-             OR array_dims(p_values) IS DISTINCT FROM array_dims(p_keys)
-             OR array_dims(p_expected) IS DISTINCT FROM array_dims(p_keys) THEN
-            format('a batch''s keys, values and expected versions must be arrays of %s elements '
-                   'indexed from 1, got %s, %s and %s', cardinality(p_keys), array_dims(p_keys),
-                   coalesce(array_dims(p_values), '[]'), coalesce(array_dims(p_expected), '[]'))
-        ELSE (SELECT x.problem FROM (
-                  SELECT o.i, coalesce(
-                      @schema@.bad_key(o.k),
-                      CASE WHEN octet_length(o.v) > @max_value_bytes@ THEN
-                          format('value is %s bytes, the limit is %s', octet_length(o.v), @max_value_bytes@) END,
-                      CASE WHEN o.e IS NOT NULL THEN
-                          @schema@.bad_number('expected_version', o.e, 0, @max_seq@) END) AS problem
-                    FROM unnest(p_keys, p_values, p_expected) WITH ORDINALITY AS o(k, v, e, i)) x
-               WHERE x.problem IS NOT NULL ORDER BY x.i LIMIT 1)
-    END
+RETURNS text LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    n       integer := cardinality(p_keys);
+    problem text;
+BEGIN
+    IF p_keys IS NULL OR p_values IS NULL OR p_expected IS NULL THEN
+        RETURN 'a batch''s keys, values and expected versions must not be NULL';
+    ELSIF n = 0 THEN
+        RETURN 'a batch needs at least one operation (use claim to only raise the fence)';
+    ELSIF n > @max_batch_ops@ THEN
+        RETURN format('a batch of %s operations is over the limit of %s', n, @max_batch_ops@);
+    ELSIF array_dims(p_keys) <> format('[1:%s]', n)
+          OR array_dims(p_values) IS DISTINCT FROM array_dims(p_keys)
+          OR array_dims(p_expected) IS DISTINCT FROM array_dims(p_keys) THEN
+        RETURN format('a batch''s keys, values and expected versions must be arrays of %s elements '
+                      'indexed from 1, got %s, %s and %s', n, array_dims(p_keys),
+                      coalesce(array_dims(p_values), '[]'), coalesce(array_dims(p_expected), '[]'));
+    END IF;
+    SELECT x.problem INTO problem FROM (
+        SELECT o.i, coalesce(
+            @schema@.bad_key(o.k),
+            CASE WHEN octet_length(o.v) > @max_value_bytes@ THEN
+                format('value is %s bytes, the limit is %s', octet_length(o.v), @max_value_bytes@) END,
+            CASE WHEN o.e IS NOT NULL THEN
+                @schema@.bad_number('expected_version', o.e, 0, @max_seq@) END) AS problem
+          FROM unnest(p_keys, p_values, p_expected) WITH ORDINALITY AS o(k, v, e, i)) x
+     WHERE x.problem IS NOT NULL ORDER BY x.i LIMIT 1;
+    RETURN problem;
+END
 $$;
 
 -- ------------------------------------------------------------- tokens
