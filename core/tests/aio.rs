@@ -182,10 +182,20 @@ async fn blocking_calls_and_drops_inside_the_runtime_do_not_panic() {
         drop(blocking);
 
         let store = aio::Store::open(&url).await.unwrap();
-        let guard = store
-            .lease("held", "y", Duration::from_secs(60))
-            .await
-            .unwrap();
+        // The blocking guard's release runs on a thread of its own: wait.
+        let guard = tokio::time::timeout(HANG, async {
+            loop {
+                match store.lease("held", "y", Duration::from_secs(60)).await {
+                    Err(Error::LeaseHeld { .. }) => {
+                        tokio::time::sleep(Duration::from_millis(5)).await
+                    }
+                    other => break other,
+                }
+            }
+        })
+        .await
+        .expect("the dropped blocking guard's lease was never released")
+        .unwrap();
         drop(guard); // its release runs on the blocking pool
         let again = tokio::time::timeout(HANG, async {
             loop {

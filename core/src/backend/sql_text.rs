@@ -2,22 +2,31 @@
 //! in from their one Rust home, so that a limit or a rule's number is never
 //! restated by hand in SQL (CONTRIBUTING.md, "One home per rule").
 
-use crate::events::{RECORD_INTERVAL, REJECTION_LOG};
-use crate::limits::{MAX_HOLDER_BYTES, MAX_KEY_BYTES, MAX_SCOPE_BYTES, MAX_SEQ};
+use crate::events::{MAX_EVENTS_LIMIT, RECORD_INTERVAL, REJECTION_LOG};
+use crate::limits::{
+    MAX_BATCH_OPS, MAX_HOLDER_BYTES, MAX_KEY_BYTES, MAX_LIST_LIMIT, MAX_SCOPE_BYTES, MAX_SEQ,
+    MAX_TTL, MAX_VALUE_BYTES, MIN_TTL,
+};
 use crate::rules::{
-    CEILING_HEADROOM, FAILOVER_STEP, FLOOR_BUCKETS, FNV32_OFFSET, FNV32_PRIME, JUMP_ROOM,
+    ttl_ms, CEILING_HEADROOM, FAILOVER_STEP, FLOOR_BUCKETS, FNV32_OFFSET, FNV32_PRIME, JUMP_ROOM,
     LAST_WRITE_STEP_MS,
 };
 use crate::token::Token;
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 16] {
+pub(crate) fn constants() -> [(&'static str, u64); 22] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
         ("max_scope_bytes", MAX_SCOPE_BYTES as u64),
         ("max_key_bytes", MAX_KEY_BYTES as u64),
         ("max_holder_bytes", MAX_HOLDER_BYTES as u64),
+        ("max_value_bytes", MAX_VALUE_BYTES as u64),
+        ("max_batch_ops", MAX_BATCH_OPS as u64),
+        ("max_list_limit", MAX_LIST_LIMIT as u64),
+        ("max_events_limit", MAX_EVENTS_LIMIT as u64),
+        ("min_ttl_ms", ttl_ms(MIN_TTL)),
+        ("max_ttl_ms", ttl_ms(MAX_TTL)),
         ("floor_buckets", FLOOR_BUCKETS as u64),
         // The bucket is the top log2(FLOOR_BUCKETS) bits of a 32-bit hash.
         (

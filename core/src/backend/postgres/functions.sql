@@ -273,15 +273,132 @@ BEGIN
 END
 $$;
 
+-- ------------------------------------------------------------ arguments
+
+-- Check 1 of docs/semantics.md, as the client applies it (`limits.rs`), for
+-- callers that reach the functions without it: every entry point a library
+-- or worker role can execute passes its arguments through these first. Each
+-- `bad_*` names what is wrong with one kind of argument, or is NULL when it
+-- keeps the rules; NULL is wrong wherever the client never sends one.
+-- `check_args` raises the first problem as INVALID_ARGUMENT, so the call
+-- changes nothing. (A PostgreSQL text never holds NUL: no check needed.)
+CREATE OR REPLACE FUNCTION @schema@.check_args(p_problem text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_problem IS NOT NULL THEN
+        PERFORM @schema@.reject_invalid(p_problem);
+    END IF;
+END
+$$;
+
+-- A name (scope, holder, key): 1..=p_max bytes of UTF-8.
+CREATE OR REPLACE FUNCTION @schema@.bad_name(p_what text, p_text text, p_max bigint) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT CASE
+        WHEN p_text IS NULL THEN p_what || ' must not be NULL'
+        WHEN p_text = '' THEN p_what || ' must not be empty'
+        WHEN octet_length(convert_to(p_text, 'UTF8')) > p_max THEN
+            format('%s is %s bytes, the limit is %s', p_what, octet_length(convert_to(p_text, 'UTF8')), p_max)
+    END
+$$;
+
+-- A number in p_min..=p_max.
+CREATE OR REPLACE FUNCTION @schema@.bad_number(p_what text, p_value bigint, p_min bigint, p_max bigint)
+RETURNS text LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+        WHEN p_value IS NULL THEN p_what || ' must not be NULL'
+        WHEN p_value < p_min OR p_value > p_max THEN
+            format('%s %s is outside %s..=%s', p_what, p_value, p_min, p_max)
+    END
+$$;
+
+-- A flag: true or false.
+CREATE OR REPLACE FUNCTION @schema@.bad_flag(p_what text, p_value boolean) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN p_value IS NULL THEN p_what || ' must not be NULL' END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.bad_scope(p_scope text) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT @schema@.bad_name('scope', p_scope, @max_scope_bytes@)
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.bad_holder(p_holder text) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT @schema@.bad_name('holder', p_holder, @max_holder_bytes@)
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.bad_key(p_key text) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT @schema@.bad_name('key', p_key, @max_key_bytes@)
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.bad_token(p_token bigint) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT @schema@.bad_number('token', p_token, 1, @max_token@)
+$$;
+
+-- A seq is optional (NULL: none).
+CREATE OR REPLACE FUNCTION @schema@.bad_seq(p_seq bigint) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN p_seq IS NOT NULL THEN @schema@.bad_number('seq', p_seq, 0, @max_seq@) END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.bad_ttl(p_ttl_ms bigint) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT @schema@.bad_number('ttl_ms', p_ttl_ms, @min_ttl_ms@, @max_ttl_ms@)
+$$;
+
+-- A batch for `apply`: 1..=@max_batch_ops@ operations, as three arrays of
+-- equal length indexed from 1; each key a name, each value (NULL: a delete)
+-- within its size, each expected version (NULL: none) in range. PL/pgSQL,
+-- so that the scan's plan is cached (a SQL function with a subquery is
+-- planned again at every call).
+CREATE OR REPLACE FUNCTION @schema@.bad_batch(p_keys text[], p_values bytea[], p_expected bigint[])
+RETURNS text LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    n       integer := cardinality(p_keys);
+    problem text;
+BEGIN
+    IF p_keys IS NULL OR p_values IS NULL OR p_expected IS NULL THEN
+        RETURN 'a batch''s keys, values and expected versions must not be NULL';
+    ELSIF n = 0 THEN
+        RETURN 'a batch needs at least one operation (use claim to only raise the fence)';
+    ELSIF n > @max_batch_ops@ THEN
+        RETURN format('a batch of %s operations is over the limit of %s', n, @max_batch_ops@);
+    ELSIF array_dims(p_keys) <> format('[1:%s]', n)
+          OR array_dims(p_values) IS DISTINCT FROM array_dims(p_keys)
+          OR array_dims(p_expected) IS DISTINCT FROM array_dims(p_keys) THEN
+        RETURN format('a batch''s keys, values and expected versions must be arrays of %s elements '
+                      'indexed from 1, got %s, %s and %s', n, array_dims(p_keys),
+                      coalesce(array_dims(p_values), '[]'), coalesce(array_dims(p_expected), '[]'));
+    END IF;
+    SELECT x.problem INTO problem FROM (
+        SELECT o.i, coalesce(
+            @schema@.bad_key(o.k),
+            CASE WHEN octet_length(o.v) > @max_value_bytes@ THEN
+                format('value is %s bytes, the limit is %s', octet_length(o.v), @max_value_bytes@) END,
+            CASE WHEN o.e IS NOT NULL THEN
+                @schema@.bad_number('expected_version', o.e, 0, @max_seq@) END) AS problem
+          FROM unnest(p_keys, p_values, p_expected) WITH ORDINALITY AS o(k, v, e, i)) x
+     WHERE x.problem IS NOT NULL ORDER BY x.i LIMIT 1;
+    RETURN problem;
+END
+$$;
+
 -- ------------------------------------------------------------- tokens
 
 CREATE OR REPLACE FUNCTION @schema@.next_token(p_scope text) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    h     @schema@.history := @schema@.durable();
-    r     @schema@.scopes := @schema@.lock_scope(p_scope, h);
-    token bigint := @schema@.following(r);
+    h     @schema@.history;
+    r     @schema@.scopes;
+    token bigint;
 BEGIN
+    PERFORM @schema@.check_args(@schema@.bad_scope(p_scope));
+    h := @schema@.durable();
+    r := @schema@.lock_scope(p_scope, h);
+    token := @schema@.following(r);
     UPDATE @schema@.scopes SET counter = token WHERE scope = p_scope;
     PERFORM @schema@.cover(h, token);
     RETURN token;
@@ -291,9 +408,13 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.advance_counter(p_scope text, p_floor bigint) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    h @schema@.history := @schema@.durable();
-    r @schema@.scopes := @schema@.lock_scope(p_scope, h);
+    h @schema@.history;
+    r @schema@.scopes;
 BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope),
+                                         @schema@.bad_number('floor', p_floor, 1, @max_token@)));
+    h := @schema@.durable();
+    r := @schema@.lock_scope(p_scope, h);
     IF p_floor > r.counter THEN
         PERFORM @schema@.check_jump(r, h, p_floor);
         UPDATE @schema@.scopes SET counter = p_floor WHERE scope = p_scope;
@@ -310,10 +431,13 @@ CREATE OR REPLACE FUNCTION @schema@.acquire(p_scope text, p_holder text, p_ttl_m
     OUT holder text, OUT token bigint, OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    h     @schema@.history := @schema@.durable();
+    h     @schema@.history;
     r     @schema@.scopes;
     clock bigint;
 BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_holder(p_holder),
+                                         @schema@.bad_ttl(p_ttl_ms), @schema@.bad_flag('eager', p_eager)));
+    h := @schema@.durable();
     holder := p_holder;
     ttl_ms := p_ttl_ms;
     FOR attempt IN 1..2 LOOP
@@ -360,9 +484,12 @@ CREATE OR REPLACE FUNCTION @schema@.renew(p_scope text, p_token bigint, p_ttl_ms
     OUT current_token bigint, OUT current_holder text)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r    @schema@.scopes := @schema@.lock_scope(p_scope, @schema@.durable(), false);
+    r    @schema@.scopes;
     live boolean;
 BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_token),
+                                         @schema@.bad_ttl(p_ttl_ms)));
+    r := @schema@.lock_scope(p_scope, @schema@.durable(), false);
     IF r.scope IS NULL THEN
         RETURN;
     END IF;
@@ -388,9 +515,12 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.release(p_scope text, p_token bigint) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    h     @schema@.history := @schema@.durable();
-    clock bigint := @schema@.now_ms();
+    h     @schema@.history;
+    clock bigint;
 BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_token)));
+    h := @schema@.durable();
+    clock := @schema@.now_ms();
     -- A lease from before a failover step has ended: nothing to release.
     UPDATE @schema@.scopes
        SET lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL,
@@ -416,8 +546,13 @@ DECLARE
     bad      record;
     has_deletes boolean;
     clock    bigint;
-    h        @schema@.history := @schema@.durable();
+    h        @schema@.history;
 BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_token),
+        @schema@.bad_seq(p_seq), @schema@.bad_flag('strict', p_strict),
+        @schema@.bad_batch(p_keys, p_values, p_expected),
+        CASE WHEN p_holder IS NOT NULL THEN @schema@.bad_holder(p_holder) END));
+    h := @schema@.durable();
     r := @schema@.lock_scope(p_scope, h);
     IF p_token <= r.fence THEN
         -- A newer token always passes; an equal or older one needs the checks.
@@ -506,9 +641,13 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.claim(p_scope text, p_token bigint, p_seq bigint) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    h @schema@.history := @schema@.durable();
-    r @schema@.scopes := @schema@.lock_scope(p_scope, h);
+    h @schema@.history;
+    r @schema@.scopes;
 BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_token),
+                                         @schema@.bad_seq(p_seq)));
+    h := @schema@.durable();
+    r := @schema@.lock_scope(p_scope, h);
     PERFORM @schema@.check_fence(r, p_token, p_seq, true);
     IF p_token > r.fence THEN
         PERFORM @schema@.check_jump(r, h, p_token);
@@ -523,6 +662,7 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.get(p_scope text, p_key text,
     OUT value bytea, OUT version bigint, OUT token bigint)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_key(p_key)));
     SELECT e.value, e.version, e.token FROM @schema@.entries e
      WHERE e.scope = p_scope AND e.key = p_key
 $$;
@@ -532,14 +672,21 @@ CREATE OR REPLACE FUNCTION @schema@.get_checked(p_scope text, p_key text, p_toke
     OUT value bytea, OUT version bigint, OUT token bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_key(p_key),
+                                         @schema@.bad_token(p_token)));
     PERFORM @schema@.check_fence(@schema@.peek_scope(p_scope, @schema@.history_now()), p_token, NULL, false);
     SELECT e.value, e.version, e.token INTO value, version, token
       FROM @schema@.entries e WHERE e.scope = p_scope AND e.key = p_key;
 END
 $$;
 
+-- The first page is after '' (no key is empty); the library asks for one
+-- key more than the page, to learn whether another page follows.
 CREATE OR REPLACE FUNCTION @schema@.list(p_scope text, p_after text, p_limit bigint) RETURNS SETOF text
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT @schema@.check_args(coalesce(@schema@.bad_scope(p_scope),
+        CASE WHEN p_after IS DISTINCT FROM '' THEN @schema@.bad_key(p_after) END,
+        @schema@.bad_number('list limit', p_limit, 1, @max_list_limit@ + 1)));
     SELECT e.key FROM @schema@.entries e
      WHERE e.scope = p_scope AND e.key > p_after ORDER BY e.key LIMIT p_limit
 $$;
@@ -551,8 +698,10 @@ CREATE OR REPLACE FUNCTION @schema@.status(p_scope text,
     OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint, OUT entries bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r @schema@.scopes := @schema@.peek_scope(p_scope, @schema@.history_now());
+    r @schema@.scopes;
 BEGIN
+    PERFORM @schema@.check_args(@schema@.bad_scope(p_scope));
+    r := @schema@.peek_scope(p_scope, @schema@.history_now());
     now_ms := greatest(@schema@.now_ms(), r.seen_ms);
     counter := r.counter;
     fence := r.fence;
@@ -569,12 +718,15 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.retire(p_scope text) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    v_bucket integer := @schema@.floor_bucket(p_scope);
+    v_bucket integer;
     r        @schema@.scopes;
     now_ms   bigint;
     entries  bigint;
-    h        @schema@.history := @schema@.durable();
+    h        @schema@.history;
 BEGIN
+    PERFORM @schema@.check_args(@schema@.bad_scope(p_scope));
+    v_bucket := @schema@.floor_bucket(p_scope);
+    h := @schema@.durable();
     -- The bucket first, as creation locks it: a creation in flight
     -- finishes before we look, and none starts until we commit.
     PERFORM 1 FROM @schema@.floors f WHERE f.bucket = v_bucket FOR UPDATE;
@@ -645,15 +797,8 @@ DECLARE
     r @schema@.scopes;
     h @schema@.history;
 BEGIN
-    IF p_scope IS NULL OR p_scope = '' OR octet_length(p_scope) > @max_scope_bytes@ THEN
-        PERFORM @schema@.reject_invalid('scope must be 1..=@max_scope_bytes@ bytes of UTF-8');
-    END IF;
-    IF p_token IS NULL OR p_token < 1 THEN
-        PERFORM @schema@.reject_invalid(format('token must be 1..=@max_token@, got %s', coalesce(p_token::text, 'NULL')));
-    END IF;
-    IF p_seq < 0 THEN
-        PERFORM @schema@.reject_invalid(format('seq must be 0..=@max_seq@, got %s', p_seq));
-    END IF;
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_token),
+                                         @schema@.bad_seq(p_seq)));
     h := @schema@.durable();
     r := @schema@.lock_scope(p_scope, h);
     PERFORM @schema@.check_fence(r, p_token, p_seq, true);
@@ -690,11 +835,12 @@ DECLARE
 BEGIN
     -- Best effort: never worth waiting for a flush.
     PERFORM set_config('synchronous_commit', 'off', true);
-    IF p_scope IS NULL OR octet_length(p_scope) NOT BETWEEN 1 AND @max_scope_bytes@
-       OR octet_length(p_key) > @max_key_bytes@ OR octet_length(p_holder) > @max_holder_bytes@
-       OR p_code IS NULL OR p_code NOT IN ('STALE_TOKEN', 'SEQUENCE_OUT_OF_ORDER')
-       OR p_presented IS NULL OR p_presented < 1 OR p_seq < 0
-       OR p_suppressed IS NULL OR p_suppressed < 0 THEN
+    IF coalesce(@schema@.bad_scope(p_scope),
+                CASE WHEN p_key IS NOT NULL THEN @schema@.bad_key(p_key) END,
+                @schema@.bad_token(p_presented), @schema@.bad_seq(p_seq),
+                CASE WHEN p_holder IS NOT NULL THEN @schema@.bad_holder(p_holder) END,
+                @schema@.bad_number('suppressed', p_suppressed, 0, @max_token@)) IS NOT NULL
+       OR p_code IS NULL OR p_code NOT IN ('STALE_TOKEN', 'SEQUENCE_OUT_OF_ORDER') THEN
         RETURN false;
     END IF;
     r := @schema@.peek_scope(p_scope, @schema@.history_now());
@@ -725,6 +871,8 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.rejections(p_scope text, p_limit bigint)
 RETURNS SETOF @schema@.rejections
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT @schema@.check_args(coalesce(CASE WHEN p_scope IS NOT NULL THEN @schema@.bad_scope(p_scope) END,
+                                        @schema@.bad_number('events limit', p_limit, 1, @max_events_limit@)));
     SELECT * FROM @schema@.rejections x
      WHERE p_scope IS NULL OR x.scope = p_scope ORDER BY x.id DESC LIMIT p_limit
 $$;
@@ -734,6 +882,8 @@ CREATE OR REPLACE FUNCTION @schema@.last_writes(p_scope text, p_limit bigint,
     OUT scope text, OUT holder text, OUT token bigint, OUT at_ms bigint)
 RETURNS SETOF record
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT @schema@.check_args(coalesce(CASE WHEN p_scope IS NOT NULL THEN @schema@.bad_scope(p_scope) END,
+                                        @schema@.bad_number('events limit', p_limit, 1, @max_events_limit@)));
     SELECT s.scope, s.last_holder, s.last_token, s.last_write_ms FROM @schema@.scopes s
      WHERE p_scope IS NOT NULL AND s.scope = p_scope AND s.last_token IS NOT NULL
     UNION ALL
@@ -780,6 +930,7 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.advance_clock(p_ms bigint) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    PERFORM @schema@.check_args(@schema@.bad_number('advance_clock ms', p_ms, 0, @max_token@));
     UPDATE @schema@.meta SET manual_now_ms = @schema@.later(manual_now_ms, p_ms)
      WHERE manual_now_ms IS NOT NULL;
     RETURN FOUND;
