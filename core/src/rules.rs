@@ -396,6 +396,13 @@ pub(crate) fn failover_base(ceiling: u64, limit: u64) -> u64 {
         .min(Token::MAX.get())
 }
 
+/// The most failover steps a PostgreSQL store takes by itself when it finds
+/// itself on another server history than the one it recorded
+/// (docs/semantics.md, "Failover"): 2 per timeline crossed plus one, at most
+/// this many (about 0.2% of the tokens); past it, an operator who knows of
+/// more lost steps runs `fencing failover` for each.
+pub(crate) const MAX_AUTOMATIC_STEPS: u64 = 64;
+
 /// Retirement floors are kept per bucket of scope names
 /// (docs/semantics.md, "Retiring scopes"), so that one retired scope
 /// raises the start of 1/4096 of new names, not of all of them.

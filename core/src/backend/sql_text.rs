@@ -9,12 +9,12 @@ use crate::limits::{
 };
 use crate::rules::{
     ttl_ms, CEILING_HEADROOM, FAILOVER_STEP, FLOOR_BUCKETS, FNV32_OFFSET, FNV32_PRIME, JUMP_ROOM,
-    LAST_WRITE_STEP_MS,
+    LAST_WRITE_STEP_MS, MAX_AUTOMATIC_STEPS,
 };
 use crate::token::Token;
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 22] {
+pub(crate) fn constants() -> [(&'static str, u64); 23] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -40,6 +40,7 @@ pub(crate) fn constants() -> [(&'static str, u64); 22] {
         ("ceiling_headroom", CEILING_HEADROOM),
         ("jump_room", JUMP_ROOM),
         ("failover_step", FAILOVER_STEP),
+        ("max_automatic_steps", MAX_AUTOMATIC_STEPS),
         ("last_write_step_ms", LAST_WRITE_STEP_MS),
         ("rejection_log", REJECTION_LOG as u64),
         ("record_interval_ms", RECORD_INTERVAL.as_millis() as u64),

@@ -35,16 +35,75 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT least(p_now::numeric + p_ms, @max_token@)::bigint
 $$;
 
+-- The server history this database runs on (docs/semantics.md,
+-- "Failover"): the cluster's system identifier (a restore into a new
+-- cluster has another) and the timeline its WAL is written on (a promotion
+-- and every point-in-time recovery start a new one). Nothing on a standby,
+-- which writes nothing.
+CREATE OR REPLACE FUNCTION @schema@.server_history(OUT system_id bigint, OUT timeline bigint)
+LANGUAGE sql VOLATILE AS $$
+    SELECT (pg_control_system()).system_identifier,
+           ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint
+     WHERE NOT pg_is_in_recovery()
+$$;
+
+-- One failover step applied to the history row: everything moves to the
+-- base (`rules::failover_base`), 2^40 above the ceiling and the jump limit.
+CREATE OR REPLACE FUNCTION @schema@.step(h @schema@.history) RETURNS @schema@.history
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    h.base := least(greatest(h.ceiling::numeric, h.base::numeric + h.jump_room) + @failover_step@,
+                    @max_token@)::bigint;
+    h.ceiling := @schema@.covering(h.ceiling, h.base);
+    h.epoch := h.epoch + 1;
+    RETURN h;
+END
+$$;
+
+-- The history row as this server must use it. On the server history it
+-- records, as it is. On another one, the steps the store takes by itself,
+-- one more than the steps the history it lacks may hold: a step comes with
+-- a promotion, which moves the timeline, and each timeline holds at most
+-- two (this one and an operator's explicit step), so 2 per timeline
+-- crossed plus one, 3 when the system or the order of timelines changed
+-- (at most `rules::MAX_AUTOMATIC_STEPS`). The identity is recorded with
+-- them. A row with none recorded records this server's without a step.
+CREATE OR REPLACE FUNCTION @schema@.here(h @schema@.history, s record) RETURNS @schema@.history
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    n bigint := 0;
+BEGIN
+    IF s.system_id IS NULL OR (h.system_id = s.system_id AND h.timeline = s.timeline) THEN
+        RETURN h;
+    END IF;
+    IF h.system_id IS NOT NULL THEN
+        n := CASE WHEN h.system_id = s.system_id AND s.timeline > h.timeline
+                  THEN least(2 * (s.timeline - h.timeline) + 1, @max_automatic_steps@)
+                  ELSE 3 END;
+    END IF;
+    FOR i IN 1..n LOOP
+        h := @schema@.step(h);
+    END LOOP;
+    h.system_id := s.system_id;
+    h.timeline := s.timeline;
+    RETURN h;
+END
+$$;
+
 -- A token or a raised fence is handed out only once its commit is durable:
 -- pinned for the rest of the transaction (kept when stronger). A session
 -- opened with sync_replication=required (`fencing.sync_replication`, pinned
 -- by the library at connect) also needs a synchronous standby on this very
 -- commit: a reload that emptied synchronous_standby_names since the
--- connection opened would make it local only.
+-- connection opened would make it local only. Returns the store's history
+-- row for this server (`here`): on another server history than the one it
+-- records, the steps are taken first, under the row's lock, once whatever
+-- the number of callers racing (the ones that waited find them recorded).
 CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     h @schema@.history;
+    s record := @schema@.server_history();
 BEGIN
     PERFORM set_config('synchronous_commit',
         CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END,
@@ -57,6 +116,13 @@ BEGIN
                       'nothing was committed';
     END IF;
     SELECT * INTO h FROM @schema@.history;
+    IF s.system_id IS NOT NULL AND (h.system_id, h.timeline) IS DISTINCT FROM (s.system_id, s.timeline) THEN
+        SELECT * INTO h FROM @schema@.history FOR UPDATE;
+        h := @schema@.here(h, s);
+        UPDATE @schema@.history
+           SET ceiling = h.ceiling, epoch = h.epoch, base = h.base,
+               system_id = h.system_id, timeline = h.timeline;
+    END IF;
     RETURN h;
 END
 $$;
@@ -216,8 +282,8 @@ $$;
 
 -- The store's history row, for calls that only read.
 CREATE OR REPLACE FUNCTION @schema@.history_now() RETURNS @schema@.history
-LANGUAGE sql STABLE AS $$
-    SELECT * FROM @schema@.history
+LANGUAGE sql VOLATILE AS $$
+    SELECT @schema@.here(h, s) FROM @schema@.history h, @schema@.server_history() s
 $$;
 
 -- Check 2 (token against fence, sealed fences reject equal) and, when
@@ -749,28 +815,25 @@ BEGIN
 END
 $$;
 
--- The failover step (docs/semantics.md, "Failover"). Run on a new primary
--- promoted from an asynchronous standby (or a restored backup): it may lack
--- the last commits of the old primary, none of them above the greater of
--- the ceiling and the jump limit by more than the commits lost, so
--- everything moves to the base (`rules::failover_base`), 2^40 above that:
--- every counter and fence (each scope row when next touched, `stepped`),
--- every scope created later (`lock_scope`), sealed, every lease ended. One
--- row written, whatever the number of scopes. Returns the base: every token
--- at or below it is stale. It keeps the caller's rights: only a role that
--- may write the tables (the owner) runs it.
+-- The failover step (docs/semantics.md, "Failover"), explicit: the store
+-- takes it by itself on a server history other than the one it records
+-- (`durable`), and an operator may take one more, for example after
+-- restoring a disk snapshot in place (same system, same timeline). One
+-- `step`: every counter and fence (each scope row when next touched,
+-- `stepped`), every scope created later (`lock_scope`), sealed, every lease
+-- ended. One row written, whatever the number of scopes. Returns the base:
+-- every token at or below it is stale. It keeps the caller's rights: only a
+-- role that may write the tables (the owner) runs it.
 CREATE OR REPLACE FUNCTION @schema@.failover() RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
-    h @schema@.history := @schema@.durable();
-    v_base bigint;
+    h @schema@.history;
 BEGIN
+    PERFORM @schema@.durable();
     SELECT * INTO h FROM @schema@.history FOR UPDATE;
-    v_base := least(greatest(h.ceiling::numeric, h.base::numeric + h.jump_room) + @failover_step@,
-                    @max_token@)::bigint;
-    UPDATE @schema@.history
-       SET epoch = epoch + 1, base = v_base, ceiling = @schema@.covering(ceiling, v_base);
-    RETURN v_base;
+    h := @schema@.step(h);
+    UPDATE @schema@.history SET epoch = h.epoch, base = h.base, ceiling = h.ceiling;
+    RETURN h.base;
 END
 $$;
 
