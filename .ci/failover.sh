@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Failover on real replicated PostgreSQL (scripts/pg-replicas), three ways
-# (core/tests/failover_replicas.rs): asynchronous without the failover step
-# (the test must see tokens handed out twice), asynchronous with the step
-# (none twice), a synchronous standby with sync_replication=required (no
-# token returned during the partition, none twice). Each on a bed of its own,
-# since a failover changes the topology. Then the torture harness with its
-# failover nemesis the same three ways, and Patroni under a workload.
+# Failover on real replicated PostgreSQL (scripts/pg-replicas), with no hook
+# anywhere: the store notices a promotion by itself (docs/semantics.md,
+# "Failover"). Three ways (core/tests/failover_replicas.rs): asynchronous,
+# four clients racing the promotion (none twice, none accepted below its
+# fence); asynchronous with the promotion hidden from the store (the test
+# must see tokens handed out twice); a synchronous standby with
+# sync_replication=required (no token returned during the partition, none
+# twice). Each on a bed of its own, since a failover changes the topology.
+# Then the torture harness with its failover nemesis the same three ways,
+# and Patroni under a workload, with no callback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s ==\n' "$*"; }
 
 cargo test --locked -p fencing --test failover_replicas --no-run -q
-for mode in async async-step sync; do
+for mode in async async-hidden sync; do
   step "failover: $mode"
   flags=(--async)
   [ "$mode" = sync ] && flags=(--sync)
@@ -23,10 +26,11 @@ done
 
 # The torture harness with the failover nemesis (tests/torture): workers
 # pausing, dying and retiring scopes while the standby is cut off, the
-# primary crashes and the standby is promoted, three times a run. Without
-# the step the checker must report tokens handed out twice (exit 1 with
-# duplicates > 0: proof it sees the hole); with the step, and with a
-# synchronous standby under sync_replication=required, no violation.
+# primary crashes and the standby is promoted, three times a run. With the
+# promotion hidden from the store the checker must report tokens handed out
+# twice (exit 1 with duplicates > 0: proof it sees the hole); with no hook,
+# and with a synchronous standby under sync_replication=required, no
+# violation.
 cargo build --release --locked -q -p fencing-torture
 BIN=$PWD/target/release/torture
 DURATION=${FAILOVER_TORTURE_DURATION:-24s}
@@ -47,7 +51,7 @@ torture_round() { # mode, bed flag, url options, torture flags...
   summaries+=("$mode: $line")
   rm -f "$out" "$hist"
   case "$mode" in
-    async)
+    async-hidden)
       # Exit 1 (violations) with tokens handed out twice, three failovers.
       if [ "$status" != 1 ] || ! grep -q ' failovers=3 ' <<<"$line" || grep -q ' duplicates=0 ' <<<"$line"; then
         echo "failover torture: the unprotected run must report tokens handed out twice (exit $status)"
@@ -61,31 +65,21 @@ torture_round() { # mode, bed flag, url options, torture flags...
   esac
 }
 torture_round async --async '&call_timeout_ms=2000'
-torture_round async-step --async '&call_timeout_ms=2000' --failover-step
+torture_round async-hidden --async '&call_timeout_ms=2000' --hide-promotion
 torture_round sync --sync '&call_timeout_ms=2000&sync_replication=required'
 
 # Patroni (scripts/patroni-bed): the leader killed under a running workload,
-# core/tests/patroni_hook.sh as on_role_change/on_start running the CLI's
-# failover step on the new master. Patroni runs as the postgres user, which
-# may not reach this checkout: the hook and the CLI go to a directory of
-# their own.
-step "failover: Patroni, the leader killed under a workload"
-cargo build --locked -q -p fencing-cli
+# with no callback: the store notices the new leader's timeline by itself.
+step "failover: Patroni, the leader killed under a workload, no hook"
 cargo test --locked -p fencing --test failover_patroni --no-run -q
-hooks=$(mktemp -d "${TMPDIR:-/tmp}/fencing-hook.XXXXXX")
-cp target/debug/fencing core/tests/patroni_hook.sh "$hooks/"
-chmod 755 "$hooks" "$hooks/fencing" "$hooks/patroni_hook.sh"
-if [ "$(id -u)" = 0 ]; then chown postgres: "$hooks"; fi
 out=$(mktemp)
 status=0
-FENCING_PATRONI_ON_ROLE_CHANGE=$hooks/patroni_hook.sh bash scripts/patroni-bed run -- \
+bash scripts/patroni-bed run -- \
   env FENCING_REQUIRE_PATRONI=1 cargo test --locked -q -p fencing --test failover_patroni -- --nocapture \
   | tee "$out" || status=$?
 summaries+=("patroni: $(grep '^patroni failover' "$out" | tail -n 1 || true)")
-echo "the hook's log:"
-cat "$hooks/hook.log" || true
 [ "$status" = 0 ] || { echo "failover: the Patroni test failed"; failed=1; }
-rm -rf "$hooks" "$out"
+rm -f "$out"
 
 step "failover: summary"
 printf '%s\n' "${summaries[@]}"

@@ -87,8 +87,8 @@ pub enum Command {
     List(ListArgs),
     /// Drop the state of a scope with no live lease and no entries
     Retire(ScopeArg),
-    /// The failover step: run once on a new primary promoted from an asynchronous standby (or on
-    /// a restored backup) before anything else uses it; every counter, fence and floor moves to
+    /// The failover step, explicit (a PostgreSQL store takes it by itself on a promoted standby):
+    /// run it on a restored backup before anything else uses it; every counter, fence and floor moves to
     /// 2^40 above the store's ceiling (above every value the store held) and every lease ends, so
     /// no earlier token is accepted or issued again; prints that base (JSON: stale_through)
     Failover,

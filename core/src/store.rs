@@ -500,9 +500,11 @@ impl Store {
         self.backend()?.retire(scope)
     }
 
-    /// The failover step (docs/semantics.md, "Failover"): run once on a new
-    /// primary promoted from an asynchronous standby, or on a store restored
-    /// from a backup, before anything else uses it. The store keeps a
+    /// The failover step (docs/semantics.md, "Failover"), explicit. A
+    /// PostgreSQL store takes it by itself on a promoted standby, after a
+    /// point-in-time recovery and in another cluster; run it on a store
+    /// restored from a backup any other way (a SQLite file, a PostgreSQL
+    /// disk snapshot started in place) before anything else uses it. The store keeps a
     /// ceiling at or above every counter, fence and floor it ever held; the
     /// step moves every counter, fence and floor to at least
     /// [`FAILOVER_STEP`] above that ceiling, seals every fence and ends every

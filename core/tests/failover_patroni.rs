@@ -1,18 +1,17 @@
 //! Failover under a running workload with a real failover manager:
 //! `scripts/patroni-bed` (etcd and three Patroni-managed PostgreSQL nodes,
-//! asynchronous replication) with `core/tests/patroni_hook.sh` as Patroni's
-//! `on_role_change`/`on_start` callback: a replica is kept closed to clients
-//! and a new master gets the failover step (`fencing failover --url`) before
-//! it opens. Four threads take tokens through one store on the multi-host
-//! URL (target_session_attrs=read-write) while the leader is killed
-//! (Patroni SIGKILLed, PostgreSQL crashed) a second after both replicas were
-//! cut off (what they never received is lost); Patroni elects a new leader once
-//! the leader key expires. No token may be handed out twice, the same store
-//! must reach the new primary (no restart of the client), and every token
-//! taken once the new leader is elected must come from after the step.
+//! asynchronous replication), with no callback: the store notices the new
+//! leader's timeline by itself (docs/semantics.md, "Failover"). Four threads
+//! take tokens through one store on the multi-host URL
+//! (target_session_attrs=read-write) while the leader is killed (Patroni
+//! SIGKILLed, PostgreSQL crashed) a second after both replicas were cut off
+//! (what they never received is lost); Patroni elects a new leader once the
+//! leader key expires. No token may be handed out twice, the same store must
+//! reach the new primary (no restart of the client), and every token taken
+//! once the new leader is elected must come from after the step.
 //!
-//! Run under `scripts/patroni-bed run -- ...` with the hook set (.ci/failover.sh);
-//! skipped without the bed unless FENCING_REQUIRE_PATRONI=1.
+//! Run under `scripts/patroni-bed run -- ...` (.ci/failover.sh); skipped
+//! without the bed unless FENCING_REQUIRE_PATRONI=1.
 
 use std::collections::HashMap;
 use std::process::Command;
@@ -161,6 +160,6 @@ fn no_token_twice_across_a_patroni_failover() {
     );
     assert_eq!(
         below_step, 0,
-        "a client used the new primary before the failover step ran"
+        "a client was handed a token below the step on the new primary"
     );
 }

@@ -3,10 +3,14 @@
 //! on, so that the primary acknowledges commits the standby never gets
 //! (asynchronous), or cannot acknowledge any (synchronous); then the primary
 //! crashes, the standby is promoted and the old primary rejoins as its
-//! standby. With `--failover-step` the new primary is promoted closed to
-//! clients (read-only by default, which target_session_attrs=read-write
-//! passes by), the failover step runs on it, and only then is it opened: as
-//! a failover manager's hook must, before any client can take a token there.
+//! standby. No hook is needed: the store notices the promotion by itself
+//! (docs/semantics.md, "Failover"). With `--failover-step` the new primary is
+//! promoted closed to clients (read-only by default, which
+//! target_session_attrs=read-write passes by), the explicit failover step
+//! runs on it, and only then is it opened. With `--hide-promotion` the store's
+//! recorded server history is overwritten with the new primary's while it is
+//! closed: the checker must then see tokens handed out twice (proof that it
+//! can see the hole the automatic step closes).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -31,10 +35,10 @@ pub enum Step {
     None,
     /// Promoted closed, the step, then opened: what a hook must do.
     Closed,
-    /// Promoted open, the step right after: clients that reach the new
-    /// primary first may be handed the lost tokens again (shows why the
-    /// node must stay closed).
+    /// Promoted open, the step right after.
     Late,
+    /// Promoted closed, the promotion hidden from the store, then opened.
+    Hidden,
 }
 
 #[derive(Clone)]
@@ -116,9 +120,15 @@ impl Replicas {
                     "torture: failover to node{new}, open, then every token up to {base} stale"
                 );
             }
+            Step::Hidden => {
+                self.ctl("promote", &[new, "--closed"])?;
+                self.hide_promotion(new)?;
+                self.ctl("open", &[new])?;
+                eprintln!("torture: failover to node{new}, the promotion hidden from the store");
+            }
             Step::None => {
                 self.ctl("promote", &[new])?;
-                eprintln!("torture: failover to node{new}, no step");
+                eprintln!("torture: failover to node{new}, no hook (the store steps by itself)");
             }
         }
         crate::append(
@@ -129,7 +139,7 @@ impl Replicas {
                 ts,
                 end: now_ns(),
                 lossy: self.lossy,
-                step: self.step != Step::None,
+                step: matches!(self.step, Step::Closed | Step::Late),
             },
         )?;
         let others: Vec<String> = nodes
@@ -155,13 +165,18 @@ impl Replicas {
         }))
     }
 
-    /// The failover step on node N, the only client while it is closed;
-    /// returns its base (every token at or below it is stale).
-    fn run_step(&self, node: &str) -> Result<u64, String> {
+    /// The URL of node N for the only client while it is closed.
+    fn closed_url(&self, node: &str) -> Result<String, String> {
         let urls = self.ctl("urls", &[])?;
         let index: usize = node.parse().map_err(|_| format!("bad node {node:?}"))?;
         let url = urls.lines().nth(index).ok_or("pg-replicas urls: too few")?;
-        let url = format!("{url}?{STEP_OPTIONS}");
+        Ok(format!("{url}?{STEP_OPTIONS}"))
+    }
+
+    /// The failover step on node N, the only client while it is closed;
+    /// returns its base (every token at or below it is stale).
+    fn run_step(&self, node: &str) -> Result<u64, String> {
+        let url = self.closed_url(node)?;
         let until = Instant::now() + Duration::from_secs(30);
         loop {
             match Store::open(&url).and_then(|s| s.failover()) {
@@ -172,6 +187,34 @@ impl Replicas {
                 }
                 Err(e) => return Err(format!("the failover step on node{node}: {e}")),
             }
+        }
+    }
+
+    /// Overwrites the server history the store recorded with node N's, so
+    /// that the store cannot notice its promotion.
+    fn hide_promotion(&self, node: &str) -> Result<(), String> {
+        let url = self.closed_url(node)?;
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let out = Command::new("psql")
+                .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "--dbname", &url, "-c"])
+                .arg(
+                    "UPDATE fencing.history SET (system_id, timeline) = \
+                     (SELECT system_id, timeline FROM fencing.server_history())",
+                )
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("psql: {e}"))?;
+            if out.status.success() {
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                return Err(format!(
+                    "hiding the promotion on node{node}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(200));
         }
     }
 }

@@ -20,7 +20,7 @@ mod failover;
 
 const USAGE: &str = "usage: torture [--url URL] [--workers N] [--scopes M] [--duration 60s] \
 [--max-ops N] [--ttl-ms MS] [--churn N] [--churn-scopes K] [--history FILE] [--pg-dir DIR] \
-[--replicas DIR [--failovers N] [--failover-step | --failover-step-late]] [--seed N] [--no-nemesis]
+[--replicas DIR [--failovers N] [--failover-step | --failover-step-late | --hide-promotion]] [--seed N] [--no-nemesis]
        torture check HISTORY";
 
 /// Keys each scope's holders write.
@@ -101,6 +101,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--failovers" => o.failovers = num(val()?)?.min(100) as u32,
             "--failover-step" => o.failover_step = failover::Step::Closed,
             "--failover-step-late" => o.failover_step = failover::Step::Late,
+            "--hide-promotion" => o.failover_step = failover::Step::Hidden,
             "--seed" => o.seed = num(val()?)?,
             "--no-nemesis" => o.nemesis = false,
             "-h" | "--help" => return Err(USAGE.to_owned()),
