@@ -47,6 +47,23 @@ LANGUAGE sql VOLATILE AS $$
      WHERE NOT pg_is_in_recovery()
 $$;
 
+-- Whether the store's history row h records the server history this
+-- session runs on (a standby counts as such: it writes nothing). Asked by
+-- every call, so written to be inlined, and cheap: the timeline is read
+-- each time (a promotion changes it under open sessions), the system
+-- identifier once a session (a server process never changes cluster; the
+-- session's note of it, `fencing.system_id`, only spares reading the
+-- control file).
+CREATE OR REPLACE FUNCTION @schema@.on_recorded_server(h @schema@.history) RETURNS boolean
+LANGUAGE sql VOLATILE AS $$
+    SELECT pg_is_in_recovery()
+        OR coalesce(h.timeline = ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint
+                    AND (current_setting('fencing.system_id', true) = h.system_id::text
+                         OR (h.system_id = (pg_control_system()).system_identifier
+                             AND set_config('fencing.system_id', h.system_id::text, false) IS NOT NULL)),
+                    false)
+$$;
+
 -- One failover step applied to the history row: everything moves to the
 -- base (`rules::failover_base`), 2^40 above the ceiling and the jump limit.
 CREATE OR REPLACE FUNCTION @schema@.step(h @schema@.history) RETURNS @schema@.history
@@ -68,14 +85,16 @@ $$;
 -- crossed plus one, 3 when the system or the order of timelines changed
 -- (at most `rules::MAX_AUTOMATIC_STEPS`). The identity is recorded with
 -- them. A row with none recorded records this server's without a step.
-CREATE OR REPLACE FUNCTION @schema@.here(h @schema@.history, s record) RETURNS @schema@.history
-LANGUAGE plpgsql IMMUTABLE AS $$
+CREATE OR REPLACE FUNCTION @schema@.here(h @schema@.history) RETURNS @schema@.history
+LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
+    s record;
     n bigint := 0;
 BEGIN
-    IF s.system_id IS NULL OR (h.system_id = s.system_id AND h.timeline = s.timeline) THEN
+    IF @schema@.on_recorded_server(h) THEN
         RETURN h;
     END IF;
+    s := @schema@.server_history();
     IF h.system_id IS NOT NULL THEN
         n := CASE WHEN h.system_id = s.system_id AND s.timeline > h.timeline
                   THEN least(2 * (s.timeline - h.timeline) + 1, @max_automatic_steps@)
@@ -103,7 +122,6 @@ CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     h @schema@.history;
-    s record := @schema@.server_history();
 BEGIN
     PERFORM set_config('synchronous_commit',
         CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END,
@@ -116,9 +134,9 @@ BEGIN
                       'nothing was committed';
     END IF;
     SELECT * INTO h FROM @schema@.history;
-    IF s.system_id IS NOT NULL AND (h.system_id, h.timeline) IS DISTINCT FROM (s.system_id, s.timeline) THEN
+    IF NOT @schema@.on_recorded_server(h) THEN
         SELECT * INTO h FROM @schema@.history FOR UPDATE;
-        h := @schema@.here(h, s);
+        h := @schema@.here(h);
         UPDATE @schema@.history
            SET ceiling = h.ceiling, epoch = h.epoch, base = h.base,
                system_id = h.system_id, timeline = h.timeline;
@@ -282,8 +300,16 @@ $$;
 
 -- The store's history row, for calls that only read.
 CREATE OR REPLACE FUNCTION @schema@.history_now() RETURNS @schema@.history
-LANGUAGE sql VOLATILE AS $$
-    SELECT @schema@.here(h, s) FROM @schema@.history h, @schema@.server_history() s
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    h @schema@.history;
+BEGIN
+    SELECT * INTO h FROM @schema@.history;
+    IF @schema@.on_recorded_server(h) THEN
+        RETURN h;
+    END IF;
+    RETURN @schema@.here(h);
+END
 $$;
 
 -- Check 2 (token against fence, sealed fences reject equal) and, when
