@@ -75,6 +75,11 @@ enum Step {
     FenceOf(&'static str),
     Retire(&'static str),
     Failover,
+    /// PostgreSQL's store finds itself on the next timeline (its recorded
+    /// one set back by the owner, as a promoted standby sees it) and its
+    /// next call steps by itself, three steps (docs/semantics.md, "Noticed
+    /// without a hook"); the other backends take the same three explicitly.
+    Promotion,
     /// The store's record, of one scope or of all.
     Events(Option<&'static str>),
     AdvanceClock(u64),
@@ -154,6 +159,7 @@ fn step(rng: &mut Rng) -> Step {
         27..=30 => Step::Retire(s),
         // Rarely: after one, every token issued before is stale.
         31 if rng.below(3) == 0 => Step::Failover,
+        31 if rng.below(2) == 0 => Step::Promotion,
         32 => Step::Events((rng.below(2) == 0).then_some(s)),
         _ => Step::AdvanceClock(rng.below(21)),
     }
@@ -212,6 +218,9 @@ fn debug<T: std::fmt::Debug>(v: T) -> String {
 
 struct Replay {
     store: Store,
+    /// PostgreSQL only: (owner's URL, schema), to set its recorded
+    /// server history back.
+    recorded: Option<(String, String)>,
     /// Tokens issued so far (next_token, acquire), newest last.
     issued: Vec<u64>,
 }
@@ -304,6 +313,28 @@ impl Replay {
             Step::FenceOf(s) => outcome(st.fence_of(s), debug),
             Step::Retire(s) => outcome(st.retire(s), debug),
             Step::Failover => outcome(st.failover(), debug),
+            Step::Promotion => match &self.recorded {
+                Some((url, schema)) => {
+                    let mut c = url
+                        .parse::<postgres::Config>()
+                        .unwrap()
+                        .connect(postgres::NoTls)
+                        .unwrap();
+                    // Then the store's next call (here at once, so that two
+                    // promotions in a row are two timelines crossed, each
+                    // noticed: a first call before the second promotion).
+                    c.batch_execute(&format!(
+                        "UPDATE {schema}.history SET timeline = timeline - 1; \
+                         SELECT {schema}.durable();"
+                    ))
+                    .unwrap();
+                    "Ok".to_owned()
+                }
+                None => match (0..3).try_for_each(|_| st.failover().map(drop)) {
+                    Ok(()) => "Ok".to_owned(),
+                    Err(e) => error(&e),
+                },
+            },
             Step::Events(s) => events(st, *s),
             Step::AdvanceClock(n) => outcome(st.advance_clock(ms(*n)), debug),
         }
@@ -413,24 +444,24 @@ fn open_all(
             ),
         ),
     ];
+    let schema = fresh_schema("diff");
     if let Some(base) = pg {
         // One connection, and commits that do not wait for the disk: the
         // schema is thrown away, and this keeps a sequence cheap.
         urls.push((
             "postgres".to_owned(),
-            format!(
-                "{base}?schema={}&{o}&pool_size=1&options=-c%20synchronous_commit%3Doff",
-                fresh_schema("diff")
-            ),
+            format!("{base}?schema={schema}&{o}&pool_size=1&options=-c%20synchronous_commit%3Doff"),
         ));
     }
     urls.into_iter()
         .map(|(name, url)| {
             let store = Store::open(&url).unwrap_or_else(|e| panic!("open {url}: {e}"));
+            let recorded = (name == "postgres").then(|| (pg.unwrap().to_owned(), schema.clone()));
             (
                 name,
                 Replay {
                     store,
+                    recorded,
                     issued: Vec::new(),
                 },
             )
@@ -516,6 +547,7 @@ const REQUIRED: &[&str] = &[
     "Retire:LEASE_HELD",
     "Retire:INVALID_ARGUMENT",
     "Failover:Ok",
+    "Promotion:Ok",
     "Events:Ok",
     "AdvanceCounter:INVALID_ARGUMENT",
 ];
