@@ -12,7 +12,8 @@ use super::Backend;
 use crate::clock::Clock;
 use crate::error::{BackendErrorKind::Other, Error, Result};
 use crate::events::{
-    at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
+    at_ms, evicted, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL,
+    REJECTION_LOG,
 };
 use crate::rules::{
     ceiling_covering, check_jump, check_op, failover_base, floor_bucket, jump_limit, plan_ops,
@@ -423,7 +424,11 @@ impl Backend for Memory {
             return Ok(());
         }
         if ring.rows.len() == REJECTION_LOG {
-            ring.rows.pop_front();
+            // One recorder (this process): `evicted` picks the oldest row.
+            let rows: Vec<(Option<&str>, u64)> = ring.rows.iter().map(|r| (None, r.id)).collect();
+            if let Some(i) = evicted(&rows) {
+                ring.rows.remove(i);
+            }
         }
         ring.last_id += 1;
         let row = RecordedRejection {

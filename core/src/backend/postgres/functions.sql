@@ -825,13 +825,23 @@ $$;
 -- Rejections of `check` (the caller's own transaction) are not recorded:
 -- the caller's rollback would take the record with it. Returns whether a
 -- row was added or merged.
+--
+-- Any role that runs the library can call this directly, with any holder
+-- it likes (the holder is the writer's own label). So each row also names
+-- the role of the session that recorded it (`session_user`: no argument,
+-- no SET ROLE inside a SECURITY DEFINER call changes it), and a new row
+-- replaces the oldest row of the role holding the most rows
+-- (`events::evicted`): a role that floods the record overwrites its own
+-- rows, and never pushes out the rows of a role that holds fewer.
 CREATE OR REPLACE FUNCTION @schema@.record_rejection(p_scope text, p_key text, p_code text, p_presented bigint,
     p_seq bigint, p_holder text, p_suppressed bigint) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r     @schema@.scopes;
-    clock bigint;
-    v_id  bigint;
+    r      @schema@.scopes;
+    clock  bigint;
+    v_id   bigint;
+    v_role text := session_user;
+    v_slot integer;
 BEGIN
     -- Best effort: never worth waiting for a flush.
     PERFORM set_config('synchronous_commit', 'off', true);
@@ -856,12 +866,26 @@ BEGIN
         RETURN true;
     END IF;
     v_id := nextval('@schema@.rejection_ids');
-    INSERT INTO @schema@.rejections AS x (slot, id, scope, key, code, presented, current, seq, holder, at_ms, suppressed)
-    VALUES (v_id % @rejection_log@, v_id, p_scope, p_key, p_code, p_presented, r.fence, p_seq, p_holder, clock, p_suppressed)
+    -- A free slot while the ring has one, else the oldest row of the role
+    -- holding the most rows (of the oldest such role, on a tie).
+    SELECT f.slot INTO v_slot FROM generate_series(0, @rejection_log@ - 1) AS f(slot)
+     WHERE NOT EXISTS (SELECT 1 FROM @schema@.rejections x WHERE x.slot = f.slot)
+     ORDER BY f.slot LIMIT 1;
+    IF v_slot IS NULL THEN
+        SELECT x.slot INTO v_slot FROM @schema@.rejections x
+         WHERE x.role IS NOT DISTINCT FROM (
+               SELECT y.role FROM @schema@.rejections y GROUP BY y.role
+                ORDER BY count(*) DESC, min(y.id) LIMIT 1)
+         ORDER BY x.id LIMIT 1;
+    END IF;
+    -- Two records at once may pick one slot: the newer keeps it.
+    INSERT INTO @schema@.rejections AS x (slot, id, scope, key, code, presented, current, seq, holder, at_ms,
+                                          suppressed, role)
+    VALUES (v_slot, v_id, p_scope, p_key, p_code, p_presented, r.fence, p_seq, p_holder, clock, p_suppressed, v_role)
     ON CONFLICT (slot) DO UPDATE SET id = excluded.id, scope = excluded.scope, key = excluded.key,
         code = excluded.code, presented = excluded.presented, current = excluded.current,
         seq = excluded.seq, holder = excluded.holder, at_ms = excluded.at_ms,
-        suppressed = excluded.suppressed
+        suppressed = excluded.suppressed, role = excluded.role
     WHERE x.id < excluded.id;
     RETURN true;
 END
