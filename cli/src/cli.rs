@@ -94,7 +94,7 @@ pub enum Command {
     Failover,
     /// Create or upgrade the store's schema (deploy time) without opening a store, so that
     /// fencing.check / fencing_check work before any process opened it; idempotent
-    Migrate,
+    Migrate(MigrateArgs),
     /// Print this process's store metrics as Prometheus text (they count what this process did:
     /// for what other processes did, see `fencing events`)
     Metrics,
@@ -310,6 +310,16 @@ pub struct EventsArgs {
     /// Rejections and last writes to show, each (1..=256) [default: 20, as in every face]
     #[arg(long, allow_hyphen_values = true)]
     pub limit: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// Also set the recommended time limits on this PostgreSQL worker role (one that runs
+    /// fencing.check in its own transactions): idle_in_transaction_session_timeout and
+    /// lock_timeout, for its sessions that start afterwards (docs/postgres.md, "Lock waits");
+    /// repeat for several roles
+    #[arg(long, value_name = "ROLE")]
+    pub worker_timeouts: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -158,19 +158,44 @@ BEGIN
 END
 $$;
 
+-- The floor a new scope starts at: its bucket's floor, or the latest
+-- step's base if higher, read with a lock that the block's subtransaction
+-- then rolls back, keeping the value. Held to the end of the transaction
+-- (a caller's open transaction around `check`, say), the lock would make
+-- every retirement in the bucket wait for it. `lock_scope` reads the floor
+-- again once its insert of the name went through instead: by then every
+-- retirement of an earlier life of the name has ended (the insert waits for
+-- the one deleting it), so the second read sees its floor.
+CREATE OR REPLACE FUNCTION @schema@.read_floor(p_scope text, h @schema@.history) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    fl bigint;
+BEGIN
+    BEGIN
+        SELECT greatest(f.floor, h.base) INTO fl FROM @schema@.floors f
+         WHERE f.bucket = @schema@.floor_bucket(p_scope) FOR SHARE;
+        -- Not an error: the way out of the block that lets the lock go.
+        RAISE EXCEPTION USING ERRCODE = 'FN900';
+    EXCEPTION WHEN SQLSTATE 'FN900' THEN
+        NULL;
+    END;
+    RETURN fl;
+END
+$$;
+
 -- Locks the scope's row, moved by the failover steps it missed, creating it
 -- from its bucket's floor if missing and p_create (else NULL). A rejection
--- rolls the creation back with everything else. Creation and retirement
--- serialize on the bucket's row: a creation reads the floor with a locking
--- read (never a stale snapshot; under REPEATABLE READ a floor raised since
--- the snapshot fails the statement instead of being missed), and a
--- retirement in the bucket waits for our commit. A scope created after a
--- step starts at its base or above (the floors are not moved by the step).
+-- rolls the creation back with everything else. A creation reads the floor
+-- with a locking read (never a stale snapshot; under REPEATABLE READ a floor
+-- raised since the snapshot fails the statement instead of being missed),
+-- and lets the lock go at once (`read_floor`). A scope created after a step
+-- starts at its base or above (the floors are not moved by the step).
 CREATE OR REPLACE FUNCTION @schema@.lock_scope(p_scope text, h @schema@.history, p_create boolean DEFAULT true)
 RETURNS @schema@.scopes LANGUAGE plpgsql AS $$
 DECLARE
-    r  @schema@.scopes;
-    fl bigint;
+    r   @schema@.scopes;
+    fl  bigint;
+    fl2 bigint;
 BEGIN
     LOOP
         SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
@@ -187,11 +212,18 @@ BEGIN
         IF NOT p_create THEN
             RETURN NULL;
         END IF;
-        SELECT greatest(f.floor, h.base) INTO fl FROM @schema@.floors f
-         WHERE f.bucket = @schema@.floor_bucket(p_scope) FOR SHARE;
+        fl := @schema@.read_floor(p_scope, h);
         INSERT INTO @schema@.scopes (scope, counter, fence, sealed, epoch)
         VALUES (p_scope, fl, fl, fl > 0, h.epoch)
         ON CONFLICT (scope) DO NOTHING;
+        IF FOUND THEN
+            -- A retirement of the name may have committed between the
+            -- first read and the insert (`read_floor`).
+            fl2 := @schema@.read_floor(p_scope, h);
+            IF fl2 > fl THEN
+                UPDATE @schema@.scopes SET counter = fl2, fence = fl2, sealed = true WHERE scope = p_scope;
+            END IF;
+        END IF;
     END LOOP;
 END
 $$;
@@ -218,6 +250,42 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.history_now() RETURNS @schema@.history
 LANGUAGE sql STABLE AS $$
     SELECT * FROM @schema@.history
+$$;
+
+-- Who holds the rows an operation on p_scope (NULL: none, the failover
+-- step) may wait for: the scope's row, its bucket's floor and the store's
+-- history row, each with the backend pid and login role of the open
+-- transaction that locked or changed it, from the row's xmax and the
+-- server's lock table. The library asks after a lock wait that ended in
+-- lock_timeout or statement_timeout, to say who it waited for. Takes no
+-- lock, so it never waits itself. The transaction's state and age show
+-- where the owner may see them (a superuser, or pg_read_all_stats), NULL
+-- elsewhere. A scope that an open transaction is creating has no committed
+-- row yet: nothing names its creator.
+CREATE OR REPLACE FUNCTION @schema@.lock_holders(p_scope text)
+RETURNS TABLE (what text, pid integer, role text, state text, xact_ms bigint)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF p_scope IS NOT NULL THEN
+        PERFORM @schema@.check_args(@schema@.bad_scope(p_scope));
+    END IF;
+    RETURN QUERY
+    WITH held(what, holder) AS (
+        SELECT 'the scope''s row', s.xmax FROM @schema@.scopes s WHERE s.scope = p_scope
+        UNION ALL
+        SELECT 'its bucket''s floor', f.xmax FROM @schema@.floors f
+         WHERE f.bucket = @schema@.floor_bucket(p_scope)
+        UNION ALL
+        SELECT 'the store''s history row', x.xmax FROM @schema@.history x)
+    SELECT h.what, l.pid, a.usename::text, a.state,
+           (extract(epoch FROM clock_timestamp() - a.xact_start) * 1e3)::bigint
+      FROM held h
+      JOIN pg_locks l ON l.locktype = 'transactionid' AND l.transactionid = h.holder
+                     AND l.mode = 'ExclusiveLock' AND l.granted
+      LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE h.holder::text <> '0' AND l.pid <> pg_backend_pid()
+     ORDER BY 1, 2;
+END
 $$;
 
 -- Check 2 (token against fence, sealed fences reject equal) and, when
