@@ -483,6 +483,20 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             };
             Out::new(json!({ "retired": retired }), line(plain))
         }
+        Command::LowerWedged(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let bound = token(&a.bound)?;
+            let lowered = open(url)?.lower_wedged(scope, bound)?;
+            let plain = format!(
+                "lowered: counter and fence of {scope} now stand at {lowered} (sealed: every token \
+                 up to it is stale; the next issued is {})",
+                lowered.saturating_add(1)
+            );
+            Out::new(
+                json!({ "scope": scope, "lowered_to": lowered.to_string() }),
+                line(&plain),
+            )
+        }
         Command::Failover => {
             let base = open(url)?.failover()?;
             let plain = format!(

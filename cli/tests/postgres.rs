@@ -186,3 +186,37 @@ fn migrate_sets_the_worker_timeouts_when_asked() {
     assert_ne!(out.code, 0, "{out:?}");
     psql(&format!("DROP ROLE {role}"));
 }
+
+/// `fencing lower-wedged SCOPE --to BOUND`: the owner's recovery of a
+/// scope whose fence an old check pushed to the largest token.
+#[test]
+fn lower_wedged_recovers_a_wedged_scope_as_the_owner() {
+    let Some(base) = fencing_scenarios::postgres_test_url() else {
+        return;
+    };
+    let schema = fencing_scenarios::fresh_schema("cli_wedge");
+    let url = format!("{base}?schema={schema}");
+    let dir = tempfile::tempdir().unwrap();
+    let fencing = |args: &[&str]| {
+        let mut c = bare(dir.path());
+        c.args(["--url", &url]).args(args);
+        run(c, None)
+    };
+    assert_eq!(fencing(&["next-token", "victim:1"]).code, 0);
+    // Not wedged: refused.
+    let out = fencing(&["lower-wedged", "victim:1", "--to", "5"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    let wedge = std::process::Command::new("psql")
+        .args([&base, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c"])
+        .arg(format!(
+            "UPDATE \"{schema}\".scopes SET fence = 9223372036854775807 WHERE scope = 'victim:1'"
+        ))
+        .output()
+        .unwrap();
+    assert!(wedge.status.success(), "{wedge:?}");
+    let out = fencing(&["--json", "lower-wedged", "victim:1", "--to", "5"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let json: serde_json::Value = serde_json::from_str(&out.text()).unwrap();
+    assert_eq!(json["lowered_to"], "5");
+    assert_eq!(fencing(&["next-token", "victim:1"]).text(), "6\n");
+}

@@ -16,8 +16,8 @@ use crate::events::{
     REJECTION_LOG,
 };
 use crate::rules::{
-    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, jump_limit, plan_ops,
-    recordable, Mode, ScopeCore, FLOOR_BUCKETS, JUMP_ROOM,
+    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, jump_limit, lowered_wedge,
+    plan_ops, recordable, Mode, ScopeCore, FLOOR_BUCKETS, JUMP_ROOM,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -366,6 +366,34 @@ impl Backend for Memory {
         self.floor(scope).fetch_max(floor, Ordering::SeqCst);
         scopes.remove(scope);
         Ok(true)
+    }
+
+    fn lower_wedged(&self, scope: &str, bound: Token) -> Result<u64> {
+        // The record first: its lock is never taken inside a shard's.
+        let recorded: Vec<u64> = self
+            .rejections
+            .lock()
+            .map_err(|_| Error::backend(Other, "memory: rejection record poisoned by a panic"))?
+            .rows
+            .iter()
+            .filter(|r| r.scope == scope)
+            .flat_map(|r| [r.presented.get(), r.current])
+            .collect();
+        let limit = self.jump_limit();
+        let unbounded = self.jump_room == Token::MAX.get();
+        let mut scopes = self.lock(scope)?;
+        let Some(s) = scopes.get_mut(scope) else {
+            return Err(Error::invalid(format!(
+                "scope {scope:?} has no state: nothing to lower"
+            )));
+        };
+        let mut seen = recorded;
+        seen.extend(s.core.lease.as_ref().map(|l| l.token.get()));
+        seen.extend(s.core.last_write.as_ref().map(|w| w.token.get()));
+        seen.extend(s.entries.values().map(|e| e.token.get()));
+        let bound = lowered_wedge(scope, &s.core, &seen, limit, unbounded, bound.get())?;
+        s.core.lower_to(bound);
+        Ok(bound)
     }
 
     fn failover(&self) -> Result<u64> {

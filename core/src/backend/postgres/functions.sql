@@ -850,6 +850,58 @@ LANGUAGE sql AS $$
     UPDATE @schema@.history SET jump_room = @max_token@ WHERE jump_room <> @max_token@
 $$;
 
+-- The owner's recovery of a scope wedged before the jump limit existed
+-- (`rules::lowered_wedge`, docs/semantics.md, "Lowering a wedged scope"):
+-- counter and fence down to p_bound, sealed, the lease ended. Refused unless
+-- the jumps are bounded, the scope's greater value is above the jump limit
+-- and its counter within it, and p_bound lies between the greatest token the
+-- store saw in use within the limit (the counter, the lease's, the last
+-- write's, the entries', the record's presented and current tokens) and the
+-- limit. It keeps the caller's rights: only the owner lowers a fence.
+CREATE OR REPLACE FUNCTION @schema@.lower_wedged(p_scope text, p_bound bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    h        @schema@.history;
+    r        @schema@.scopes;
+    v_limit  bigint;
+    v_proven bigint;
+BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_bound)));
+    h := @schema@.durable();
+    r := @schema@.lock_scope(p_scope, h, false);
+    IF r.scope IS NULL THEN
+        PERFORM @schema@.reject_invalid(format('scope %s has no state: nothing to lower', to_json(p_scope)));
+    END IF;
+    v_limit := least(h.base::numeric + h.jump_room, @max_token@)::bigint;
+    IF h.jump_room = @max_token@ OR greatest(r.counter, r.fence) <= v_limit THEN
+        PERFORM @schema@.reject_invalid(format(
+            'scope %s is not wedged: its counter %s and fence %s are within the jump limit %s%s',
+            to_json(p_scope), r.counter, r.fence, v_limit,
+            CASE WHEN h.jump_room = @max_token@ THEN ' (jumps are unbounded)' ELSE '' END));
+    END IF;
+    IF r.counter > v_limit THEN
+        PERFORM @schema@.reject_invalid(format(
+            'scope %s: its counter %s jumped past the jump limit %s, and the tokens it issued since '
+            'are not recorded: nothing proves a lower bound', to_json(p_scope), r.counter, v_limit));
+    END IF;
+    SELECT greatest(r.counter, max(t)) INTO v_proven FROM (
+        SELECT r.lease_token UNION ALL SELECT r.last_token
+        UNION ALL SELECT e.token FROM @schema@.entries e WHERE e.scope = p_scope
+        UNION ALL SELECT x.presented FROM @schema@.rejections x WHERE x.scope = p_scope
+        UNION ALL SELECT x.current FROM @schema@.rejections x WHERE x.scope = p_scope) seen(t)
+     WHERE t <= v_limit;
+    IF p_bound < v_proven OR p_bound > v_limit THEN
+        PERFORM @schema@.reject_invalid(format(
+            'bound %s for scope %s is outside %s..=%s: not below a token the store saw handed out, '
+            'not above the jump limit', p_bound, to_json(p_scope), v_proven, v_limit));
+    END IF;
+    UPDATE @schema@.scopes SET counter = p_bound, fence = p_bound, sealed = true, last_seq = NULL,
+           lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL
+     WHERE scope = p_scope;
+    RETURN p_bound;
+END
+$$;
+
 -- --------------------------------------------- the caller's own tables
 
 -- Fences the caller's own tables inside the caller's own transaction:

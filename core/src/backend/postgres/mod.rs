@@ -69,6 +69,7 @@ enum Q {
     RecordRejection,
     Rejections,
     LastWrites,
+    LowerWedged,
 }
 
 impl Q {
@@ -92,6 +93,7 @@ impl Q {
             Q::RecordRejection => "record_rejection",
             Q::Rejections => "events",
             Q::LastWrites => "events",
+            Q::LowerWedged => "lower_wedged",
         }
     }
 }
@@ -101,7 +103,7 @@ const INT8: Type = Type::INT8;
 const BOOL: Type = Type::BOOL;
 
 /// Each statement with its parameters' types (the functions' signatures).
-const QUERIES: [(Q, &str, &[Type]); 17] = [
+const QUERIES: [(Q, &str, &[Type]); 18] = [
     (Q::NextToken, "SELECT @schema@.next_token($1)", &[TEXT]),
     (
         Q::AdvanceCounter,
@@ -171,6 +173,11 @@ const QUERIES: [(Q, &str, &[Type]); 17] = [
     (
         Q::LastWrites,
         "SELECT scope, holder, token, at_ms FROM @schema@.last_writes($1, $2)",
+        &[TEXT, INT8],
+    ),
+    (
+        Q::LowerWedged,
+        "SELECT @schema@.lower_wedged($1, $2)",
         &[TEXT, INT8],
     ),
 ];
@@ -613,6 +620,10 @@ impl Backend for Postgres {
 
     fn retire(&self, scope: &str) -> Result<bool> {
         self.first(Q::Retire, Some(scope), &[&scope])
+    }
+
+    fn lower_wedged(&self, scope: &str, bound: Token) -> Result<u64> {
+        stored(self.first(Q::LowerWedged, Some(scope), &[&scope, &sql(bound.get())])?)
     }
 
     fn failover(&self) -> Result<u64> {
