@@ -231,3 +231,56 @@ fn a_failover_behind_a_check_that_raised_the_ceiling_names_the_holder() {
     store.failover().unwrap();
     store.close();
 }
+
+/// The same wait on a schema whose owner is a plain role (no superuser, no
+/// pg_read_all_stats), run by a library role: the server still names the
+/// holder's pid and role to it, and hides the transaction's state and age.
+#[test]
+fn a_plain_owner_still_names_the_holders_pid_and_role() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let s = fresh_schema("plainowner");
+    let (owner, app, worker) = (format!("{s}_own"), format!("{s}_app"), format!("{s}_wrk"));
+    let mut admin = client(&base);
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {owner} LOGIN; CREATE ROLE {app} LOGIN; CREATE ROLE {worker} LOGIN;
+             DO $$ BEGIN EXECUTE format('GRANT CREATE ON DATABASE %I TO {owner}', current_database()); END $$;"
+        ))
+        .unwrap();
+    fencing::migrate(&format!("{}?schema={s}", as_role(&base, &owner))).unwrap();
+    client(&as_role(&base, &owner))
+        .batch_execute(&format!(
+            "GRANT USAGE ON SCHEMA {s} TO {app}, {worker};
+             GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {s} TO {app};
+             GRANT EXECUTE ON FUNCTION {s}.check(text, bigint) TO {worker};"
+        ))
+        .unwrap();
+    let store = Store::open(&self_url(&as_role(&base, &app), &s)).unwrap();
+    store.next_token("victim:7").unwrap();
+    let mut w = client(&as_role(&base, &worker));
+    let pid: i32 = w.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+    w.batch_execute(&format!("BEGIN; SELECT {s}.check('victim:7', 5)"))
+        .unwrap();
+    let err = store
+        .acquire("victim:7", "app", Duration::from_secs(30))
+        .unwrap_err();
+    let text = err.to_string();
+    println!("plain owner: {text}");
+    assert!(text.contains("\"victim:7\""), "{text}");
+    assert!(
+        text.contains(&format!("pid {pid} (role {worker})")),
+        "{text}"
+    );
+    assert!(!text.contains("idle in transaction"), "{text}");
+    drop(w);
+    store.close();
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA {s} CASCADE;
+             DO $$ BEGIN EXECUTE format('REVOKE CREATE ON DATABASE %I FROM {owner}', current_database()); END $$;
+             DROP ROLE {app}; DROP ROLE {worker}; DROP ROLE {owner};"
+        ))
+        .unwrap();
+}
