@@ -452,9 +452,10 @@ impl Backend for Memory {
             return Ok(());
         }
         if ring.rows.len() == REJECTION_LOG {
-            // One recorder (this process): `evicted` picks the oldest row.
+            // One recorder (this process): `evicted` picks the ring's next
+            // slot, the oldest row at the front.
             let rows: Vec<(Option<&str>, u64)> = ring.rows.iter().map(|r| (None, r.id)).collect();
-            if let Some(i) = evicted(&rows) {
+            if let Some(i) = evicted(&rows, Some(0)) {
                 ring.rows.remove(i);
             }
         }

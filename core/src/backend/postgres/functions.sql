@@ -950,9 +950,9 @@ $$;
 -- it likes (the holder is the writer's own label). So each row also names
 -- the role of the session that recorded it (`session_user`: no argument,
 -- no SET ROLE inside a SECURITY DEFINER call changes it), and a new row
--- replaces the oldest row of the role holding the most rows
--- (`events::evicted`): a role that floods the record overwrites its own
--- rows, and never pushes out the rows of a role that holds fewer.
+-- replaces a row of the role holding the most rows (`events::evicted`): a
+-- role that floods the record overwrites its own rows, and never pushes out
+-- the rows of a role that holds fewer.
 CREATE OR REPLACE FUNCTION @schema@.record_rejection(p_scope text, p_key text, p_code text, p_presented bigint,
     p_seq bigint, p_holder text, p_suppressed bigint) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -960,8 +960,10 @@ DECLARE
     r      @schema@.scopes;
     clock  bigint;
     v_id   bigint;
-    v_role text := session_user;
-    v_slot integer;
+    v_role  text := session_user;
+    v_slot  integer;
+    v_there text;
+    v_top   text;
 BEGIN
     -- Best effort: never worth waiting for a flush.
     PERFORM set_config('synchronous_commit', 'off', true);
@@ -986,17 +988,24 @@ BEGIN
         RETURN true;
     END IF;
     v_id := nextval('@schema@.rejection_ids');
-    -- A free slot while the ring has one, else the oldest row of the role
-    -- holding the most rows (of the oldest such role, on a tie).
-    SELECT f.slot INTO v_slot FROM generate_series(0, @rejection_log@ - 1) AS f(slot)
-     WHERE NOT EXISTS (SELECT 1 FROM @schema@.rejections x WHERE x.slot = f.slot)
-     ORDER BY f.slot LIMIT 1;
-    IF v_slot IS NULL THEN
-        SELECT x.slot INTO v_slot FROM @schema@.rejections x
-         WHERE x.role IS NOT DISTINCT FROM (
-               SELECT y.role FROM @schema@.rejections y GROUP BY y.role
-                ORDER BY count(*) DESC, min(y.id) LIMIT 1)
-         ORDER BY x.id LIMIT 1;
+    -- The ring's next slot, when free or holding a row of the role with the
+    -- most rows (of the oldest such role, on a tie); else a free slot, or
+    -- that role's oldest row (`events::evicted`). With one recording role
+    -- this is the plain ring, where concurrent records take distinct slots.
+    v_slot := v_id % @rejection_log@;
+    SELECT x.role INTO v_there FROM @schema@.rejections x WHERE x.slot = v_slot;
+    IF FOUND THEN
+        SELECT y.role INTO v_top FROM @schema@.rejections y GROUP BY y.role
+         ORDER BY count(*) DESC, min(y.id) LIMIT 1;
+        IF v_there IS DISTINCT FROM v_top THEN
+            SELECT f.slot INTO v_slot FROM generate_series(0, @rejection_log@ - 1) AS f(slot)
+             WHERE NOT EXISTS (SELECT 1 FROM @schema@.rejections x WHERE x.slot = f.slot)
+             ORDER BY f.slot LIMIT 1;
+            IF NOT FOUND THEN
+                SELECT x.slot INTO v_slot FROM @schema@.rejections x
+                 WHERE x.role IS NOT DISTINCT FROM v_top ORDER BY x.id LIMIT 1;
+            END IF;
+        END IF;
     END IF;
     -- Two records at once may pick one slot: the newer keeps it.
     INSERT INTO @schema@.rejections AS x (slot, id, scope, key, code, presented, current, seq, holder, at_ms,
