@@ -92,9 +92,14 @@ pub enum Command {
     /// 2^40 above the store's ceiling (above every value the store held) and every lease ends, so
     /// no earlier token is accepted or issued again; prints that base (JSON: stale_through)
     Failover,
+    /// The owner's recovery of a scope wedged before the jump limit existed (its fence pushed near
+    /// 2^63-1 by an old fencing.check): counter and fence go down to BOUND, sealed, the lease ends;
+    /// refused unless the scope is wedged and BOUND is within the jump limit and at least every
+    /// token the store saw handed out for it (docs/semantics.md, "Lowering a wedged scope")
+    LowerWedged(LowerWedgedArgs),
     /// Create or upgrade the store's schema (deploy time) without opening a store, so that
     /// fencing.check / fencing_check work before any process opened it; idempotent
-    Migrate,
+    Migrate(MigrateArgs),
     /// Print this process's store metrics as Prometheus text (they count what this process did:
     /// for what other processes did, see `fencing events`)
     Metrics,
@@ -310,6 +315,26 @@ pub struct EventsArgs {
     /// Rejections and last writes to show, each (1..=256) [default: 20, as in every face]
     #[arg(long, allow_hyphen_values = true)]
     pub limit: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct LowerWedgedArgs {
+    /// The wedged scope, e.g. report:7
+    pub scope: OsString,
+    /// The new counter and fence: at least every token handed out for the scope, including
+    /// tokens from outside the store that it cannot see
+    #[arg(long = "to", value_name = "BOUND", allow_hyphen_values = true)]
+    pub bound: OsString,
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// Also set the recommended time limits on this PostgreSQL worker role (one that runs
+    /// fencing.check in its own transactions): idle_in_transaction_session_timeout and
+    /// lock_timeout, for its sessions that start afterwards (docs/postgres.md, "Lock waits");
+    /// repeat for several roles
+    #[arg(long, value_name = "ROLE")]
+    pub worker_timeouts: Vec<String>,
 }
 
 #[derive(Args, Debug)]

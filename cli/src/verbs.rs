@@ -286,7 +286,7 @@ impl Out {
 
 pub fn main(url_arg: Option<&str>, json: bool, command: Command) -> Result<u8, Failure> {
     let url = match command {
-        Command::Acquire(_) | Command::Renew(_) | Command::Release(_) | Command::Migrate => {
+        Command::Acquire(_) | Command::Renew(_) | Command::Release(_) | Command::Migrate(_) => {
             announced_url(url_arg)?
         }
         _ => url(url_arg)?,
@@ -483,6 +483,20 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             };
             Out::new(json!({ "retired": retired }), line(plain))
         }
+        Command::LowerWedged(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let bound = token(&a.bound)?;
+            let lowered = open(url)?.lower_wedged(scope, bound)?;
+            let plain = format!(
+                "lowered: counter and fence of {scope} now stand at {lowered} (sealed: every token \
+                 up to it is stale; the next issued is {})",
+                lowered.saturating_add(1)
+            );
+            Out::new(
+                json!({ "scope": scope, "lowered_to": lowered.to_string() }),
+                line(&plain),
+            )
+        }
         Command::Failover => {
             let base = open(url)?.failover()?;
             let plain = format!(
@@ -491,13 +505,29 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             );
             Out::new(json!({ "stale_through": base.to_string() }), line(&plain))
         }
-        Command::Migrate => {
+        Command::Migrate(args) => {
             fencing::migrate(url)?;
             let shown = without_password(url);
-            Out::new(
-                json!({ "migrated": true, "url": shown }),
-                line(format!("schema ready: {shown}")),
-            )
+            let mut plain = format!("schema ready: {shown}\n");
+            let mut bounded = Vec::new();
+            for role in &args.worker_timeouts {
+                let t = fencing::bound_worker_role(url, role)?;
+                let (idle, lock) = (t.idle_in_transaction.as_millis(), t.lock.as_millis());
+                plain.push_str(&format!(
+                    "worker role {role}: idle_in_transaction_session_timeout = {idle} ms, \
+                     lock_timeout = {lock} ms (its sessions from now on)\n"
+                ));
+                bounded.push(json!({
+                    "role": role,
+                    "idle_in_transaction_session_timeout_ms": idle as u64,
+                    "lock_timeout_ms": lock as u64,
+                }));
+            }
+            let mut out = json!({ "migrated": true, "url": shown });
+            if !bounded.is_empty() {
+                out["worker_timeouts"] = json!(bounded);
+            }
+            Out::new(out, plain)
         }
         Command::Metrics => {
             let store = open(url)?;

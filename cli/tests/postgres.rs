@@ -120,3 +120,103 @@ fn migrate_makes_a_schema_that_check_can_use_before_any_store() {
         "{stale:?}"
     );
 }
+
+/// `fencing migrate --worker-timeouts ROLE` sets the time limits of
+/// docs/postgres.md, "Lock waits", on the role: its new sessions have them.
+#[test]
+fn migrate_sets_the_worker_timeouts_when_asked() {
+    let Some(base) = fencing_scenarios::postgres_test_url() else {
+        return;
+    };
+    let schema = fencing_scenarios::fresh_schema("cli_workers");
+    let role = format!("{schema}_worker");
+    let psql = |sql: &str| {
+        let out = std::process::Command::new("psql")
+            .args([
+                &base,
+                "-X",
+                "-q",
+                "-t",
+                "-A",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    psql(&format!("CREATE ROLE {role} LOGIN"));
+    let url = format!("{base}?schema={schema}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = bare(dir.path());
+    c.args([
+        "--url",
+        &url,
+        "--json",
+        "migrate",
+        "--worker-timeouts",
+        &role,
+    ]);
+    let out = run(c, None);
+    assert_eq!(out.code, 0, "{out:?}");
+    let json: serde_json::Value = serde_json::from_str(&out.text()).unwrap();
+    assert_eq!(
+        json["worker_timeouts"],
+        serde_json::json!([{
+            "role": role,
+            "idle_in_transaction_session_timeout_ms": 10000,
+            "lock_timeout_ms": 4000,
+        }])
+    );
+    let settings = psql(&format!(
+        "SELECT array_to_string(setconfig, ',') FROM pg_db_role_setting s \
+         JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname = '{role}'"
+    ));
+    assert_eq!(
+        settings,
+        "idle_in_transaction_session_timeout=10000ms,lock_timeout=4000ms"
+    );
+    // Not a PostgreSQL store: refused, nothing else done.
+    let mut c = bare(dir.path());
+    c.args(["--url", "memory:", "migrate", "--worker-timeouts", &role]);
+    let out = run(c, None);
+    assert_ne!(out.code, 0, "{out:?}");
+    psql(&format!("DROP ROLE {role}"));
+}
+
+/// `fencing lower-wedged SCOPE --to BOUND`: the owner's recovery of a
+/// scope whose fence an old check pushed to the largest token.
+#[test]
+fn lower_wedged_recovers_a_wedged_scope_as_the_owner() {
+    let Some(base) = fencing_scenarios::postgres_test_url() else {
+        return;
+    };
+    let schema = fencing_scenarios::fresh_schema("cli_wedge");
+    let url = format!("{base}?schema={schema}");
+    let dir = tempfile::tempdir().unwrap();
+    let fencing = |args: &[&str]| {
+        let mut c = bare(dir.path());
+        c.args(["--url", &url]).args(args);
+        run(c, None)
+    };
+    assert_eq!(fencing(&["next-token", "victim:1"]).code, 0);
+    // Not wedged: refused.
+    let out = fencing(&["lower-wedged", "victim:1", "--to", "5"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    let wedge = std::process::Command::new("psql")
+        .args([&base, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c"])
+        .arg(format!(
+            "UPDATE \"{schema}\".scopes SET fence = 9223372036854775807 WHERE scope = 'victim:1'"
+        ))
+        .output()
+        .unwrap();
+    assert!(wedge.status.success(), "{wedge:?}");
+    let out = fencing(&["--json", "lower-wedged", "victim:1", "--to", "5"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let json: serde_json::Value = serde_json::from_str(&out.text()).unwrap();
+    assert_eq!(json["lowered_to"], "5");
+    assert_eq!(fencing(&["next-token", "victim:1"]).text(), "6\n");
+}

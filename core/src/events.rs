@@ -38,6 +38,36 @@ const FORGET_AFTER_MS: u64 = 60_000;
 /// The largest `limit` [`crate::Store::events`] takes.
 pub const MAX_EVENTS_LIMIT: usize = REJECTION_LOG;
 
+/// Which row of a full record a new one replaces, given each row's
+/// recording role (PostgreSQL's `session_user`; `None` where the store has
+/// no roles) and id, and the row in the ring's next slot (`next`): a row of
+/// the role holding the most rows (the role with the oldest row, on a tie),
+/// the one in the next slot when it is that role's, else that role's oldest.
+/// A role that floods the record overwrites its own rows and never pushes
+/// out a role that holds fewer, whatever holder labels it claims. With one
+/// recorder (`memory:`, `sqlite:`, a single library role) it is the next
+/// slot: a plain ring, and concurrent records take distinct slots.
+/// PostgreSQL's `record_rejection` (functions.sql) applies the same.
+pub(crate) fn evicted(rows: &[(Option<&str>, u64)], next: Option<usize>) -> Option<usize> {
+    let mut per_role: HashMap<Option<&str>, (usize, u64)> = HashMap::new();
+    for &(role, id) in rows {
+        let e = per_role.entry(role).or_insert((0, id));
+        e.0 += 1;
+        e.1 = e.1.min(id);
+    }
+    let (&top, _) = per_role
+        .iter()
+        .max_by_key(|(_, &(count, oldest))| (count, std::cmp::Reverse(oldest)))?;
+    if let Some(i) = next.filter(|&i| rows.get(i).is_some_and(|r| r.0 == top)) {
+        return Some(i);
+    }
+    rows.iter()
+        .enumerate()
+        .filter(|(_, (role, _))| *role == top)
+        .min_by_key(|(_, (_, id))| *id)
+        .map(|(i, _)| i)
+}
+
 /// One rejection as the store recorded it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RecordedRejection {
@@ -210,6 +240,30 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_record_evicts_a_row_of_the_largest_role() {
+        assert_eq!(evicted(&[], None), None);
+        // One recorder: the ring's next slot.
+        assert_eq!(
+            evicted(&[(None, 7), (None, 3), (None, 9)], Some(1)),
+            Some(1)
+        );
+        assert_eq!(evicted(&[(None, 7), (None, 3), (None, 9)], None), Some(1));
+        // A flood by "app" overwrites its own rows, not "ops" 's older one,
+        // even when the next slot holds it.
+        let rows = [(Some("ops"), 1), (Some("app"), 5), (Some("app"), 4)];
+        assert_eq!(evicted(&rows, Some(0)), Some(2));
+        assert_eq!(evicted(&rows, Some(1)), Some(1));
+        // A tie: the role with the oldest row gives one up.
+        let rows = [
+            (Some("a"), 8),
+            (Some("b"), 2),
+            (Some("a"), 9),
+            (Some("b"), 6),
+        ];
+        assert_eq!(evicted(&rows, Some(0)), Some(1));
+    }
 
     #[test]
     fn one_record_per_scope_per_interval_with_the_skipped_count() {

@@ -37,6 +37,7 @@ mod store;
 mod token;
 mod types;
 mod url;
+mod worker_role;
 
 pub use error::{
     BackendError, BackendErrorKind, BackendSource, Detail, DetailKind, Error, ErrorCode, Field,
@@ -58,6 +59,7 @@ pub use url::{ClockKind, Options, StoreOptions};
 pub use url::{Pooler, PostgresOptions, RootCert, SslMode};
 #[cfg(feature = "sqlite")]
 pub use url::{SqliteOptions, Synchronous};
+pub use worker_role::{bound_worker_role, WorkerTimeouts};
 
 /// Compiles the README's examples, so they cannot rot.
 #[cfg(doctest)]

@@ -301,6 +301,17 @@ impl ScopeCore {
         self.lease = None;
     }
 
+    /// Lowers a wedged scope to `bound` ([`lowered_wedge`] said yes):
+    /// counter and fence at it, sealed (every token up to it is stale), the
+    /// lease ended, as after a failover step.
+    pub fn lower_to(&mut self, bound: u64) {
+        self.counter = bound;
+        self.fence = bound;
+        self.sealed = true;
+        self.last_seq = None;
+        self.lease = None;
+    }
+
     /// The greatest counter or fence value this scope holds: what the
     /// store's ceiling must cover.
     pub fn top(&self) -> u64 {
@@ -382,6 +393,66 @@ pub(crate) fn check_jump(scope: &str, top: u64, value: u64, limit: u64) -> Resul
         )));
     }
     Ok(())
+}
+
+/// The owner's recovery of a scope wedged before the jump limit existed
+/// (docs/semantics.md, "Lowering a wedged scope"): its counter and fence may
+/// go down to `bound`, which the owner names, when
+/// - the store's jumps are bounded (`unbounded`: every value is allowed, so
+///   none is a wedge), and the scope's greater value is above the jump limit
+///   `limit`, where no caller below the owner can put it now;
+/// - its counter is within the limit: a counter past it was moved there by
+///   a jump and may have issued tokens after it that the store did not
+///   keep, so nothing proves a lower bound;
+/// - `bound` is at most `limit` and at least the counter and every token
+///   the store saw in use within the limit (`seen`: the lease's token, the
+///   last write's, the entries' tokens, the record's presented and current
+///   tokens). Values above the limit came from outside before it existed,
+///   and the wedge is one of them: the store cannot tell an outside
+///   issuer's token from it, so the owner's bound answers for those.
+///
+/// Returns the bound, which becomes counter and (sealed) fence.
+pub(crate) fn lowered_wedge(
+    scope: &str,
+    core: &ScopeCore,
+    seen: &[u64],
+    limit: u64,
+    unbounded: bool,
+    bound: u64,
+) -> Result<u64> {
+    let top = core.top();
+    if unbounded || top <= limit {
+        return Err(Error::invalid(format!(
+            "scope {scope:?} is not wedged: its counter {} and fence {} are within the jump \
+             limit {limit}{}",
+            core.counter,
+            core.fence,
+            if unbounded {
+                " (jumps are unbounded)"
+            } else {
+                ""
+            }
+        )));
+    }
+    if core.counter > limit {
+        return Err(Error::invalid(format!(
+            "scope {scope:?}: its counter {} jumped past the jump limit {limit}, and the tokens \
+             it issued since are not recorded: nothing proves a lower bound",
+            core.counter
+        )));
+    }
+    let proven = seen
+        .iter()
+        .copied()
+        .filter(|&t| t <= limit)
+        .fold(core.counter, u64::max);
+    if bound < proven || bound > limit {
+        return Err(Error::invalid(format!(
+            "bound {bound} for scope {scope:?} is outside {proven}..={limit}: not below a token \
+             the store saw handed out, not above the jump limit"
+        )));
+    }
+    Ok(bound)
 }
 
 /// Where a failover moves every counter, fence and floor of a store whose
@@ -484,10 +555,67 @@ pub(crate) fn plan_ops(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     fn at(core: &ScopeCore) -> (u64, u64) {
         let w = core.last_write.as_ref().expect("a last write");
         (w.token.get(), w.at_ms)
+    }
+
+    #[test]
+    fn a_wedged_scope_goes_down_only_to_a_bound_the_store_cannot_refute() {
+        let limit = JUMP_ROOM;
+        let max = Token::MAX.get();
+        let wedged = ScopeCore {
+            counter: 3,
+            fence: max,
+            ..ScopeCore::fresh(0)
+        };
+        let lower = |core: &ScopeCore, seen: &[u64], unbounded: bool, bound: u64| {
+            lowered_wedge("s", core, seen, limit, unbounded, bound).map_err(|e| e.code())
+        };
+        // Not below the counter or a token seen in use within the limit;
+        // tokens above the limit (the wedge's own) prove nothing.
+        assert_eq!(lower(&wedged, &[7, max], false, 7), Ok(7));
+        assert_eq!(
+            lower(&wedged, &[7, max], false, 6),
+            Err(ErrorCode::InvalidArgument)
+        );
+        assert_eq!(
+            lower(&wedged, &[], false, 2),
+            Err(ErrorCode::InvalidArgument)
+        );
+        assert_eq!(lower(&wedged, &[], false, limit), Ok(limit));
+        assert_eq!(
+            lower(&wedged, &[], false, limit + 1),
+            Err(ErrorCode::InvalidArgument)
+        );
+        // Nothing to lower: within the limit, or jumps unbounded.
+        let fine = ScopeCore {
+            counter: 3,
+            fence: limit,
+            ..ScopeCore::fresh(0)
+        };
+        assert_eq!(lower(&fine, &[], false, 5), Err(ErrorCode::InvalidArgument));
+        assert_eq!(
+            lower(&wedged, &[], true, 5),
+            Err(ErrorCode::InvalidArgument)
+        );
+        // A counter that jumped may have issued tokens nobody recorded.
+        let jumped = ScopeCore {
+            counter: limit + 10,
+            fence: max,
+            ..ScopeCore::fresh(0)
+        };
+        assert_eq!(
+            lower(&jumped, &[], false, limit),
+            Err(ErrorCode::InvalidArgument)
+        );
+
+        let mut core = wedged.clone();
+        core.lower_to(7);
+        assert_eq!((core.counter, core.fence, core.sealed), (7, 7, true));
+        assert_eq!(core.next_token().unwrap().get(), 8);
     }
 
     #[test]

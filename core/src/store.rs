@@ -500,6 +500,21 @@ impl Store {
         self.backend()?.retire(scope)
     }
 
+    /// The owner's recovery of a scope wedged before the jump limit existed
+    /// (docs/semantics.md, "Lowering a wedged scope"): a counter within the
+    /// jump limit and a fence above it (pushed there by an old
+    /// `fencing.check`, say) go down to `bound`, sealed, and the lease ends,
+    /// so every token up to `bound` is stale and the next one issued is
+    /// `bound + 1`. Refused with `INVALID_ARGUMENT` unless the scope is
+    /// wedged, and unless `bound` is within the jump limit and at least every
+    /// token the store saw handed out for it; on PostgreSQL only the
+    /// schema's owner may run it. `bound` answers for the tokens from outside
+    /// that the store cannot tell from the wedge. Not available on SQLite yet.
+    pub fn lower_wedged(&self, scope: &str, bound: Token) -> Result<u64> {
+        limits::scope(scope)?;
+        self.backend()?.lower_wedged(scope, bound)
+    }
+
     /// The failover step (docs/semantics.md, "Failover"), explicit. A
     /// PostgreSQL store takes it by itself on a promoted standby, after a
     /// point-in-time recovery and in another cluster; run it on a store

@@ -209,6 +209,11 @@ fn entries(token: u64) -> Vec<Entry> {
             ],
         },
         Entry {
+            // NULL asks about the store (the failover step).
+            name: "lock_holders",
+            args: vec![arg(&victim, bad_names(MAX_SCOPE_BYTES, false))],
+        },
+        Entry {
             name: "advance_clock",
             args: vec![arg("1", vec!["NULL".into(), "-1".into()])],
         },

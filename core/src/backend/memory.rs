@@ -12,11 +12,12 @@ use super::Backend;
 use crate::clock::Clock;
 use crate::error::{BackendErrorKind::Other, Error, Result};
 use crate::events::{
-    at_ms, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL, REJECTION_LOG,
+    at_ms, evicted, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL,
+    REJECTION_LOG,
 };
 use crate::rules::{
-    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, jump_limit, plan_ops,
-    recordable, Mode, ScopeCore, FLOOR_BUCKETS, JUMP_ROOM,
+    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, jump_limit, lowered_wedge,
+    plan_ops, recordable, Mode, ScopeCore, FLOOR_BUCKETS, JUMP_ROOM,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -367,6 +368,34 @@ impl Backend for Memory {
         Ok(true)
     }
 
+    fn lower_wedged(&self, scope: &str, bound: Token) -> Result<u64> {
+        // The record first: its lock is never taken inside a shard's.
+        let recorded: Vec<u64> = self
+            .rejections
+            .lock()
+            .map_err(|_| Error::backend(Other, "memory: rejection record poisoned by a panic"))?
+            .rows
+            .iter()
+            .filter(|r| r.scope == scope)
+            .flat_map(|r| [r.presented.get(), r.current])
+            .collect();
+        let limit = self.jump_limit();
+        let unbounded = self.jump_room == Token::MAX.get();
+        let mut scopes = self.lock(scope)?;
+        let Some(s) = scopes.get_mut(scope) else {
+            return Err(Error::invalid(format!(
+                "scope {scope:?} has no state: nothing to lower"
+            )));
+        };
+        let mut seen = recorded;
+        seen.extend(s.core.lease.as_ref().map(|l| l.token.get()));
+        seen.extend(s.core.last_write.as_ref().map(|w| w.token.get()));
+        seen.extend(s.entries.values().map(|e| e.token.get()));
+        let bound = lowered_wedge(scope, &s.core, &seen, limit, unbounded, bound.get())?;
+        s.core.lower_to(bound);
+        Ok(bound)
+    }
+
     fn failover(&self) -> Result<u64> {
         // Every shard locked at once, in order, so that no operation sees
         // some scopes moved and others not.
@@ -423,7 +452,12 @@ impl Backend for Memory {
             return Ok(());
         }
         if ring.rows.len() == REJECTION_LOG {
-            ring.rows.pop_front();
+            // One recorder (this process): `evicted` picks the ring's next
+            // slot, the oldest row at the front.
+            let rows: Vec<(Option<&str>, u64)> = ring.rows.iter().map(|r| (None, r.id)).collect();
+            if let Some(i) = evicted(&rows, Some(0)) {
+                ring.rows.remove(i);
+            }
         }
         ring.last_id += 1;
         let row = RecordedRejection {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::events::{Events, RejectionNote};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -58,6 +58,16 @@ pub(crate) trait Backend: Send + Sync {
     /// or of all).
     fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events>;
     fn advance_clock(&self, by: Duration) -> Result<()>;
+    /// The owner's recovery of a wedged scope (`rules::lowered_wedge`):
+    /// counter and fence down to `bound`, sealed, the lease ended. A backend
+    /// that has no such recovery yet refuses.
+    fn lower_wedged(&self, scope: &str, bound: Token) -> Result<u64> {
+        let _ = (scope, bound);
+        Err(Error::invalid(
+            "lowering a wedged scope is not available on this backend (docs/semantics.md, \
+             \"Lowering a wedged scope\")",
+        ))
+    }
     fn close(&self) {}
 }
 

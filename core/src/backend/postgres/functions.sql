@@ -242,19 +242,44 @@ BEGIN
 END
 $$;
 
+-- The floor a new scope starts at: its bucket's floor, or the latest
+-- step's base if higher, read with a lock that the block's subtransaction
+-- then rolls back, keeping the value. Held to the end of the transaction
+-- (a caller's open transaction around `check`, say), the lock would make
+-- every retirement in the bucket wait for it. `lock_scope` reads the floor
+-- again once its insert of the name went through instead: by then every
+-- retirement of an earlier life of the name has ended (the insert waits for
+-- the one deleting it), so the second read sees its floor.
+CREATE OR REPLACE FUNCTION @schema@.read_floor(p_scope text, h @schema@.history) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    fl bigint;
+BEGIN
+    BEGIN
+        SELECT greatest(f.floor, h.base) INTO fl FROM @schema@.floors f
+         WHERE f.bucket = @schema@.floor_bucket(p_scope) FOR SHARE;
+        -- Not an error: the way out of the block that lets the lock go.
+        RAISE EXCEPTION USING ERRCODE = 'FN900';
+    EXCEPTION WHEN SQLSTATE 'FN900' THEN
+        NULL;
+    END;
+    RETURN fl;
+END
+$$;
+
 -- Locks the scope's row, moved by the failover steps it missed, creating it
 -- from its bucket's floor if missing and p_create (else NULL). A rejection
--- rolls the creation back with everything else. Creation and retirement
--- serialize on the bucket's row: a creation reads the floor with a locking
--- read (never a stale snapshot; under REPEATABLE READ a floor raised since
--- the snapshot fails the statement instead of being missed), and a
--- retirement in the bucket waits for our commit. A scope created after a
--- step starts at its base or above (the floors are not moved by the step).
+-- rolls the creation back with everything else. A creation reads the floor
+-- with a locking read (never a stale snapshot; under REPEATABLE READ a floor
+-- raised since the snapshot fails the statement instead of being missed),
+-- and lets the lock go at once (`read_floor`). A scope created after a step
+-- starts at its base or above (the floors are not moved by the step).
 CREATE OR REPLACE FUNCTION @schema@.lock_scope(p_scope text, h @schema@.history, p_create boolean DEFAULT true)
 RETURNS @schema@.scopes LANGUAGE plpgsql AS $$
 DECLARE
-    r  @schema@.scopes;
-    fl bigint;
+    r   @schema@.scopes;
+    fl  bigint;
+    fl2 bigint;
 BEGIN
     LOOP
         SELECT * INTO r FROM @schema@.scopes WHERE scope = p_scope FOR UPDATE;
@@ -271,11 +296,18 @@ BEGIN
         IF NOT p_create THEN
             RETURN NULL;
         END IF;
-        SELECT greatest(f.floor, h.base) INTO fl FROM @schema@.floors f
-         WHERE f.bucket = @schema@.floor_bucket(p_scope) FOR SHARE;
+        fl := @schema@.read_floor(p_scope, h);
         INSERT INTO @schema@.scopes (scope, counter, fence, sealed, epoch)
         VALUES (p_scope, fl, fl, fl > 0, h.epoch)
         ON CONFLICT (scope) DO NOTHING;
+        IF FOUND THEN
+            -- A retirement of the name may have committed between the
+            -- first read and the insert (`read_floor`).
+            fl2 := @schema@.read_floor(p_scope, h);
+            IF fl2 > fl THEN
+                UPDATE @schema@.scopes SET counter = fl2, fence = fl2, sealed = true WHERE scope = p_scope;
+            END IF;
+        END IF;
     END LOOP;
 END
 $$;
@@ -309,6 +341,42 @@ BEGIN
         RETURN h;
     END IF;
     RETURN @schema@.here(h);
+END
+$$;
+
+-- Who holds the rows an operation on p_scope (NULL: none, the failover
+-- step) may wait for: the scope's row, its bucket's floor and the store's
+-- history row, each with the backend pid and login role of the open
+-- transaction that locked or changed it, from the row's xmax and the
+-- server's lock table. The library asks after a lock wait that ended in
+-- lock_timeout or statement_timeout, to say who it waited for. Takes no
+-- lock, so it never waits itself. The transaction's state and age show
+-- where the owner may see them (a superuser, or pg_read_all_stats), NULL
+-- elsewhere. A scope that an open transaction is creating has no committed
+-- row yet: nothing names its creator.
+CREATE OR REPLACE FUNCTION @schema@.lock_holders(p_scope text)
+RETURNS TABLE (what text, pid integer, role text, state text, xact_ms bigint)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF p_scope IS NOT NULL THEN
+        PERFORM @schema@.check_args(@schema@.bad_scope(p_scope));
+    END IF;
+    RETURN QUERY
+    WITH held(what, holder) AS (
+        SELECT 'the scope''s row', s.xmax FROM @schema@.scopes s WHERE s.scope = p_scope
+        UNION ALL
+        SELECT 'its bucket''s floor', f.xmax FROM @schema@.floors f
+         WHERE f.bucket = @schema@.floor_bucket(p_scope)
+        UNION ALL
+        SELECT 'the store''s history row', x.xmax FROM @schema@.history x)
+    SELECT h.what, l.pid, a.usename::text, a.state,
+           (extract(epoch FROM clock_timestamp() - a.xact_start) * 1e3)::bigint
+      FROM held h
+      JOIN pg_locks l ON l.locktype = 'transactionid' AND l.transactionid = h.holder
+                     AND l.mode = 'ExclusiveLock' AND l.granted
+      LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE h.holder::text <> '0' AND l.pid <> pg_backend_pid()
+     ORDER BY 1, 2;
 END
 $$;
 
@@ -871,6 +939,58 @@ LANGUAGE sql AS $$
     UPDATE @schema@.history SET jump_room = @max_token@ WHERE jump_room <> @max_token@
 $$;
 
+-- The owner's recovery of a scope wedged before the jump limit existed
+-- (`rules::lowered_wedge`, docs/semantics.md, "Lowering a wedged scope"):
+-- counter and fence down to p_bound, sealed, the lease ended. Refused unless
+-- the jumps are bounded, the scope's greater value is above the jump limit
+-- and its counter within it, and p_bound lies between the greatest token the
+-- store saw in use within the limit (the counter, the lease's, the last
+-- write's, the entries', the record's presented and current tokens) and the
+-- limit. It keeps the caller's rights: only the owner lowers a fence.
+CREATE OR REPLACE FUNCTION @schema@.lower_wedged(p_scope text, p_bound bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    h        @schema@.history;
+    r        @schema@.scopes;
+    v_limit  bigint;
+    v_proven bigint;
+BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_bound)));
+    h := @schema@.durable();
+    r := @schema@.lock_scope(p_scope, h, false);
+    IF r.scope IS NULL THEN
+        PERFORM @schema@.reject_invalid(format('scope %s has no state: nothing to lower', to_json(p_scope)));
+    END IF;
+    v_limit := least(h.base::numeric + h.jump_room, @max_token@)::bigint;
+    IF h.jump_room = @max_token@ OR greatest(r.counter, r.fence) <= v_limit THEN
+        PERFORM @schema@.reject_invalid(format(
+            'scope %s is not wedged: its counter %s and fence %s are within the jump limit %s%s',
+            to_json(p_scope), r.counter, r.fence, v_limit,
+            CASE WHEN h.jump_room = @max_token@ THEN ' (jumps are unbounded)' ELSE '' END));
+    END IF;
+    IF r.counter > v_limit THEN
+        PERFORM @schema@.reject_invalid(format(
+            'scope %s: its counter %s jumped past the jump limit %s, and the tokens it issued since '
+            'are not recorded: nothing proves a lower bound', to_json(p_scope), r.counter, v_limit));
+    END IF;
+    SELECT greatest(r.counter, max(t)) INTO v_proven FROM (
+        SELECT r.lease_token UNION ALL SELECT r.last_token
+        UNION ALL SELECT e.token FROM @schema@.entries e WHERE e.scope = p_scope
+        UNION ALL SELECT x.presented FROM @schema@.rejections x WHERE x.scope = p_scope
+        UNION ALL SELECT x.current FROM @schema@.rejections x WHERE x.scope = p_scope) seen(t)
+     WHERE t <= v_limit;
+    IF p_bound < v_proven OR p_bound > v_limit THEN
+        PERFORM @schema@.reject_invalid(format(
+            'bound %s for scope %s is outside %s..=%s: not below a token the store saw handed out, '
+            'not above the jump limit', p_bound, to_json(p_scope), v_proven, v_limit));
+    END IF;
+    UPDATE @schema@.scopes SET counter = p_bound, fence = p_bound, sealed = true, last_seq = NULL,
+           lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL
+     WHERE scope = p_scope;
+    RETURN p_bound;
+END
+$$;
+
 -- --------------------------------------------- the caller's own tables
 
 -- Fences the caller's own tables inside the caller's own transaction:
@@ -914,13 +1034,25 @@ $$;
 -- Rejections of `check` (the caller's own transaction) are not recorded:
 -- the caller's rollback would take the record with it. Returns whether a
 -- row was added or merged.
+--
+-- Any role that runs the library can call this directly, with any holder
+-- it likes (the holder is the writer's own label). So each row also names
+-- the role of the session that recorded it (`session_user`: no argument,
+-- no SET ROLE inside a SECURITY DEFINER call changes it), and a new row
+-- replaces a row of the role holding the most rows (`events::evicted`): a
+-- role that floods the record overwrites its own rows, and never pushes out
+-- the rows of a role that holds fewer.
 CREATE OR REPLACE FUNCTION @schema@.record_rejection(p_scope text, p_key text, p_code text, p_presented bigint,
     p_seq bigint, p_holder text, p_suppressed bigint) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    r     @schema@.scopes;
-    clock bigint;
-    v_id  bigint;
+    r      @schema@.scopes;
+    clock  bigint;
+    v_id   bigint;
+    v_role  text := session_user;
+    v_slot  integer;
+    v_there text;
+    v_top   text;
 BEGIN
     -- Best effort: never worth waiting for a flush.
     PERFORM set_config('synchronous_commit', 'off', true);
@@ -945,12 +1077,33 @@ BEGIN
         RETURN true;
     END IF;
     v_id := nextval('@schema@.rejection_ids');
-    INSERT INTO @schema@.rejections AS x (slot, id, scope, key, code, presented, current, seq, holder, at_ms, suppressed)
-    VALUES (v_id % @rejection_log@, v_id, p_scope, p_key, p_code, p_presented, r.fence, p_seq, p_holder, clock, p_suppressed)
+    -- The ring's next slot, when free or holding a row of the role with the
+    -- most rows (of the oldest such role, on a tie); else a free slot, or
+    -- that role's oldest row (`events::evicted`). With one recording role
+    -- this is the plain ring, where concurrent records take distinct slots.
+    v_slot := v_id % @rejection_log@;
+    SELECT x.role INTO v_there FROM @schema@.rejections x WHERE x.slot = v_slot;
+    IF FOUND THEN
+        SELECT y.role INTO v_top FROM @schema@.rejections y GROUP BY y.role
+         ORDER BY count(*) DESC, min(y.id) LIMIT 1;
+        IF v_there IS DISTINCT FROM v_top THEN
+            SELECT f.slot INTO v_slot FROM generate_series(0, @rejection_log@ - 1) AS f(slot)
+             WHERE NOT EXISTS (SELECT 1 FROM @schema@.rejections x WHERE x.slot = f.slot)
+             ORDER BY f.slot LIMIT 1;
+            IF NOT FOUND THEN
+                SELECT x.slot INTO v_slot FROM @schema@.rejections x
+                 WHERE x.role IS NOT DISTINCT FROM v_top ORDER BY x.id LIMIT 1;
+            END IF;
+        END IF;
+    END IF;
+    -- Two records at once may pick one slot: the newer keeps it.
+    INSERT INTO @schema@.rejections AS x (slot, id, scope, key, code, presented, current, seq, holder, at_ms,
+                                          suppressed, role)
+    VALUES (v_slot, v_id, p_scope, p_key, p_code, p_presented, r.fence, p_seq, p_holder, clock, p_suppressed, v_role)
     ON CONFLICT (slot) DO UPDATE SET id = excluded.id, scope = excluded.scope, key = excluded.key,
         code = excluded.code, presented = excluded.presented, current = excluded.current,
         seq = excluded.seq, holder = excluded.holder, at_ms = excluded.at_ms,
-        suppressed = excluded.suppressed
+        suppressed = excluded.suppressed, role = excluded.role
     WHERE x.id < excluded.id;
     RETURN true;
 END

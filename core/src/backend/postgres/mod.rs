@@ -6,6 +6,7 @@
 
 mod deadline;
 mod install;
+mod lock_wait;
 mod notices;
 mod pool;
 mod runtime;
@@ -68,6 +69,7 @@ enum Q {
     RecordRejection,
     Rejections,
     LastWrites,
+    LowerWedged,
 }
 
 impl Q {
@@ -91,6 +93,7 @@ impl Q {
             Q::RecordRejection => "record_rejection",
             Q::Rejections => "events",
             Q::LastWrites => "events",
+            Q::LowerWedged => "lower_wedged",
         }
     }
 }
@@ -100,7 +103,7 @@ const INT8: Type = Type::INT8;
 const BOOL: Type = Type::BOOL;
 
 /// Each statement with its parameters' types (the functions' signatures).
-const QUERIES: [(Q, &str, &[Type]); 17] = [
+const QUERIES: [(Q, &str, &[Type]); 18] = [
     (Q::NextToken, "SELECT @schema@.next_token($1)", &[TEXT]),
     (
         Q::AdvanceCounter,
@@ -172,12 +175,19 @@ const QUERIES: [(Q, &str, &[Type]); 17] = [
         "SELECT scope, holder, token, at_ms FROM @schema@.last_writes($1, $2)",
         &[TEXT, INT8],
     ),
+    (
+        Q::LowerWedged,
+        "SELECT @schema@.lower_wedged($1, $2)",
+        &[TEXT, INT8],
+    ),
 ];
 
 pub(crate) struct Postgres {
     pool: Pool,
     /// The statements of `QUERIES`, with the schema filled in.
     sql: Vec<String>,
+    /// `lock_wait::HOLDERS`, with the schema filled in.
+    holders_sql: String,
     /// Unnamed statements only (`pooler=transaction`).
     unnamed: bool,
     mode: Mode,
@@ -256,6 +266,42 @@ impl Postgres {
         })?
     }
 
+    /// Sets the worker time limits on `role` (`crate::worker_role`), on one
+    /// connection that is then closed.
+    pub fn bound_role(
+        target: &PostgresTarget,
+        role: &str,
+        timeouts: &crate::worker_role::WorkerTimeouts,
+    ) -> Result<()> {
+        let mut config = driver_config(&target.url, target.call_timeout)?;
+        config.ssl_mode(tls::driver_mode(target.tls.mode, config.get_hosts()));
+        let pool = Pool::new(
+            config,
+            tls::connector(&target.tls)?,
+            target.pooler == Pooler::None,
+            target.sync_replication,
+            1,
+            target.call_timeout,
+        )?;
+        let idle = format!("{}ms", timeouts.idle_in_transaction.as_millis());
+        let lock = format!("{}ms", timeouts.lock.as_millis());
+        // The server quotes the name (%I) and the values (%L).
+        let out = pool.with("worker timeouts", async |c| {
+            let row = c
+                .client
+                .query_typed_one(
+                    "SELECT format('ALTER ROLE %1$I SET idle_in_transaction_session_timeout = %2$L; \
+                                    ALTER ROLE %1$I SET lock_timeout = %3$L', $1::text, $2::text, $3::text)",
+                    &[(&role, Type::TEXT), (&idle, Type::TEXT), (&lock, Type::TEXT)],
+                )
+                .await?;
+            let sql: String = row.try_get(0)?;
+            c.client.batch_execute(&sql).await
+        });
+        pool.close();
+        out
+    }
+
     /// Connects, migrates the schema if needed (under an advisory lock, so
     /// that processes opening a fresh database at once all succeed), and
     /// checks the clock mode: one call, within `call_timeout`.
@@ -297,41 +343,58 @@ impl Postgres {
         Ok(Postgres {
             pool,
             sql,
+            holders_sql: lock_wait::HOLDERS.replace("@schema@", &quoted),
             unnamed: target.pooler == Pooler::Transaction,
             mode,
         })
     }
 
-    /// Every row of statement `q`, on a pooled connection.
-    fn rows(&self, q: Q, params: &Params<'_>) -> Result<Vec<Row>> {
+    /// Every row of statement `q` about `scope` (None: the whole store), on
+    /// a pooled connection. A lock wait that the server ended says who held
+    /// what the call waited for (`waited`).
+    fn rows(&self, q: Q, scope: Option<&str>, params: &Params<'_>) -> Result<Vec<Row>> {
         let sql = &self.sql[q as usize];
         let types = QUERIES[q as usize].2;
         debug_assert_eq!(params.len(), types.len());
-        if self.unnamed {
-            let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
-                .iter()
-                .zip(types)
-                .map(|(p, t)| (*p, t.clone()))
-                .collect();
-            return self
-                .pool
-                .with(q.name(), async |c| c.client.query_typed(sql, &typed).await);
-        }
-        self.pool.with(q.name(), async |c| {
-            let statement = c.statement(q as usize, sql, types).await?;
-            c.client.query(&statement, params).await
-        })
+        let answer = self.pool.with(q.name(), async |c| {
+            let out = if self.unnamed {
+                let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
+                    .iter()
+                    .zip(types)
+                    .map(|(p, t)| (*p, t.clone()))
+                    .collect();
+                c.client.query_typed(sql, &typed).await
+            } else {
+                match c.statement(q as usize, sql, types).await {
+                    Ok(statement) => c.client.query(&statement, params).await,
+                    Err(e) => Err(e),
+                }
+            };
+            match out {
+                Err(e) if lock_wait::ended(&e) => {
+                    let holders = lock_wait::holders(&c.client, &self.holders_sql, scope).await;
+                    Ok(Err(lock_wait::error(q.name(), scope, e, holders)))
+                }
+                out => out.map(Ok),
+            }
+        })?;
+        answer
     }
 
     /// The first column of the one row statement `q` returns.
-    fn first<T: for<'a> FromSql<'a>>(&self, q: Q, params: &Params<'_>) -> Result<T> {
-        col(&self.one(q, params)?, 0)
+    fn first<T: for<'a> FromSql<'a>>(
+        &self,
+        q: Q,
+        scope: Option<&str>,
+        params: &Params<'_>,
+    ) -> Result<T> {
+        col(&self.one(q, scope, params)?, 0)
     }
 
     /// The one row statement `q` returns.
-    fn one(&self, q: Q, params: &Params<'_>) -> Result<Row> {
+    fn one(&self, q: Q, scope: Option<&str>, params: &Params<'_>) -> Result<Row> {
         let n = q.name();
-        self.rows(q, params)?
+        self.rows(q, scope, params)?
             .into_iter()
             .next()
             .ok_or_else(|| corrupt(format!("postgres: {n} returned no row")))
@@ -419,23 +482,28 @@ fn ms(d: Duration) -> i64 {
 
 impl Backend for Postgres {
     fn next_token(&self, scope: &str) -> Result<Token> {
-        stored_token(self.first(Q::NextToken, &[&scope])?)
+        stored_token(self.first(Q::NextToken, Some(scope), &[&scope])?)
     }
 
     fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
-        stored(self.first(Q::AdvanceCounter, &[&scope, &sql(floor.get())])?)
+        stored(self.first(Q::AdvanceCounter, Some(scope), &[&scope, &sql(floor.get())])?)
     }
 
     fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
         let row = self.one(
             Q::Acquire,
+            Some(scope),
             &[&scope, &holder, &ms(ttl), &self.mode.eager_fencing],
         )?;
         lease_from(scope, &row)
     }
 
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
-        let row = self.one(Q::Renew, &[&scope, &sql(token.get()), &ms(ttl)])?;
+        let row = self.one(
+            Q::Renew,
+            Some(scope),
+            &[&scope, &sql(token.get()), &ms(ttl)],
+        )?;
         // A refused renewal returns no token (and commits the time it saw).
         if col::<Option<i64>>(&row, "token")?.is_none() {
             let current = match col::<Option<i64>>(&row, "current_token")? {
@@ -451,7 +519,7 @@ impl Backend for Postgres {
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        self.first(Q::Release, &[&scope, &sql(token.get())])
+        self.first(Q::Release, Some(scope), &[&scope, &sql(token.get())])
     }
 
     fn wait_for_release(&self, _scope: &str, max: Duration) {
@@ -465,6 +533,7 @@ impl Backend for Postgres {
             ops.iter().map(|op| op.expected_version.map(sql)).collect();
         let row = self.one(
             Q::Apply,
+            Some(scope),
             &[
                 &scope,
                 &sql(fence.token.get()),
@@ -498,6 +567,7 @@ impl Backend for Postgres {
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
         self.one(
             Q::Claim,
+            Some(scope),
             &[&scope, &sql(fence.token.get()), &fence.seq.map(sql)],
         )
         .map(drop)
@@ -505,8 +575,15 @@ impl Backend for Postgres {
 
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
         let row = match fence {
-            None => self.rows(Q::Get, &[&scope, &key])?.into_iter().next(),
-            Some(f) => Some(self.one(Q::GetChecked, &[&scope, &key, &sql(f.token.get())])?),
+            None => self
+                .rows(Q::Get, Some(scope), &[&scope, &key])?
+                .into_iter()
+                .next(),
+            Some(f) => Some(self.one(
+                Q::GetChecked,
+                Some(scope),
+                &[&scope, &key, &sql(f.token.get())],
+            )?),
         };
         let Some(row) = row else { return Ok(None) };
         let Some(value) = col::<Option<Vec<u8>>>(&row, 0)? else {
@@ -522,13 +599,13 @@ impl Backend for Postgres {
 
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
         let after = after.unwrap_or("");
-        let rows = self.rows(Q::List, &[&scope, &after, &(limit as i64 + 1)])?;
+        let rows = self.rows(Q::List, Some(scope), &[&scope, &after, &(limit as i64 + 1)])?;
         let keys = rows.iter().map(|r| col(r, 0)).collect::<Result<_>>()?;
         Ok(Page::from_keys(keys, limit))
     }
 
     fn status(&self, scope: &str) -> Result<ScopeStatus> {
-        let row = self.one(Q::Status, &[&scope])?;
+        let row = self.one(Q::Status, Some(scope), &[&scope])?;
         let lease = match col::<Option<String>>(&row, "holder")? {
             Some(_) => Some(lease_from(scope, &row)?),
             None => None,
@@ -542,16 +619,21 @@ impl Backend for Postgres {
     }
 
     fn retire(&self, scope: &str) -> Result<bool> {
-        self.first(Q::Retire, &[&scope])
+        self.first(Q::Retire, Some(scope), &[&scope])
+    }
+
+    fn lower_wedged(&self, scope: &str, bound: Token) -> Result<u64> {
+        stored(self.first(Q::LowerWedged, Some(scope), &[&scope, &sql(bound.get())])?)
     }
 
     fn failover(&self) -> Result<u64> {
-        stored(self.first(Q::Failover, &[])?)
+        stored(self.first(Q::Failover, None, &[])?)
     }
 
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
         self.one(
             Q::RecordRejection,
+            Some(note.scope),
             &[
                 &note.scope,
                 &note.key,
@@ -568,7 +650,7 @@ impl Backend for Postgres {
     fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
         let limit = limit as i64;
         let rejections = self
-            .rows(Q::Rejections, &[&scope, &limit])?
+            .rows(Q::Rejections, scope, &[&scope, &limit])?
             .iter()
             .map(|r| {
                 Ok(RecordedRejection {
@@ -586,7 +668,7 @@ impl Backend for Postgres {
             })
             .collect::<Result<Vec<_>>>()?;
         let last_writes = self
-            .rows(Q::LastWrites, &[&scope, &limit])?
+            .rows(Q::LastWrites, scope, &[&scope, &limit])?
             .iter()
             .map(|r| {
                 Ok(LastWrite {
@@ -605,7 +687,7 @@ impl Backend for Postgres {
 
     fn advance_clock(&self, by: Duration) -> Result<()> {
         let by = sql(u64::try_from(by.as_millis()).unwrap_or(u64::MAX));
-        let moved: bool = self.first(Q::AdvanceClock, &[&by])?;
+        let moved: bool = self.first(Q::AdvanceClock, None, &[&by])?;
         if !moved {
             return Err(Error::invalid(
                 "advance_clock needs a manual clock (open the store with ?clock=manual)",

@@ -431,6 +431,12 @@ pub(crate) fn backend_error(e: tokio_postgres::Error) -> Error {
     Error::backend_from(kind, format!("postgres: {text}"), e)
 }
 
+/// `backend_error` with `context` after the server's words.
+pub(crate) fn backend_error_with(e: tokio_postgres::Error, context: &str) -> Error {
+    let (kind, text) = describe(&e, Kind::OutcomeUnknown);
+    Error::backend_from(kind, format!("postgres: {text}{context}"), e)
+}
+
 /// A driver error's kind and words: the server's message and SQLSTATE, or
 /// the driver's kind and cause; `lost` is the kind when no server answered.
 fn describe(e: &tokio_postgres::Error, lost: Kind) -> (Kind, String) {
