@@ -106,8 +106,14 @@ fi
 step "examples/c: the paused-worker story (built with pkg-config, run)"
 make -s -C examples/c clean
 make -s -C examples/c
-LD_LIBRARY_PATH="$prefix/lib" ./examples/c/paused_worker
+./examples/c/paused_worker   # no LD_LIBRARY_PATH: the Makefile links with an rpath
 make -s -C examples/c clean
+
+step "the docs' C blocks, as written, against the installed library (scripts/doc-snippets)"
+# shellcheck disable=SC2016
+scripts/doc-snippets run c -- sh -c 'gcc -std=c11 -Wall -Wextra -Wpedantic -Werror "$0" \
+  $(pkg-config --cflags --libs fencing) -Wl,-rpath,"$(pkg-config --variable=libdir fencing)" \
+  -o snippet && ./snippet'
 
 step "benchmark smoke: C ABI put beside Store::put (every path once, no timing claims)"
 # Debug test profile (shared with the Rust tests), loading the release library.

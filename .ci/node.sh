@@ -36,6 +36,13 @@ if [ -n "$(git status --porcelain -- index.js index.d.ts)" ]; then
   exit 1
 fi
 
+step "the docs' JavaScript blocks, as written, with this package as 'fencing' (scripts/doc-snippets)"
+snippets=$(mktemp -d "${TMPDIR:-/tmp}/fencing-node-snippets.XXXXXX")
+mkdir "$snippets/node_modules"
+ln -s "$PWD" "$snippets/node_modules/fencing"
+(cd ../.. && scripts/doc-snippets run js --in "$snippets" -- node)
+rm -rf "$snippets"
+
 step "benchmark smoke (every path once, no timing claims)"
 node bench/put.js --smoke
 

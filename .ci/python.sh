@@ -84,6 +84,9 @@ for venv in venv-39 venv-310; do
 done
 (cd "$WORK" && "$WORK/venv-310/bin/python" -m mypy --strict --cache-dir "$WORK/mypy-strict" -p fencing)
 
+step "the docs' Python blocks, as written, with the installed wheel (scripts/doc-snippets)"
+scripts/doc-snippets run python -- "$WORK/venv-310/bin/python"
+
 step "benchmark smoke (every path once; no timing claims)"
 for venv in venv-39 venv-310; do
   "$WORK/$venv/bin/python" bindings/python/bench/bench_put.py --smoke
