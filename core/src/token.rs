@@ -77,17 +77,33 @@ impl TryFrom<u64> for Token {
 /// range). Returns the raw value, so `"0"` ("none") parses to 0.
 pub fn parse_token_value(text: &str) -> Result<u64> {
     let bad = || Error::invalid(format!("not a canonical decimal token: {:?}", clip(text)));
+    // Numbers outside the range say so, with the range: the fix is another
+    // number, not another spelling.
+    let out_of_range = || {
+        Error::invalid(format!(
+            "token {} is out of range: tokens are 1..={}",
+            clip(text),
+            Token::MAX.get()
+        ))
+    };
     let bytes = text.as_bytes();
-    if bytes.is_empty() || bytes.len() > 19 || !bytes.iter().all(u8::is_ascii_digit) {
+    let digits = |b: &[u8]| !b.is_empty() && b.iter().all(u8::is_ascii_digit) && b[0] != b'0';
+    if let Some(rest) = bytes.strip_prefix(b"-") {
+        return Err(if digits(rest) { out_of_range() } else { bad() });
+    }
+    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
         return Err(bad());
     }
     if bytes.len() > 1 && bytes[0] == b'0' {
         return Err(bad());
     }
+    if bytes.len() > 19 {
+        return Err(out_of_range());
+    }
     // At most 19 digits always fit in u64 (which has 20), so this cannot overflow.
     let value: u64 = text.parse().map_err(|_| bad())?;
     if value > Token::MAX.get() {
-        return Err(bad());
+        return Err(out_of_range());
     }
     Ok(value)
 }
@@ -148,6 +164,24 @@ mod tests {
             assert_eq!(err.code(), crate::ErrorCode::InvalidArgument, "{bad:?}");
         }
         assert_eq!(parse_token_value("0").unwrap(), 0);
+    }
+
+    #[test]
+    fn a_number_out_of_range_names_the_range() {
+        for (text, says) in [
+            (
+                "9223372036854775808",
+                "out of range: tokens are 1..=9223372036854775807",
+            ),
+            ("99999999999999999999", "out of range"),
+            ("-1", "out of range"),
+            ("01", "not a canonical decimal token"),
+            ("-01", "not a canonical decimal token"),
+            ("1e3", "not a canonical decimal token"),
+        ] {
+            let err = text.parse::<Token>().unwrap_err().to_string();
+            assert!(err.contains(says), "{text:?}: {err}");
+        }
     }
 
     #[test]

@@ -17,6 +17,8 @@ fn an_sqlite_file_that_is_not_a_database_is_corrupt() {
     std::fs::write(&path, vec![b'x'; 8192]).unwrap();
     let e = Store::open(&format!("sqlite:{}", path.display())).unwrap_err();
     assert_eq!(kind(&e), Some(BackendErrorKind::Corrupt), "{e}");
+    let says = format!("{} is not a SQLite database", path.display());
+    assert!(e.to_string().contains(&says), "names the file: {e}");
     let source = e.source().expect("the driver's error");
     assert!(
         source.downcast_ref::<rusqlite::Error>().is_some(),
@@ -44,11 +46,29 @@ fn an_sqlite_path_that_cannot_be_created_is_unreachable() {
     let path = dir.path().join("no-such-dir").join("x.db");
     let e = Store::open(&format!("sqlite:{}", path.display())).unwrap_err();
     assert_eq!(kind(&e), Some(BackendErrorKind::Unreachable), "{e}");
+    let says = format!(
+        "its directory {} does not exist",
+        dir.path().join("no-such-dir").display()
+    );
+    assert!(e.to_string().contains(&says), "names the directory: {e}");
     assert!(e
         .source()
         .unwrap()
         .downcast_ref::<std::io::Error>()
         .is_some());
+}
+
+/// `~` is the shell's: in a URL it is a directory named `~`, and the error
+/// says so, with the path this process resolved.
+#[test]
+fn a_tilde_path_says_it_is_not_expanded() {
+    let e = Store::open("sqlite:~/fencing-no-such-dir/x.db").unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("`~` is not expanded"), "{text}");
+    let resolved = std::env::current_dir()
+        .unwrap()
+        .join("~/fencing-no-such-dir/x.db");
+    assert!(text.contains(&resolved.display().to_string()), "{text}");
 }
 
 #[test]

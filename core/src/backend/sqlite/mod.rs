@@ -114,7 +114,10 @@ impl Settings {
             let message = format!("sqlite: cannot open {}: {e}", path.display());
             Error::backend_from(failure::kind(&e), message, e)
         })?;
-        if conn.is_readonly(rusqlite::MAIN_DB).map_err(backend)? {
+        if conn
+            .is_readonly(rusqlite::MAIN_DB)
+            .map_err(|e| not_a_store(path, e))?
+        {
             return Err(Error::backend(
                 BackendErrorKind::Refused,
                 format!(
@@ -135,7 +138,7 @@ impl Settings {
         conn.execute_batch(&format!(
             "PRAGMA synchronous={sync}; PRAGMA foreign_keys=OFF; PRAGMA trusted_schema=OFF;"
         ))
-        .map_err(backend)?;
+        .map_err(|e| not_a_store(path, e))?;
         Ok(conn)
     }
 }
@@ -316,11 +319,49 @@ fn create_private(path: &Path) -> Result<()> {
 }
 
 fn cannot_create(path: &Path, e: std::io::Error) -> Error {
+    // Say what to change: the path as the process resolved it, a missing
+    // directory, a `~` no shell expanded.
+    let why = if path.starts_with("~") {
+        format!("{e}; `~` is not expanded in a URL: write the home directory out")
+    } else {
+        match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            Some(dir) if e.kind() == std::io::ErrorKind::NotFound && !dir.exists() => {
+                format!(
+                    "its directory {} does not exist: create it first",
+                    dir.display()
+                )
+            }
+            _ => e.to_string(),
+        }
+    };
     Error::backend_from(
         BackendErrorKind::Unreachable,
-        format!("sqlite: cannot create {}: {e}", path.display()),
+        format!("sqlite: cannot create {}: {why}", shown(path)),
         e,
     )
+}
+
+/// A failure on the first statements of a file: most often a file that is
+/// not a SQLite database at all. Names the file, which the driver does not.
+fn not_a_store(path: &Path, e: rusqlite::Error) -> Error {
+    let what = if e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+        format!(
+            "sqlite: {} is not a SQLite database (name a new file or a fencing store)",
+            shown(path)
+        )
+    } else {
+        format!("sqlite: {}: {e}", shown(path))
+    };
+    Error::backend_from(failure::kind(&e), what, e)
+}
+
+/// A path as given, and as this process resolves it when relative (two
+/// processes in two directories name two stores with one relative path).
+fn shown(path: &Path) -> String {
+    match std::path::absolute(path) {
+        Ok(abs) if path.is_relative() => format!("{} ({})", path.display(), abs.display()),
+        _ => path.display().to_string(),
+    }
 }
 
 /// Whether a store may be created in the file at `path`, which holds no
