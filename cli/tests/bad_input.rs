@@ -80,8 +80,14 @@ fn bad_token_text_is_named_in_the_message() {
     let env = Env::new();
     for (token, shown) in [
         ("abc", "\"abc\""),
-        ("-1", "\"-1\""),
-        ("9223372036854775808", "\"9223372036854775808\""),
+        (
+            "-1",
+            "token -1 is out of range: tokens are 1..=9223372036854775807",
+        ),
+        (
+            "9223372036854775808",
+            "token 9223372036854775808 is out of range",
+        ),
     ] {
         let out = env.run(["put", "s", "k", "--value", "x", "--token", token]);
         out.fails_with("INVALID_ARGUMENT", 17);

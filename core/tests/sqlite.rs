@@ -124,7 +124,10 @@ fn not_an_sqlite_file() {
     std::fs::write(&path, &text).unwrap();
     let err = open_err(&path);
     assert_eq!(err.code(), ErrorCode::Backend, "{err}");
-    assert!(err.to_string().contains("not a database"), "{err}");
+    assert!(
+        err.to_string().contains("is not a SQLite database"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
