@@ -40,11 +40,11 @@ $$;
 -- opened with sync_replication=required (`fencing.sync_replication`, pinned
 -- by the library at connect) also needs a synchronous standby on this very
 -- commit: a reload that emptied synchronous_standby_names since the
--- connection opened would make it local only.
-CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
+-- connection opened would make it local only. Run before a change by
+-- `durable`, and again at commit by `durable_at_commit`, after whatever the
+-- caller's own transaction set in between.
+CREATE OR REPLACE FUNCTION @schema@.pin_durable() RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    h @schema@.history;
 BEGIN
     PERFORM set_config('synchronous_commit',
         CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END,
@@ -56,8 +56,34 @@ BEGIN
                       '(synchronous_standby_names is empty, changed since the connection opened): '
                       'nothing was committed';
     END IF;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    h @schema@.history;
+BEGIN
+    PERFORM @schema@.pin_durable();
     SELECT * INTO h FROM @schema@.history;
     RETURN h;
+END
+$$;
+
+-- The rule of `pin_durable` once more when the transaction commits: a
+-- deferred constraint trigger (below) on the tables of counters, fences,
+-- leases, floors and the history, so that a `SET LOCAL synchronous_commit
+-- = off` of the caller's own transaction after `check` or `next_token` (or
+-- `record_rejection`, which sets it off) cannot make that commit
+-- asynchronous. Nothing is refused for it: the commit is made durable. Runs
+-- as the owner, so that a worker role with EXECUTE on `check` alone commits
+-- too. (A transaction that makes the constraint immediate runs it at that
+-- statement instead: docs/postgres.md names what the caller must not do.)
+CREATE OR REPLACE FUNCTION @schema@.durable_at_commit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM @schema@.pin_durable();
+    RETURN NULL;
 END
 $$;
 
@@ -943,6 +969,29 @@ BEGIN
     IF (SELECT manual_now_ms IS NOT NULL FROM @schema@.meta) THEN
         PERFORM @schema@.use_manual_clock();
     END IF;
+END
+$$;
+
+-- The commit check on the tables whose rows hold a counter, fence, lease,
+-- floor or step: not the entries (a put's value is the caller's data; a
+-- fence it raises is in scopes) nor the best-effort rejections. A row
+-- trigger costs a call per row: a batch of puts would pay it per key. A
+-- constraint trigger cannot be replaced in place, and its function can:
+-- created once, kept by every reinstall.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['scopes', 'floors', 'history'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger
+                        WHERE tgrelid = format('@schema@.%I', t)::regclass
+                          AND tgname = 'durable_at_commit') THEN
+            EXECUTE format('CREATE CONSTRAINT TRIGGER durable_at_commit '
+                           'AFTER INSERT OR UPDATE OR DELETE ON @schema@.%I '
+                           'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW '
+                           'EXECUTE FUNCTION @schema@.durable_at_commit()', t);
+        END IF;
+    END LOOP;
 END
 $$;
 
