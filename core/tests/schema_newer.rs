@@ -1,11 +1,12 @@
 //! A process that opened a store before a newer fencing migrated it never
 //! writes with the older rules (docs/sqlite.md, "A newer fencing migrated
-//! the file"; docs/postgres.md, "Upgrades"). No newer build exists to run,
-//! so the tests make what a newer build's migration leaves that an older
-//! process can see: SQLite, the file's schema version raised past this
-//! build's (a migration raises it in the transaction that changes the
-//! tables); PostgreSQL, a newer migration recorded and a function replaced
-//! by a newer text, as a newer build's install does in one transaction.
+//! the file"; docs/postgres.md, "What the first open creates"). No newer
+//! build exists to run, so the tests make what a newer build's migration
+//! leaves that an older process can see: SQLite, the file's schema version
+//! raised past this build's (a migration raises it in the transaction that
+//! changes the tables); PostgreSQL, a newer migration recorded and a
+//! function replaced by a newer text, as a newer build's install does in one
+//! transaction.
 
 use std::time::Duration;
 
