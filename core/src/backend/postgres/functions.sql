@@ -59,6 +59,8 @@ BEGIN
 END
 $$;
 
+-- Where every function that changes state starts: `pin_durable`, then the
+-- store's history row.
 CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -977,7 +979,9 @@ $$;
 -- fence it raises is in scopes) nor the best-effort rejections. A row
 -- trigger costs a call per row: a batch of puts would pay it per key. A
 -- constraint trigger cannot be replaced in place, and its function can:
--- created once, kept by every reinstall.
+-- created once, kept by every reinstall. (A migration that re-creates one of
+-- these tables drops its trigger: it must come with a change to this file,
+-- whose reinstall creates the trigger again.)
 DO $$
 DECLARE
     t text;
