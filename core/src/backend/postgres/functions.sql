@@ -114,14 +114,11 @@ $$;
 -- opened with sync_replication=required (`fencing.sync_replication`, pinned
 -- by the library at connect) also needs a synchronous standby on this very
 -- commit: a reload that emptied synchronous_standby_names since the
--- connection opened would make it local only. Returns the store's history
--- row for this server (`here`): on another server history than the one it
--- records, the steps are taken first, under the row's lock, once whatever
--- the number of callers racing (the ones that waited find them recorded).
-CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
+-- connection opened would make it local only. Run before a change by
+-- `durable`, and again at commit by `durable_at_commit`, after whatever the
+-- caller's own transaction set in between.
+CREATE OR REPLACE FUNCTION @schema@.pin_durable() RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    h @schema@.history;
 BEGIN
     PERFORM set_config('synchronous_commit',
         CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END,
@@ -133,6 +130,20 @@ BEGIN
                       '(synchronous_standby_names is empty, changed since the connection opened): '
                       'nothing was committed';
     END IF;
+END
+$$;
+
+-- Where every function that changes state starts: `pin_durable`, then the
+-- store's history row for this server (`here`): on another server history
+-- than the one it records, the steps are taken first, under the row's lock,
+-- once whatever the number of callers racing (the ones that waited find
+-- them recorded).
+CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    h @schema@.history;
+BEGIN
+    PERFORM @schema@.pin_durable();
     SELECT * INTO h FROM @schema@.history;
     IF NOT @schema@.on_recorded_server(h) THEN
         SELECT * INTO h FROM @schema@.history FOR UPDATE;
@@ -142,6 +153,23 @@ BEGIN
                system_id = h.system_id, timeline = h.timeline;
     END IF;
     RETURN h;
+END
+$$;
+
+-- The rule of `pin_durable` once more when the transaction commits: a
+-- deferred constraint trigger (below) on the tables of counters, fences,
+-- leases, floors and the history, so that a `SET LOCAL synchronous_commit
+-- = off` of the caller's own transaction after `check` or `next_token` (or
+-- `record_rejection`, which sets it off) cannot make that commit
+-- asynchronous. Nothing is refused for it: the commit is made durable. Runs
+-- as the owner, so that a worker role with EXECUTE on `check` alone commits
+-- too. (A transaction that makes the constraint immediate runs it at that
+-- statement instead: docs/postgres.md names what the caller must not do.)
+CREATE OR REPLACE FUNCTION @schema@.durable_at_commit() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM @schema@.pin_durable();
+    RETURN NULL;
 END
 $$;
 
@@ -1185,6 +1213,31 @@ BEGIN
     IF (SELECT manual_now_ms IS NOT NULL FROM @schema@.meta) THEN
         PERFORM @schema@.use_manual_clock();
     END IF;
+END
+$$;
+
+-- The commit check on the tables whose rows hold a counter, fence, lease,
+-- floor or step: not the entries (a put's value is the caller's data; a
+-- fence it raises is in scopes) nor the best-effort rejections. A row
+-- trigger costs a call per row: a batch of puts would pay it per key. A
+-- constraint trigger cannot be replaced in place, and its function can:
+-- created once, kept by every reinstall. (A migration that re-creates one of
+-- these tables drops its trigger: it must come with a change to this file,
+-- whose reinstall creates the trigger again.)
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['scopes', 'floors', 'history'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_trigger
+                        WHERE tgrelid = format('@schema@.%I', t)::regclass
+                          AND tgname = 'durable_at_commit') THEN
+            EXECUTE format('CREATE CONSTRAINT TRIGGER durable_at_commit '
+                           'AFTER INSERT OR UPDATE OR DELETE ON @schema@.%I '
+                           'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW '
+                           'EXECUTE FUNCTION @schema@.durable_at_commit()', t);
+        END IF;
+    END LOOP;
 END
 $$;
 

@@ -30,6 +30,7 @@ use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
 mod failure;
+mod newer;
 mod schema;
 
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
@@ -235,7 +236,9 @@ impl Sqlite {
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits only on `Ok`.
     fn write_tx<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.in_tx("BEGIN IMMEDIATE", f)
+        self.in_tx("BEGIN IMMEDIATE", |tx| {
+            newer::refuse_if_newer(tx).and_then(|()| f(tx))
+        })
     }
 
     /// Runs `f` on one consistent snapshot, changing nothing.
