@@ -181,7 +181,8 @@ fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -
          tokens_issued={} duplicates={} retires_accepted={} retires_refused={} lives={} \
          (time={}, retires_empty={}, retires_unknown={}, accepted_writes={}, stale_rejections={}, \
          indeterminate={}, paused_past_ttl={}, paused_then_rejected={}, \
-         pauses_without_takeover={}, final_reads={}, lossy_writes={}, partition_tokens={})",
+         pauses_without_takeover={}, final_reads={}, lossy_writes={}, partition_tokens={}, \
+         jumps_accepted={}, jumps_refused={}, jumps_over_limit={}, outside_accepted={})",
         r.operations,
         r.pauses,
         r.kills,
@@ -205,6 +206,10 @@ fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -
         r.final_reads,
         r.lossy_writes,
         r.partition_tokens,
+        r.jumps_accepted,
+        r.jumps_refused,
+        r.jumps_over_limit,
+        r.outside_accepted,
     )
 }
 
@@ -832,6 +837,7 @@ fn lease_loop(
             token: Some(t.get()),
             seq,
             value,
+            outside: false,
         };
         if s.call(
             OpKind::Claim,
