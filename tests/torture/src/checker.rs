@@ -160,7 +160,8 @@ pub struct Report {
     pub jumps_accepted: u64,
     /// Jumps and outside writes refused with `INVALID_ARGUMENT`.
     pub jumps_refused: u64,
-    /// Of those, the ones provably over the jump limit (rule 8).
+    /// Jumps and writes provably over the jump limit, whatever their
+    /// outcome (rule 8).
     pub jumps_over_limit: u64,
     /// Writes and claims with an outside token that were accepted.
     pub outside_accepted: u64,

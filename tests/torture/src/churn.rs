@@ -2,7 +2,11 @@
 //! and issued tokens again, back to back, so that a retire races the
 //! re-creation of the same name (docs/semantics.md, "Retiring scopes").
 //! These scopes never hold entries: a retire is refused only while a lease
-//! is live, and the checker sees every life of every name.
+//! is live, and the checker sees every life of every name. One call in
+//! eight is a jump (`advance_counter`, or a claim with an outside token), so
+//! that retires and re-creations also race counters and fences moved far
+//! past the next token, and jumps over the limit (docs/semantics.md,
+//! "Failover").
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

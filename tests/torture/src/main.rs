@@ -796,7 +796,8 @@ fn worker(args: &[String]) -> Result<(), String> {
 
 /// The lease cycle: acquire, claim, get, put (once or twice), renew, release;
 /// one time in four the holder deletes its keys before renewing and retires
-/// the scope after releasing.
+/// the scope after releasing. One cycle in eight is instead a put with an
+/// outside token (no lease), above the last token this process acquired.
 fn lease_loop(
     s: &mut Session,
     scopes: &[String],
