@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Torture rounds (tests/torture): worker processes paused past their TTL,
-# killed and respawned, and (PostgreSQL) the server crashed and restarted,
-# then the history checker. One round per durable backend; fails on any
+# killed and respawned, counter jumps and outside tokens (some over the jump
+# limit), and (PostgreSQL) the server crashed and restarted, then the
+# history checker. The ten-minute soak is scripts/torture-soak (not in CI). One round per durable backend; fails on any
 # violation. TORTURE_DURATION (default 60s) sets the length of each round.
 set -euo pipefail
 cd "$(dirname "$0")/.."

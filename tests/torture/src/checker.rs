@@ -63,6 +63,35 @@
 //!    completed before the retire began (the floor is at least those, and
 //!    the new life's fence is the floor, sealed).
 //!
+//! 8. Jumps and outside tokens. An `advance_counter(V)` (a jump) and a
+//!    write or claim with a token the store never issued (outside) may move
+//!    a counter or fence past the scope's next token only up to the jump
+//!    limit J = b + 2^48, b the base of the latest failover step
+//!    (docs/semantics.md, "Failover"). b is below every token issued since
+//!    that step, and a scope's greatest token passes J by at most one per
+//!    operation, so a V more than [`OVER_LIMIT`] above a token t issued in the
+//!    scope is *provably over the limit* when no failover (whose steps move
+//!    b) ended after t's issuance began and crashed before the jump completed
+//!    (skipped in a store opened with `jumps=unbounded`).
+//!    - `issued-not-above-accepted`: an issued token is above every token
+//!      carried by a write accepted, and every counter returned by an
+//!      `advance_counter`, that completed before the issuance began (the
+//!      counter issues above the counter and the fence), across every life,
+//!      restart and failover.
+//!    - `jump-over-limit-accepted`: a jump or write provably over the limit
+//!      was not refused.
+//!    - `refused-jump-took-effect`: after an `INVALID_ARGUMENT` jump or write
+//!      to V provably over the limit, no token issued, counter returned or
+//!      fence or lease told in the scope (by an operation that completed
+//!      after the refused one began, and began before the next failover's
+//!      crash) is at least V, unless another operation that may have taken
+//!      effect carried a token between V and it.
+//!    - `accepted-across-failover`: after a failover (the new primary open,
+//!      `end`), no write is accepted with a token at or below one issued,
+//!      accepted or returned by `advance_counter` by an operation that
+//!      completed before the old primary crashed (`ts`): the step moved
+//!      every fence above them and sealed it.
+//!
 //! Lives. Only a retire known to have returned true draws a life boundary.
 //! One refused (`LEASE_HELD`, `INVALID_ARGUMENT`) or returning false changed
 //! nothing. One without an outcome or failed with `BACKEND` may or may not
@@ -127,6 +156,15 @@ pub struct Report {
     pub lives: u64,
     /// `duplicate-token` violations: a token issued twice for one name.
     pub duplicates: u64,
+    /// `advance_counter` calls that returned.
+    pub jumps_accepted: u64,
+    /// Jumps and outside writes refused with `INVALID_ARGUMENT`.
+    pub jumps_refused: u64,
+    /// Jumps and writes provably over the jump limit, whatever their
+    /// outcome (rule 8).
+    pub jumps_over_limit: u64,
+    /// Writes and claims with an outside token that were accepted.
+    pub outside_accepted: u64,
     pub violations: Vec<Violation>,
 }
 
@@ -220,9 +258,18 @@ impl Timeline {
     }
 }
 
+/// How far above a token issued since the latest failover step a jump goes
+/// to be provably above the jump limit (rule 8): 2^48 of jump room, and
+/// 2^40 for a scope's greatest token to pass the limit one by one (more
+/// operations than any run makes).
+pub const OVER_LIMIT: u64 = (1 << 48) + (1 << 40);
+
 pub fn check(records: &[Record]) -> Report {
     let mut report = Report::default();
     let mut eager = true;
+    let mut unbounded = false;
+    // (ts, end) per failover.
+    let mut failovers: Vec<(u64, u64)> = Vec::new();
     let mut ttl_ms = None;
     let mut ops: Vec<Op> = Vec::new();
     let mut index: HashMap<(String, u64), usize> = HashMap::new();
@@ -234,12 +281,13 @@ pub fn check(records: &[Record]) -> Report {
     for r in records {
         match r {
             Record::Meta {
+                url,
                 eager: e,
                 ttl_ms: t,
-                ..
             } => {
                 eager = *e;
                 ttl_ms = Some(*t);
+                unbounded = url.contains("jumps=unbounded");
             }
             Record::Invoke { p, n, ts, op, call } => {
                 if index.insert((p.clone(), *n), ops.len()).is_some() {
@@ -309,6 +357,7 @@ pub fn check(records: &[Record]) -> Report {
                 ..
             } => {
                 report.failovers += 1;
+                failovers.push((*ts, *end));
                 partitions.push((*cut, *ts, *l));
                 if *l {
                     lossy.push((*from, *end));
@@ -334,6 +383,17 @@ pub fn check(records: &[Record]) -> Report {
         if op.kind.issues() && op.ok().is_some() {
             report.tokens_issued += 1;
         }
+        if op.kind == OpKind::AdvanceCounter && op.ok().is_some() {
+            report.jumps_accepted += 1;
+        }
+        if op.fail_code() == Some("INVALID_ARGUMENT")
+            && (op.kind == OpKind::AdvanceCounter || op.kind.is_write())
+        {
+            report.jumps_refused += 1;
+        }
+        if op.call.outside && op.kind.is_write() && op.ok().is_some() {
+            report.outside_accepted += 1;
+        }
         if op.kind == OpKind::Retire {
             match op.ok().map(|r| r.retired) {
                 Some(Some(true)) => report.retires_accepted += 1,
@@ -352,6 +412,7 @@ pub fn check(records: &[Record]) -> Report {
     for (scope, idx) in &by_scope {
         check_scope(&ops, idx, eager, &mut report);
         check_lives(&ops, idx, &mut report);
+        check_jumps(&ops, idx, &failovers, unbounded, &mut report);
         // Tokens in the scope (rule 5): acquisitions (eager) and accepted writes.
         let items = idx
             .iter()
@@ -540,10 +601,15 @@ fn check_lives(ops: &[Op], idx: &[usize], report: &mut Report) {
         k if k.is_write() => op.ok().and(op.call.token),
         _ => None,
     };
-    // Tokens issued or accepted, by completion time.
+    // Tokens issued or accepted, and counters advance_counter returned (the
+    // floor covers the counter too), by completion time.
     let known = Timeline::new(
         idx.iter()
-            .filter_map(|&i| Some((ops[i].completed()?, token_of(&ops[i])?, i)))
+            .filter_map(|&i| {
+                let op = &ops[i];
+                let v = token_of(op).or_else(|| advanced_to(op))?;
+                Some((op.completed()?, v, i))
+            })
             .collect(),
     );
     // Per retire, as of its completion: the greatest token known before it began.
@@ -575,6 +641,216 @@ fn check_lives(ops: &[Op], idx: &[usize], report: &mut Report) {
                     ops[r].name()
                 ),
             });
+        }
+    }
+}
+
+/// The counter an `advance_counter` that returned reported.
+fn advanced_to(op: &Op) -> Option<u64> {
+    match op.kind {
+        OpKind::AdvanceCounter => op.ok()?.token,
+        _ => None,
+    }
+}
+
+/// Rule 8, per scope.
+fn check_jumps(
+    ops: &[Op],
+    idx: &[usize],
+    failovers: &[(u64, u64)],
+    unbounded: bool,
+    report: &mut Report,
+) {
+    // issued-not-above-accepted: writes accepted and counters advanced.
+    let raised = Timeline::new(
+        idx.iter()
+            .filter_map(|&i| {
+                let op = &ops[i];
+                let v = match op.kind {
+                    k if k.is_write() => op.ok().and(op.call.token)?,
+                    _ => advanced_to(op)?,
+                };
+                Some((op.completed()?, v, i))
+            })
+            .collect(),
+    );
+    for &i in idx {
+        let op = &ops[i];
+        let Some(t) = op.kind.issues().then(|| op.ok()?.token).flatten() else {
+            continue;
+        };
+        if let Some((max, j)) = raised.max_before(op.invoke) {
+            if t <= max {
+                report.violations.push(Violation {
+                    rule: "issued-not-above-accepted",
+                    detail: format!(
+                        "{} got {t} after {} had taken the scope to {max}",
+                        op.name(),
+                        ops[j].name()
+                    ),
+                });
+            }
+        }
+    }
+
+    // accepted-across-failover: what was known before each crash.
+    let known = Timeline::new(
+        idx.iter()
+            .filter_map(|&i| {
+                let op = &ops[i];
+                let v = match op.kind {
+                    k if k.issues() => op.ok()?.token?,
+                    k if k.is_write() => op.ok().and(op.call.token)?,
+                    _ => advanced_to(op)?,
+                };
+                Some((op.completed()?, v, i))
+            })
+            .collect(),
+    );
+    let mut by_end = failovers.to_vec();
+    by_end.sort_unstable_by_key(|&(_, end)| end);
+    for &i in idx {
+        let op = &ops[i];
+        let (true, Some(t)) = (op.kind.is_write() && op.ok().is_some(), op.call.token) else {
+            continue;
+        };
+        // The latest failover open before the write began knows the most.
+        let k = by_end.partition_point(|&(_, end)| end < op.invoke);
+        let Some(&(crash, _)) = k.checked_sub(1).map(|k| &by_end[k]) else {
+            continue;
+        };
+        if let Some((max, j)) = known.max_before(crash) {
+            if t <= max {
+                report.violations.push(Violation {
+                    rule: "accepted-across-failover",
+                    detail: format!(
+                        "{} accepted after a failover, but {} had {max} before the old primary crashed",
+                        op.name(),
+                        ops[j].name()
+                    ),
+                });
+            }
+        }
+    }
+
+    if unbounded {
+        return;
+    }
+    // Issuances by invoke time: (invoke, done, token, index).
+    let mut issued: Vec<(u64, u64, u64, usize)> = idx
+        .iter()
+        .filter_map(|&i| {
+            let op = &ops[i];
+            if !op.kind.issues() {
+                return None;
+            }
+            Some((op.invoke, op.completed()?, op.ok()?.token?, i))
+        })
+        .collect();
+    issued.sort_unstable();
+    let Some(lowest) = issued.iter().map(|e| e.2).min() else {
+        return;
+    };
+    // The lowest token issued since the latest failover that could have moved
+    // the limit before `op` completed, by an issuance completed before `op`
+    // began (the earliest few suffice: tokens grow with time).
+    let over_limit = |op: &Op, v: u64| -> Option<(u64, usize)> {
+        if v <= lowest.saturating_add(OVER_LIMIT) {
+            return None;
+        }
+        let done = op.completed()?;
+        let gate = failovers
+            .iter()
+            .filter(|&&(ts, _)| ts < done)
+            .map(|&(_, end)| end)
+            .max()
+            .unwrap_or(0);
+        let from = issued.partition_point(|e| e.0 < gate);
+        issued[from..]
+            .iter()
+            .take_while(|e| e.0 < op.invoke)
+            .filter(|e| e.1 < op.invoke)
+            .take(64)
+            .map(|e| (e.2, e.3))
+            .min()
+            .filter(|&(t, _)| v > t.saturating_add(OVER_LIMIT))
+    };
+    // What the store reported in the scope: (invoke, done, value, index).
+    let told: Vec<(u64, u64, u64, usize)> = idx
+        .iter()
+        .filter_map(|&i| {
+            let op = &ops[i];
+            let v = match &op.done {
+                Some((_, Outcome::Ok(r))) if op.kind.issues() => r.token?,
+                Some((_, Outcome::Ok(_))) => advanced_to(op)?,
+                Some((_, Outcome::Fail { code, current }))
+                    if code == "STALE_TOKEN" || code == "LEASE_HELD" =>
+                {
+                    (*current)?
+                }
+                _ => return None,
+            };
+            Some((op.invoke, op.completed()?, v, i))
+        })
+        .collect();
+    // Tokens carried by operations that may have taken effect.
+    let mut carried: Vec<u64> = idx
+        .iter()
+        .map(|&i| &ops[i])
+        .filter(|op| !op.definitely_failed())
+        .filter_map(|op| op.call.token)
+        .collect();
+    carried.sort_unstable();
+    for &i in idx {
+        let op = &ops[i];
+        if op.kind != OpKind::AdvanceCounter && !op.kind.is_write() {
+            continue;
+        }
+        let Some(v) = op.call.token else {
+            continue;
+        };
+        let Some((t, k)) = over_limit(op, v) else {
+            continue;
+        };
+        report.jumps_over_limit += 1;
+        if op.ok().is_some() {
+            report.violations.push(Violation {
+                rule: "jump-over-limit-accepted",
+                detail: format!(
+                    "{} to {v} accepted, more than 2^48 + 2^40 above {} ({t}) with no failover between",
+                    op.name(),
+                    ops[k].name()
+                ),
+            });
+            continue;
+        }
+        if op.fail_code() != Some("INVALID_ARGUMENT") {
+            continue;
+        }
+        let crash = failovers
+            .iter()
+            .map(|&(ts, _)| ts)
+            .filter(|&ts| ts > op.invoke)
+            .min()
+            .unwrap_or(u64::MAX);
+        let from = op.invoke;
+        for &(invoke, done, seen, o) in &told {
+            if done <= from || invoke >= crash || seen < v {
+                continue;
+            }
+            let explained = carried[carried.partition_point(|&c| c < v)..]
+                .first()
+                .is_some_and(|&c| c <= seen);
+            if !explained {
+                report.violations.push(Violation {
+                    rule: "refused-jump-took-effect",
+                    detail: format!(
+                        "{} to {v} was refused, but {} saw {seen}",
+                        op.name(),
+                        ops[o].name()
+                    ),
+                });
+            }
         }
     }
 }

@@ -2,13 +2,19 @@
 //! and issued tokens again, back to back, so that a retire races the
 //! re-creation of the same name (docs/semantics.md, "Retiring scopes").
 //! These scopes never hold entries: a retire is refused only while a lease
-//! is live, and the checker sees every life of every name.
+//! is live, and the checker sees every life of every name. One call in
+//! eight is a jump (`advance_counter`, or a claim with an outside token), so
+//! that retires and re-creations also race counters and fences moved far
+//! past the next token, and jumps over the limit (docs/semantics.md,
+//! "Failover").
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use fencing::Fence;
 use fencing_torture::history::{Call, OpKind, Returned};
 
-use super::{Rng, Session};
+use super::{jump_from, token, Rng, Session};
 
 pub(crate) fn run(
     s: &mut Session,
@@ -20,6 +26,8 @@ pub(crate) fn run(
 ) {
     // Short leases: they end soon, so retires are refused only now and then.
     let short = (ttl / 25).max(Duration::from_millis(1));
+    // The greatest token seen per scope (issued, or a jump that held).
+    let mut seen: HashMap<String, u64> = HashMap::new();
     while Instant::now() < deadline && !s.done() {
         // A breath now and then leaves the lease workers their share of
         // the store (a SQLite writer waits for every other one).
@@ -31,16 +39,24 @@ pub(crate) fn run(
             scope: scope.clone(),
             ..Call::default()
         };
+        let last = seen.entry(scope.clone()).or_default();
+        // One call in eight moves the counter or fence by a jump.
+        if rng.below(8) == 0 {
+            jump(s, at, last, rng);
+            continue;
+        }
         match rng.below(10) {
             0..=4 => {
-                let _ = s.call(
+                if let Ok(t) = s.call(
                     OpKind::NextToken,
                     at,
                     |st, c| st.next_token(&c.scope),
                     |t| issued(t.get()),
-                );
+                ) {
+                    *last = (*last).max(t.get());
+                }
             }
-            5 => acquire_and_maybe_release(s, at, holder, short, rng),
+            5 => acquire_and_maybe_release(s, at, holder, short, last, rng),
             _ => {
                 let _ = s.call(
                     OpKind::Retire,
@@ -63,6 +79,40 @@ fn issued(token: u64) -> Returned {
     }
 }
 
+/// A jump from the last token seen: `advance_counter`, or a claim with the
+/// token as if it came from outside (a fence raised without a write, so the
+/// scope stays free of entries and can still be retired).
+fn jump(s: &mut Session, at: Call, last: &mut u64, rng: &mut Rng) {
+    let v = jump_from(*last, rng);
+    if rng.below(2) == 0 {
+        if let Ok(counter) = s.call(
+            OpKind::AdvanceCounter,
+            Call {
+                token: Some(v),
+                ..at
+            },
+            |st, c| st.advance_counter(&c.scope, token(v)),
+            |c| issued(*c),
+        ) {
+            *last = (*last).max(counter);
+        }
+    } else if s
+        .call(
+            OpKind::Claim,
+            Call {
+                token: Some(v),
+                outside: true,
+                ..at
+            },
+            |st, c| st.claim(&c.scope, &Fence::new(token(v))),
+            |_| Returned::default(),
+        )
+        .is_ok()
+    {
+        *last = (*last).max(v);
+    }
+}
+
 /// A lease that is mostly released at once, and otherwise left to expire
 /// (a retire meanwhile is refused with `LEASE_HELD`).
 fn acquire_and_maybe_release(
@@ -70,6 +120,7 @@ fn acquire_and_maybe_release(
     at: Call,
     holder: &str,
     ttl: Duration,
+    last: &mut u64,
     rng: &mut Rng,
 ) {
     let Ok(lease) = s.call(
@@ -80,6 +131,7 @@ fn acquire_and_maybe_release(
     ) else {
         return;
     };
+    *last = (*last).max(lease.token.get());
     if rng.below(4) != 0 {
         let t = lease.token;
         let _ = s.call(

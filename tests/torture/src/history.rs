@@ -6,8 +6,8 @@
 //! | `ev` | written by | fields |
 //! |---|---|---|
 //! | `meta` | parent, first line | `url`, `eager` (eager fencing on), `ttl_ms` |
-//! | `invoke` | a process, before a call | `p` (process), `n` (its op number), `ts`, `op`, `scope`, `key`?, `token`?, `seq`?, `value`? |
-//! | `ok` | the same process, after the call returned | `p`, `n`, `ts`, `token`? (acquire, next_token), `version`? (put, delete), `found`/`value`/`wtoken` (get), `released` (release), `retired` (retire: whether the scope had state to drop) |
+//! | `invoke` | a process, before a call | `p` (process), `n` (its op number), `ts`, `op`, `scope`, `key`?, `token`? (advance_counter: the floor asked for), `seq`?, `value`?, `outside`? (true: a write or claim with a token the store never issued) |
+//! | `ok` | the same process, after the call returned | `p`, `n`, `ts`, `token`? (acquire, next_token: the token; advance_counter: the counter), `version`? (put, delete), `found`/`value`/`wtoken` (get), `released` (release), `retired` (retire: whether the scope had state to drop) |
 //! | `fail` | the same, after the call failed | `p`, `n`, `ts`, `code`, `current`? (STALE_TOKEN), `token`? (LEASE_HELD) |
 //! | `pause` / `resume` | nemesis | `p`, `ts`: `pause` is written once the process is stopped, `resume` just before `SIGCONT`, so the process was stopped for all of `[pause.ts, resume.ts]` |
 //! | `kill` | nemesis | `p`, `ts` (after `SIGKILL`, once reaped) |
@@ -38,6 +38,9 @@ pub enum OpKind {
     /// Ends the scope's life when it returns true (docs/semantics.md,
     /// "Retiring scopes").
     Retire,
+    /// Raises the counter to at least the token asked for: a jump, which
+    /// above the jump limit must be refused (docs/semantics.md, "Failover").
+    AdvanceCounter,
 }
 
 impl OpKind {
@@ -52,6 +55,7 @@ impl OpKind {
             OpKind::Release => "release",
             OpKind::NextToken => "next_token",
             OpKind::Retire => "retire",
+            OpKind::AdvanceCounter => "advance_counter",
         }
     }
 
@@ -66,6 +70,7 @@ impl OpKind {
             "release" => OpKind::Release,
             "next_token" => OpKind::NextToken,
             "retire" => OpKind::Retire,
+            "advance_counter" => OpKind::AdvanceCounter,
             _ => return None,
         })
     }
@@ -89,12 +94,15 @@ pub struct Call {
     pub token: Option<u64>,
     pub seq: Option<u64>,
     pub value: Option<String>,
+    /// A write or claim with a token from outside the store (a timestamp,
+    /// a token seen plus a jump), not one it issued.
+    pub outside: bool,
 }
 
 /// What a call returned.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Returned {
-    /// acquire, next_token: the new token.
+    /// acquire, next_token: the new token; advance_counter: the counter.
     pub token: Option<u64>,
     /// put: the entry's new version (delete: 0).
     pub version: Option<u64>,
@@ -186,6 +194,7 @@ impl Record {
                 put_opt(&mut m, "token", call.token);
                 put_opt(&mut m, "seq", call.seq);
                 put_opt(&mut m, "value", call.value.clone());
+                put_opt(&mut m, "outside", call.outside.then_some(true));
                 Value::Object(m)
             }
             Record::Ok { p, n, ts, ret } => {
@@ -264,6 +273,7 @@ impl Record {
                     token: ou("token"),
                     seq: ou("seq"),
                     value: os("value"),
+                    outside: v["outside"].as_bool().unwrap_or(false),
                 },
             },
             "ok" => Record::Ok {

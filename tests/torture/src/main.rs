@@ -7,11 +7,12 @@
 //! then a final read and the history checker. One summary line; exit 1 on
 //! any violation. See tests/torture/README.md.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use fencing::{Error, Fence, Store};
+use fencing::{Error, Fence, Store, Token};
 use fencing_torture::history::{Call, OpKind, Record, Returned, Writer};
 use fencing_torture::{checker, history, now_ns};
 
@@ -181,7 +182,8 @@ fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -
          tokens_issued={} duplicates={} retires_accepted={} retires_refused={} lives={} \
          (time={}, retires_empty={}, retires_unknown={}, accepted_writes={}, stale_rejections={}, \
          indeterminate={}, paused_past_ttl={}, paused_then_rejected={}, \
-         pauses_without_takeover={}, final_reads={}, lossy_writes={}, partition_tokens={})",
+         pauses_without_takeover={}, final_reads={}, lossy_writes={}, partition_tokens={}, \
+         jumps_accepted={}, jumps_refused={}, jumps_over_limit={}, outside_accepted={})",
         r.operations,
         r.pauses,
         r.kills,
@@ -205,6 +207,10 @@ fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -
         r.final_reads,
         r.lossy_writes,
         r.partition_tokens,
+        r.jumps_accepted,
+        r.jumps_refused,
+        r.jumps_over_limit,
+        r.outside_accepted,
     )
 }
 
@@ -790,7 +796,8 @@ fn worker(args: &[String]) -> Result<(), String> {
 
 /// The lease cycle: acquire, claim, get, put (once or twice), renew, release;
 /// one time in four the holder deletes its keys before renewing and retires
-/// the scope after releasing.
+/// the scope after releasing. One cycle in eight is instead a put with an
+/// outside token (no lease), above the last token this process acquired.
 fn lease_loop(
     s: &mut Session,
     scopes: &[String],
@@ -803,12 +810,39 @@ fn lease_loop(
     let nap = |rng: &mut Rng, max_ms: u64| {
         std::thread::sleep(Duration::from_millis(rng.below(max_ms + 1)))
     };
+    // The greatest token this process acquired, per scope.
+    let mut seen: HashMap<String, u64> = HashMap::new();
     while Instant::now() < deadline && !s.done() {
         let scope = scopes[rng.below(scopes.len() as u64) as usize].clone();
         let at = |scope: &str| Call {
             scope: scope.to_owned(),
             ..Call::default()
         };
+        // Now and then a writer with a token of its own (no lease): if
+        // accepted, it fences out the holders and the next token is above it.
+        if rng.below(8) == 0 {
+            let v = jump_from(seen.get(&scope).copied().unwrap_or(0), rng);
+            let key = KEYS[rng.below(KEYS.len() as u64) as usize];
+            let value = format!("{name}:{}", s.n + 1);
+            let fence = Fence::new(token(v)).with_seq(1);
+            let _ = s.call(
+                OpKind::Put,
+                Call {
+                    scope: scope.clone(),
+                    key: Some(key.to_owned()),
+                    token: Some(v),
+                    seq: Some(1),
+                    value: Some(value.clone()),
+                    outside: true,
+                },
+                |st, c| st.put(&c.scope, key, value.as_bytes(), &fence),
+                |r| Returned {
+                    version: Some(r.version),
+                    ..Returned::default()
+                },
+            );
+            continue;
+        }
         let lease = match s.call(
             OpKind::Acquire,
             at(&scope),
@@ -826,12 +860,15 @@ fn lease_loop(
             Err(_) => continue,
         };
         let t = lease.token;
+        let top = seen.entry(scope.clone()).or_default();
+        *top = (*top).max(t.get());
         let with_token = |key: Option<&str>, seq: Option<u64>, value: Option<String>| Call {
             scope: scope.clone(),
             key: key.map(str::to_owned),
             token: Some(t.get()),
             seq,
             value,
+            outside: false,
         };
         if s.call(
             OpKind::Claim,
@@ -934,6 +971,31 @@ fn lease_loop(
             );
         }
     }
+}
+
+/// A token for a jump (`advance_counter`) or an outside write, from the
+/// greatest token `last` this process saw in the scope: mostly a modest jump
+/// or a millisecond timestamp (about 2^41, what an outside clock hands out),
+/// sometimes far (up to 2^47: within the jump limit of 2^48 unless the
+/// scope is near it already), and now and then provably over the limit,
+/// which must be refused with INVALID_ARGUMENT (checker rule 8).
+fn jump_from(last: u64, rng: &mut Rng) -> u64 {
+    let v = match rng.below(10) {
+        0..=4 => last.saturating_add(1 + rng.below(1000)),
+        5..=6 => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_millis() as u64),
+        7..=8 => last.saturating_add(1 + rng.below(1 << 47)),
+        _ => last
+            .saturating_add(checker::OVER_LIMIT + 1)
+            .saturating_add(rng.below(1 << 40)),
+    };
+    v.min(Token::MAX.get())
+}
+
+/// `v` as a token (`jump_from` never returns 0).
+fn token(v: u64) -> Token {
+    Token::new(v).unwrap_or(Token::FIRST)
 }
 
 fn s_ttl_tenth(ttl: Duration) -> u64 {

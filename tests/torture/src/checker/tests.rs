@@ -410,12 +410,16 @@ fn a_later_life_starts_above_what_the_earlier_one_accepted() {
             after.into(),
         ])
     };
+    // The counter issues above the fence in any life, so rule 8 sees it too.
     let r = accepted_then(issue("w3.0", 1, 40, "next_token", 9));
-    assert_eq!(rules(&r), ["below-earlier-life"]);
+    assert_eq!(
+        rules(&r),
+        ["below-earlier-life", "issued-not-above-accepted"]
+    );
     assert_eq!(r.duplicates, 0);
     assert_eq!(
         rules(&accepted_then(issue("w3.0", 1, 40, "acquire", 5))),
-        ["below-earlier-life"]
+        ["below-earlier-life", "issued-not-above-accepted"]
     );
     assert_eq!(
         accepted_then(issue("w3.0", 1, 40, "next_token", 10)).violations,
@@ -569,14 +573,19 @@ fn a_lossy_failover_excuses_lost_writes_but_not_reissued_tokens() {
     let r = across_a_failover(true, 1 << 40, Some(("one", 1)));
     assert_eq!(r.violations, vec![]);
     assert_eq!((r.failovers, r.lossy_writes, r.partition_tokens), (1, 1, 1));
-    // Without the step: token 2 handed out twice, whatever the window says.
+    // Without the step: token 2 handed out twice, whatever the window says
+    // (and not above the put accepted with 2: rule 8).
     let r = across_a_failover(true, 2, Some(("one", 1)));
-    assert_eq!(rules(&r), ["duplicate-token"]);
+    assert_eq!(rules(&r), ["duplicate-token", "issued-not-above-accepted"]);
     assert_eq!(r.duplicates, 1);
     // Token 2 again, or an older one, after token 2 was told: not increasing.
     assert_eq!(
         rules(&across_a_failover(true, 1, Some(("one", 1)))),
-        ["duplicate-token", "token-not-increasing"]
+        [
+            "duplicate-token",
+            "issued-not-above-accepted",
+            "token-not-increasing"
+        ]
     );
     // Synchronous (not lossy): token 2 came back while the standby was
     // cut off, and its acknowledged write must survive.
@@ -609,4 +618,209 @@ fn a_synchronous_failover_returns_no_token_while_the_standby_is_cut_off() {
         (r.failovers, r.partition_tokens, r.indeterminate),
         (1, 0, 1)
     );
+}
+
+// ----- jumps and outside tokens (rule 8) -----
+
+/// `op` ("advance_counter" or "claim") on "x" with token `v`, invoked at
+/// `ts`, completed at `ts + 1` with `outcome`: `ok` (an advance returns
+/// `max(v, counter)` as `counter`), a failure code, or `""` (no outcome).
+fn jump(p: &str, n: u64, ts: u64, op: &str, v: u64, outcome: &str, counter: u64) -> Vec<String> {
+    let outside = if op == "advance_counter" {
+        ""
+    } else {
+        r#","outside":true"#
+    };
+    let mut lines = vec![format!(
+        r#"{{"ev":"invoke","p":"{p}","n":{n},"ts":{ts},"op":"{op}","scope":"x","token":{v}{outside}}}"#
+    )];
+    let done = ts + 1;
+    match outcome {
+        "" => {}
+        "ok" if op == "advance_counter" => lines.push(format!(
+            r#"{{"ev":"ok","p":"{p}","n":{n},"ts":{done},"token":{counter}}}"#
+        )),
+        "ok" => lines.push(format!(r#"{{"ev":"ok","p":"{p}","n":{n},"ts":{done}}}"#)),
+        code => lines.push(format!(
+            r#"{{"ev":"fail","p":"{p}","n":{n},"ts":{done},"code":"{code}"}}"#
+        )),
+    }
+    lines
+}
+
+#[test]
+fn a_token_issued_after_a_jump_is_above_it() {
+    let after = |op: &str, issued: u64, at: u64| {
+        history(vec![
+            issue("w1.0", 1, 10, "next_token", 1).into(),
+            jump("w1.0", 2, 20, op, 1000, "ok", 1000),
+            issue("w2.0", 1, at, "next_token", issued).into(),
+        ])
+    };
+    for op in ["advance_counter", "claim"] {
+        let r = after(op, 1001, 30);
+        assert_eq!(r.violations, vec![], "{op}");
+        assert_eq!(rules(&after(op, 1000, 30)), ["issued-not-above-accepted"]);
+        assert_eq!(rules(&after(op, 2, 30)), ["issued-not-above-accepted"]);
+        // Invoked before the jump returned: either order is possible.
+        assert_eq!(after(op, 2, 21).violations, vec![], "{op}");
+    }
+    let r = after("advance_counter", 1001, 30);
+    assert_eq!((r.jumps_accepted, r.outside_accepted), (1, 0));
+    let r = after("claim", 1001, 30);
+    assert_eq!((r.jumps_accepted, r.outside_accepted), (0, 1));
+    // An advance that returned a counter above its floor: above the counter.
+    let r = history(vec![
+        jump("w1.0", 1, 10, "advance_counter", 3, "ok", 50),
+        issue("w2.0", 1, 20, "acquire", 50).into(),
+    ]);
+    assert_eq!(rules(&r), ["issued-not-above-accepted"]);
+}
+
+#[test]
+fn a_jump_over_the_limit_must_be_refused() {
+    let over = 5 + OVER_LIMIT + 1;
+    let jump_after_5 = |op: &str, v: u64, outcome: &str, failover: Option<(u64, u64)>| {
+        let mut parts = vec![issue("w1.0", 1, 10, "next_token", 5).to_vec()];
+        if let Some((ts, end)) = failover {
+            parts.push(vec![format!(
+                r#"{{"ev":"failover","from":1,"cut":2,"ts":{ts},"end":{end},"lossy":true,"step":false}}"#
+            )]);
+        }
+        parts.push(jump("w2.0", 1, 30, op, v, outcome, v));
+        history(parts)
+    };
+    for op in ["advance_counter", "claim"] {
+        let r = jump_after_5(op, over, "ok", None);
+        assert_eq!(rules(&r), ["jump-over-limit-accepted"], "{op}");
+        let r = jump_after_5(op, over, "INVALID_ARGUMENT", None);
+        assert_eq!(r.violations, vec![], "{op}");
+        assert_eq!((r.jumps_refused, r.jumps_over_limit), (1, 1));
+        // Within 2^48 + 2^40 of a token issued: maybe inside the limit.
+        assert_eq!(jump_after_5(op, over - 1, "ok", None).violations, vec![]);
+        // A failover between the token and the jump: its steps moved the
+        // limit, and the token no longer bounds it.
+        assert_eq!(
+            jump_after_5(op, over, "ok", Some((15, 25))).violations,
+            vec![]
+        );
+        // One before the token was issued leaves it a bound.
+        assert_eq!(
+            rules(&jump_after_5(op, over, "ok", Some((1, 2)))),
+            ["jump-over-limit-accepted"]
+        );
+    }
+    // A store whose jumps are unbounded accepts it.
+    let meta = r#"{"ev":"meta","url":"sqlite:x.db?jumps=unbounded","eager":true,"ttl_ms":1}"#;
+    let mut all = vec![meta.to_owned()];
+    all.extend(issue("w1.0", 1, 10, "next_token", 5));
+    all.extend(jump("w2.0", 1, 30, "advance_counter", over, "ok", over));
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    assert_eq!(run(&lines(&refs)).violations, vec![]);
+}
+
+#[test]
+fn a_refused_jump_changes_nothing() {
+    let over = 5 + OVER_LIMIT + 1;
+    // The jump refused, then what the store tells: a token, a fence.
+    let refused_then = |seen: Vec<String>, other: Vec<String>| {
+        history(vec![
+            issue("w1.0", 1, 10, "next_token", 5).to_vec(),
+            jump(
+                "w2.0",
+                1,
+                20,
+                "advance_counter",
+                over,
+                "INVALID_ARGUMENT",
+                0,
+            ),
+            other,
+            seen,
+        ])
+    };
+    let next = |t: u64| issue("w3.0", 1, 40, "next_token", t).to_vec();
+    assert_eq!(refused_then(next(6), vec![]).violations, vec![]);
+    assert_eq!(
+        rules(&refused_then(next(over + 1), vec![])),
+        ["refused-jump-took-effect"]
+    );
+    let stale = vec![
+        r#"{"ev":"invoke","p":"w3.0","n":1,"ts":40,"op":"claim","scope":"x","token":6}"#.to_owned(),
+        format!(
+            r#"{{"ev":"fail","p":"w3.0","n":1,"ts":41,"code":"STALE_TOKEN","current":{over}}}"#
+        ),
+    ];
+    assert_eq!(
+        rules(&refused_then(stale, vec![])),
+        ["refused-jump-took-effect"]
+    );
+    // Explained by another jump that may have taken effect (its process
+    // killed mid-call; whether it should have been refused is not known).
+    let killed = jump("w4.0", 1, 25, "advance_counter", over, "", 0);
+    assert_eq!(refused_then(next(over + 1), killed).violations, vec![]);
+    // After a failover's crash the step may move everything anywhere.
+    let failover = vec![
+        r#"{"ev":"failover","from":30,"cut":31,"ts":32,"end":35,"lossy":true,"step":false}"#
+            .to_owned(),
+    ];
+    assert_eq!(refused_then(next(over + 1), failover).violations, vec![]);
+}
+
+#[test]
+fn nothing_from_before_a_failover_is_accepted_after_it() {
+    let across = |v: u64, invoke: u64, outcome: &str| {
+        history(vec![
+            jump("w1.0", 1, 10, "claim", 900, "ok", 0),
+            vec![
+                r#"{"ev":"failover","from":5,"cut":12,"ts":15,"end":30,"lossy":true,"step":false}"#
+                    .to_owned(),
+            ],
+            jump("w2.0", 1, invoke, "claim", v, outcome, 0),
+        ])
+    };
+    assert_eq!(across(900, 40, "STALE_TOKEN").violations, vec![]);
+    assert_eq!(rules(&across(900, 40, "ok")), ["accepted-across-failover"]);
+    // An advance_counter before the crash counts too (w2's claim is below
+    // what w1 was told, so rule 3 does not see it).
+    let r = history(vec![
+        jump("w1.0", 1, 10, "advance_counter", 900, "ok", 900),
+        vec![
+            r#"{"ev":"failover","from":5,"cut":12,"ts":15,"end":30,"lossy":true,"step":false}"#
+                .to_owned(),
+        ],
+        jump("w2.0", 1, 40, "claim", 800, "ok", 0),
+    ]);
+    assert_eq!(rules(&r), ["accepted-across-failover"]);
+    // Above everything known before the crash: nothing to say.
+    assert_eq!(across(901, 40, "ok").violations, vec![]);
+    // Invoked before the new primary opened: not known to be after it.
+    assert_eq!(across(900, 20, "ok").violations, vec![]);
+}
+
+#[test]
+fn a_later_life_starts_above_an_advanced_counter() {
+    // The counter advanced to 50 is the floor: a claim with 45 in the next
+    // life is below it.
+    let r = history(vec![
+        issue("w1.0", 1, 10, "next_token", 1).into(),
+        jump("w1.0", 2, 20, "advance_counter", 50, "ok", 50),
+        retire("w2.0", 1, 30, 31, "true"),
+        jump("w3.0", 1, 40, "claim", 45, "ok", 0),
+    ]);
+    assert_eq!(rules(&r), ["below-earlier-life"]);
+}
+
+#[test]
+fn jump_records_round_trip() {
+    for line in [
+        r#"{"ev":"invoke","p":"w1.0","n":1,"ts":10,"op":"advance_counter","scope":"x","token":7}"#,
+        r#"{"ev":"invoke","p":"w1.0","n":2,"ts":12,"op":"put","scope":"x","key":"a","token":9,"seq":1,"value":"v","outside":true}"#,
+    ] {
+        let r = history::Record::parse(line).unwrap();
+        assert_eq!(
+            r.to_json(),
+            serde_json::from_str::<serde_json::Value>(line).unwrap()
+        );
+    }
 }
