@@ -303,3 +303,32 @@ fn processes_racing_the_first_write_after_a_restore_step_once() {
     // leave a gap of 2^48).
     assert_eq!(tokens[3] - tokens[0], 3, "{tokens:?}");
 }
+
+/// Two backups of one history, restored one after the other: the second
+/// (newer than the first, older than the store) holds tokens the first's
+/// restore stepped past but its own history never reached.
+#[test]
+fn a_newer_backup_restored_after_an_older_one_is_stepped_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let (first, second) = (dir.path().join("b1.db"), dir.path().join("b2.db"));
+    let store = open(&path);
+    store.next_token("job").unwrap();
+    snapshot(&path, &first);
+    for _ in 0..5 {
+        store.next_token("job").unwrap();
+    }
+    snapshot(&path, &second);
+    let lost = store.next_token("job").unwrap();
+    store.close();
+
+    std::fs::copy(&first, &path).unwrap();
+    let after_first = open(&path);
+    assert!(after_first.next_token("job").unwrap() > lost);
+    after_first.close();
+
+    std::fs::copy(&second, &path).unwrap();
+    let after_second = open(&path);
+    let next = after_second.next_token("job").unwrap();
+    assert!(next > lost, "token {next} again after {lost}");
+}

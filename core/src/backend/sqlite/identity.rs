@@ -18,7 +18,7 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use super::sidecar::{Record, Sidecar};
-use super::{backend, run, stored};
+use super::{backend, run, sql, stored};
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::rules::jump_limit;
 
@@ -104,6 +104,7 @@ pub(super) fn enter(
     };
     let here = identity(path)?;
     let old = sidecar.read()?;
+    let mut gen = file.gen + 1;
     if restored(&file, here, old.as_ref()) {
         // A file renamed over this handle's looks like a restore from here:
         // this connection is the one that is out of date.
@@ -112,10 +113,16 @@ pub(super) fn enter(
         }
         step(tx, old.map_or(0, |r| r.mark))?;
         record(tx, path)?;
+        // Past every number the lost history used, so that any other copy
+        // of it, a newer backup included, is behind the sidecar too.
+        gen = gen.max(old.map_or(0, |r| r.gen) + 1);
+        tx.prepare_cached("UPDATE fencing_file SET gen = ?1 WHERE id = 1")
+            .and_then(|mut s| s.execute([sql(gen)]))
+            .map_err(backend)?;
     }
     Ok(Pending {
         store_id: file.store_id,
-        gen: file.gen + 1,
+        gen,
         old,
     })
 }
