@@ -70,10 +70,19 @@ pub(super) fn identity(path: &Path) -> Result<(u64, u64)> {
     }
 }
 
-/// Records the identity of the file at `path` as the store's own (the open
-/// that creates or upgrades it, and the step).
-pub(super) fn record(tx: &Connection, path: &Path) -> Result<()> {
-    let (dev, ino) = identity(path)?;
+/// The identity of the file a new connection has open: the one at its path,
+/// unless that was replaced while the connection opened.
+pub(super) fn opened(conn: &Connection, path: &Path) -> Result<(u64, u64)> {
+    let at = identity(path)?;
+    if has_moved(conn)? {
+        return Err(moved(path));
+    }
+    Ok(at)
+}
+
+/// Records `(dev, ino)` as the file the store lives in (the open that
+/// creates or upgrades it, and the step).
+pub(super) fn record(tx: &Connection, (dev, ino): (u64, u64)) -> Result<()> {
     tx.prepare_cached("UPDATE fencing_file SET dev = ?1, ino = ?2 WHERE id = 1")
         .and_then(|mut s| s.execute([dev as i64, ino as i64]))
         .map(drop)
@@ -81,18 +90,20 @@ pub(super) fn record(tx: &Connection, path: &Path) -> Result<()> {
 }
 
 /// Starts a library write transaction (docs/semantics.md, "SQLite file
-/// identity"); `step` is the failover step, given the sidecar's mark.
+/// identity") on a connection to the file `here` ([`opened`]); `step` is the
+/// failover step, given the sidecar's mark. Whether that file is still the
+/// one at `path` is [`commit`]'s question.
 pub(super) fn enter(
     tx: &Connection,
     path: &Path,
+    here: (u64, u64),
     sidecar: &Sidecar,
     step: impl FnOnce(&Connection, u64) -> Result<u64>,
 ) -> Result<Pending> {
+    // A plain read and write: `UPDATE ... RETURNING` fills a temporary
+    // table on every call, which cost more than the rest of a put.
     let (store_id, dev, ino, gen): (Vec<u8>, Option<i64>, Option<i64>, i64) = tx
-        .prepare_cached(
-            "UPDATE fencing_file SET gen = gen + 1 WHERE id = 1 \
-             RETURNING store_id, dev, ino, gen - 1",
-        )
+        .prepare_cached("SELECT store_id, dev, ino, gen FROM fencing_file WHERE id = 1")
         .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))))
         .map_err(backend)?;
     let file = Recorded {
@@ -102,7 +113,6 @@ pub(super) fn enter(
         at: dev.zip(ino).map(|(d, i)| (d as u64, i as u64)),
         gen: stored(gen)?,
     };
-    let here = identity(path)?;
     let old = sidecar.read()?;
     let mut gen = file.gen + 1;
     if restored(&file, here, old.as_ref()) {
@@ -112,13 +122,10 @@ pub(super) fn enter(
             return Err(moved(path));
         }
         step(tx, old.map_or(0, |r| r.mark))?;
-        record(tx, path)?;
+        record(tx, here)?;
         // Past every number the lost history used, so that any other copy
         // of it, a newer backup included, is behind the sidecar too.
         gen = gen.max(old.map_or(0, |r| r.gen) + 1);
-        tx.prepare_cached("UPDATE fencing_file SET gen = ?1 WHERE id = 1")
-            .and_then(|mut s| s.execute([sql(gen)]))
-            .map_err(backend)?;
     }
     Ok(Pending {
         store_id: file.store_id,
@@ -135,6 +142,11 @@ pub(super) fn commit(
     sidecar: &Sidecar,
     pending: Pending,
 ) -> Result<()> {
+    // Here rather than in `enter`: an operation refused (a stale write)
+    // rolls back without having written anything.
+    tx.prepare_cached("UPDATE fencing_file SET gen = ?1 WHERE id = 1")
+        .and_then(|mut s| s.execute([sql(pending.gen)]))
+        .map_err(backend)?;
     let (ceiling, base, room): (i64, i64, i64) = tx
         .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
         .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))

@@ -66,6 +66,9 @@ pub(super) fn sql_files() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
+/// Prepared statements kept per connection (`Settings::connect`).
+const STATEMENT_CACHE: usize = 64;
+
 /// How often a waiting `acquire_wait` looks again; other processes cannot
 /// wake it, so it sleeps in short steps rather than spinning.
 const POLL: Duration = Duration::from_millis(10);
@@ -82,17 +85,20 @@ pub(crate) struct Sqlite {
 struct Owned {
     /// Always `Some` until dropped.
     conn: Option<Connection>,
+    /// The (st_dev, st_ino) of the file the connection has open.
+    at: (u64, u64),
     sidecar: Sidecar,
     pid: u32,
 }
 
 impl Owned {
-    fn new(conn: Connection, sidecar: Sidecar) -> Owned {
-        Owned {
+    fn new(conn: Connection, path: &Path) -> Result<Owned> {
+        Ok(Owned {
+            at: identity::opened(&conn, path)?,
+            sidecar: Sidecar::open(path)?,
             conn: Some(conn),
-            sidecar,
             pid: std::process::id(),
-        }
+        })
     }
 
     fn inherited(&self) -> bool {
@@ -134,6 +140,10 @@ impl Settings {
             ));
         }
         conn.busy_timeout(self.busy_timeout).map_err(backend)?;
+        // Every statement of the busiest transactions stays prepared: past
+        // rusqlite's default of 16 the least recently used one is parsed
+        // again, which costs more than the rest of a put on a fast disk.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let sync = match self.synchronous {
             Synchronous::Full => "FULL",
             Synchronous::Normal => "NORMAL",
@@ -215,9 +225,8 @@ impl Sqlite {
             )
             .map_err(backend)?;
         }
-        let sidecar = Sidecar::open(path)?;
         Ok(Sqlite {
-            conn: Mutex::new(Some(Owned::new(conn, sidecar))),
+            conn: Mutex::new(Some(Owned::new(conn, path)?)),
             settings,
             clock,
             mode,
@@ -237,7 +246,7 @@ impl Sqlite {
         })?;
         if guard.as_ref().is_some_and(Owned::inherited) {
             let conn = self.settings.connect()?;
-            *guard = Some(Owned::new(conn, Sidecar::open(&self.settings.path)?));
+            *guard = Some(Owned::new(conn, &self.settings.path)?);
         }
         Ok(guard)
     }
@@ -252,7 +261,7 @@ impl Sqlite {
         let conn = owned.conn.as_ref().ok_or(Error::Closed)?;
         let path = &self.settings.path;
         run(conn, "BEGIN IMMEDIATE")?;
-        let out = identity::enter(conn, path, &owned.sidecar, step).and_then(|pending| {
+        let out = identity::enter(conn, path, owned.at, &owned.sidecar, step).and_then(|pending| {
             let out = f(conn)?;
             identity::commit(conn, path, &owned.sidecar, pending).map(|()| out)
         });
@@ -495,7 +504,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
     if version < IDENTITY {
         // The store starts (or, upgraded, starts being watched) in this
         // file: its first write finds itself at home (identity::restored).
-        identity::record(&tx, path)?;
+        identity::record(&tx, identity::identity(path)?)?;
     }
     install_check(&tx, &check, &ours, installed)?;
     tx.commit().map_err(backend)
