@@ -304,3 +304,45 @@ fn a_loss_found_only_at_release_ends_the_run_with_lease_lost() {
     // The other holder's lease is untouched.
     assert_eq!(env.status("job")["lease"]["holder"], "other");
 }
+
+/// The store's file deleted under a running holder (issue: it kept renewing
+/// the deleted file, exited 0 "held through the work", and the next acquire
+/// got token 1 again): its renewals fail, the lease is lost within the TTL,
+/// the command is stopped and fencing exits 15; the next holder's token is
+/// newer.
+#[test]
+fn a_holder_whose_store_file_is_deleted_stops_its_command_and_exits_15() {
+    let env = Env::new();
+    let script = "echo $$ > child.pid; echo \"$FENCING_TOKEN\" > token; exec sleep 300";
+    let child = env
+        .cmd([
+            "run", "job", "--ttl", "3s", "--grace", "30s", "--", "sh", "-c", script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fencing = child.id() as i32;
+    let mut reaper = Reaper(vec![fencing]);
+    wait_until("the command started", || {
+        read_number(&env, "child.pid").is_some()
+    });
+    let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
+    reaper.0.push(cmd_pid);
+    let first = read_number(&env, "token").unwrap();
+
+    for file in ["store.db", "store.db-wal", "store.db-shm"] {
+        let _ = std::fs::remove_file(env.path(file));
+    }
+    let out = finish(child, LIMIT);
+
+    assert_eq!(out.code, 15, "{out:?}");
+    assert!(out.stderr.contains("fencing: LEASE_LOST: "), "{out:?}");
+    assert!(out.stderr.contains("killed by SIGTERM"), "{out:?}");
+    assert!(is_gone(cmd_pid), "the command still runs");
+
+    let again = env.run(["acquire", "job", "--ttl", "5s"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    let second: i64 = again.text().trim().parse().unwrap();
+    assert!(second > first, "token {second} again after {first}");
+}

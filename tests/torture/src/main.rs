@@ -3,7 +3,8 @@
 //! pauses them past their TTL (SIGSTOP/SIGCONT), kills them (SIGKILL, then
 //! respawns) and, with `--pg-dir`, crashes and restarts the PostgreSQL server,
 //! or, with `--replicas`, fails a replicated one over (partition a standby,
-//! crash the primary, promote the standby, rejoin the old primary);
+//! crash the primary, promote the standby, rejoin the old primary), or, on
+//! SQLite, puts an older snapshot of the store's file back at its path;
 //! then a final read and the history checker. One summary line; exit 1 on
 //! any violation. See tests/torture/README.md.
 
@@ -18,6 +19,7 @@ use fencing_torture::{checker, history, now_ns};
 
 mod churn;
 mod failover;
+mod file;
 
 const USAGE: &str = "usage: torture [--url URL] [--workers N] [--scopes M] [--duration 60s] \
 [--max-ops N] [--ttl-ms MS] [--churn N] [--churn-scopes K] [--history FILE] [--pg-dir DIR] \
@@ -155,7 +157,7 @@ fn check_file(args: &[String]) -> Result<bool, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let report = checker::check(&history::parse(&text)?);
     print_violations(&report);
-    println!("{}", summary_line("check", None, &report));
+    println!("{}", summary_line("check", None, &report, None));
     Ok(report.violations.is_empty())
 }
 
@@ -176,9 +178,18 @@ fn print_violations(report: &checker::Report) {
     }
 }
 
-fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -> String {
+/// `files`: the file replacements of this run, recorded as failovers (`None`
+/// when re-checking a history, which cannot tell them apart).
+fn summary_line(
+    backend: &str,
+    elapsed: Option<Duration>,
+    r: &checker::Report,
+    files: Option<u32>,
+) -> String {
+    let failovers = r.failovers - u64::from(files.unwrap_or(0));
+    let files = files.map_or(String::new(), |n| format!(" file_replacements={n}"));
     format!(
-        "torture: backend={backend} operations={} pauses={} kills={} restarts={} failovers={} violations={} \
+        "torture: backend={backend} operations={} pauses={} kills={} restarts={} failovers={failovers}{files} violations={} \
          tokens_issued={} duplicates={} retires_accepted={} retires_refused={} lives={} \
          (time={}, retires_empty={}, retires_unknown={}, accepted_writes={}, stale_rejections={}, \
          indeterminate={}, paused_past_ttl={}, paused_then_rejected={}, \
@@ -188,7 +199,6 @@ fn summary_line(backend: &str, elapsed: Option<Duration>, r: &checker::Report) -
         r.pauses,
         r.kills,
         r.restarts,
-        r.failovers,
         r.violations.len(),
         r.tokens_issued,
         r.duplicates,
@@ -308,6 +318,31 @@ fn spawn(
     })
 }
 
+/// Kills a worker (paused or not) and records it.
+fn kill(w: &mut Worker, log: &mut Writer) -> Result<(), String> {
+    let name = w.name();
+    let was_paused = w.paused_until.take().is_some();
+    let _ = w.child.kill();
+    let _ = w.child.wait();
+    if was_paused {
+        // It never resumes: close its pause at the kill.
+        append(
+            log,
+            &Record::Resume {
+                p: name.clone(),
+                ts: now_ns(),
+            },
+        )?;
+    }
+    append(
+        log,
+        &Record::Kill {
+            p: name,
+            ts: now_ns(),
+        },
+    )
+}
+
 fn signal(child: &Child, sig: libc::c_int) {
     if let Ok(pid) = libc::pid_t::try_from(child.id()) {
         // SAFETY: kill(2) on our own child's pid.
@@ -411,6 +446,12 @@ fn run(o: &Options) -> Result<bool, String> {
         .map(|dir| failover::Replicas::new(dir, o.failover_step))
         .transpose()?;
     let mut failovers_done = 0;
+    // SQLite's file replaced by an older snapshot (src/file.rs).
+    let mut files = if o.nemesis && o.pg_dir.is_none() && o.replicas.is_none() {
+        file::FileNemesis::new(&url, started, o.duration)
+    } else {
+        None
+    };
     // Failover k at (2k+1)/(2N+1) of the run, or once the previous one's
     // rejoin is over (each takes several seconds): the last one leaves the
     // workers some time on the new primary.
@@ -477,6 +518,20 @@ fn run(o: &Options) -> Result<bool, String> {
                 continue;
             }
         }
+        if let Some(f) = files.as_mut() {
+            if let file::Due::Restore = f.tick()? {
+                // Nothing may run while the file is put back (docs/sqlite.md).
+                for w in &mut crew.0 {
+                    kill(w, &mut log)?;
+                }
+                f.restore(&mut log)?;
+                for w in &mut crew.0 {
+                    let (id, role, inc) = (w.id, w.role, w.incarnation + 1);
+                    *w = spawn(&plan, id, role, inc, rng.next())?;
+                }
+                continue;
+            }
+        }
         if !o.nemesis || now < next_action {
             continue;
         }
@@ -506,28 +561,8 @@ fn run(o: &Options) -> Result<bool, String> {
             }
             // Kill (paused or not) and respawn.
             6..=8 => {
-                let w = &mut crew.0[i];
-                let name = w.name();
-                let was_paused = w.paused_until.is_some();
-                let _ = w.child.kill();
-                let _ = w.child.wait();
-                if was_paused {
-                    // It never resumes: close its pause at the kill.
-                    append(
-                        &mut log,
-                        &Record::Resume {
-                            p: name.clone(),
-                            ts: now_ns(),
-                        },
-                    )?;
-                }
-                append(
-                    &mut log,
-                    &Record::Kill {
-                        p: name,
-                        ts: now_ns(),
-                    },
-                )?;
+                kill(&mut crew.0[i], &mut log)?;
+                let w = &crew.0[i];
                 let (id, role, inc) = (w.id, w.role, w.incarnation + 1);
                 crew.0[i] = spawn(&plan, id, role, inc, rng.next())?;
             }
@@ -639,7 +674,12 @@ fn run(o: &Options) -> Result<bool, String> {
     }
     println!(
         "{}",
-        summary_line(backend_name(&url), Some(started.elapsed()), &report)
+        summary_line(
+            backend_name(&url),
+            Some(started.elapsed()),
+            &report,
+            files.as_ref().map(|f| f.done)
+        )
     );
     if replicas.is_some() && o.nemesis && failovers_done < o.failovers {
         return Err(format!(

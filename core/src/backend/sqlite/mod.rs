@@ -30,18 +30,25 @@ use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
 
 mod failure;
+mod identity;
 mod newer;
 mod schema;
+mod sidecar;
+
+use sidecar::Sidecar;
 
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
 /// table of the development builds, squashed: a file below it was written
 /// before the squash and is refused. Each later file moves tables and data.
-const MIGRATIONS: [(i64, &str); 3] = [
+const MIGRATIONS: [(i64, &str); 4] = [
     (4, include_str!("tables.sql")),
     (5, include_str!("v5.sql")),
     (6, include_str!("v6.sql")),
+    (7, include_str!("v7.sql")),
 ];
 const FIRST: i64 = MIGRATIONS[0].0;
+/// The version that records the file the store lives in (`identity`).
+const IDENTITY: i64 = 7;
 /// The schema this build writes; files from a newer build are refused.
 const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
 
@@ -55,9 +62,13 @@ pub(super) fn sql_files() -> Vec<(&'static str, &'static str)> {
         ("sqlite/tables.sql", MIGRATIONS[0].1),
         ("sqlite/v5.sql", MIGRATIONS[1].1),
         ("sqlite/v6.sql", MIGRATIONS[2].1),
+        ("sqlite/v7.sql", MIGRATIONS[3].1),
         ("sqlite/check.sql", CHECK),
     ]
 }
+
+/// Prepared statements kept per connection (`Settings::connect`).
+const STATEMENT_CACHE: usize = 64;
 
 /// How often a waiting `acquire_wait` looks again; other processes cannot
 /// wake it, so it sleeps in short steps rather than spinning.
@@ -71,19 +82,24 @@ pub(crate) struct Sqlite {
     mode: Mode,
 }
 
-/// A connection and the process that opened it.
+/// A connection, the store's sidecar and the process that opened them.
 struct Owned {
     /// Always `Some` until dropped.
     conn: Option<Connection>,
+    /// The (st_dev, st_ino) of the file the connection has open.
+    at: (u64, u64),
+    sidecar: Sidecar,
     pid: u32,
 }
 
 impl Owned {
-    fn new(conn: Connection) -> Owned {
-        Owned {
+    fn new(conn: Connection, path: &Path) -> Result<Owned> {
+        Ok(Owned {
+            at: identity::opened(&conn, path)?,
+            sidecar: Sidecar::open(path)?,
             conn: Some(conn),
             pid: std::process::id(),
-        }
+        })
     }
 
     fn inherited(&self) -> bool {
@@ -128,6 +144,10 @@ impl Settings {
             ));
         }
         conn.busy_timeout(self.busy_timeout).map_err(backend)?;
+        // Every statement of the busiest transactions stays prepared: past
+        // rusqlite's default of 16 the least recently used one is parsed
+        // again, which costs more than the rest of a put on a fast disk.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         let sync = match self.synchronous {
             Synchronous::Full => "FULL",
             Synchronous::Normal => "NORMAL",
@@ -210,7 +230,7 @@ impl Sqlite {
             .map_err(backend)?;
         }
         Ok(Sqlite {
-            conn: Mutex::new(Some(Owned::new(conn))),
+            conn: Mutex::new(Some(Owned::new(conn, path)?)),
             settings,
             clock,
             mode,
@@ -229,36 +249,50 @@ impl Sqlite {
             )
         })?;
         if guard.as_ref().is_some_and(Owned::inherited) {
-            *guard = Some(Owned::new(self.settings.connect()?));
+            let conn = self.settings.connect()?;
+            *guard = Some(Owned::new(conn, &self.settings.path)?);
         }
         Ok(guard)
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits only on `Ok`.
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction; commits only on `Ok`,
+    /// and only to the file at the store's path, after the failover step if
+    /// that file holds a restored or copied history (`identity`;
+    /// docs/semantics.md, "SQLite file identity").
     fn write_tx<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.in_tx("BEGIN IMMEDIATE", |tx| {
-            newer::refuse_if_newer(tx).and_then(|()| f(tx))
-        })
+        let guard = self.conn()?;
+        let owned = guard.as_ref().ok_or(Error::Closed)?;
+        let conn = owned.conn.as_ref().ok_or(Error::Closed)?;
+        let path = &self.settings.path;
+        run(conn, "BEGIN IMMEDIATE")?;
+        // A build older than the file's schema writes nothing; then the
+        // file's identity, before the operation.
+        let out = newer::refuse_if_newer(conn)
+            .and_then(|()| identity::enter(conn, path, owned.at, &owned.sidecar, step))
+            .and_then(|pending| {
+                let out = f(conn)?;
+                identity::commit(conn, path, &owned.sidecar, pending).map(|()| out)
+            });
+        if out.is_err() && !conn.is_autocommit() {
+            // Nothing of a failed operation may stay behind.
+            let _ = run(conn, "ROLLBACK");
+        }
+        out
     }
 
-    /// Runs `f` on one consistent snapshot, changing nothing.
+    /// Runs `f` on one consistent snapshot, changing nothing. Transaction
+    /// control through cached statements: rusqlite's `Transaction` parses
+    /// `BEGIN` and `COMMIT` anew on every call, which shows in the cost of a
+    /// single fenced write.
     fn read_tx<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.in_tx("BEGIN DEFERRED", f)
-    }
-
-    /// Transaction control through cached statements: rusqlite's
-    /// `Transaction` parses `BEGIN` and `COMMIT` anew on every call, which
-    /// shows in the cost of a single fenced write.
-    fn in_tx<T>(&self, begin: &str, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let guard = self.conn()?;
         let conn = guard
             .as_ref()
             .and_then(|o| o.conn.as_ref())
             .ok_or(Error::Closed)?;
-        run(conn, begin)?;
+        run(conn, "BEGIN DEFERRED")?;
         let out = f(conn).and_then(|out| run(conn, "COMMIT").map(|()| out));
         if out.is_err() && !conn.is_autocommit() {
-            // Nothing of a failed operation may stay behind.
             let _ = run(conn, "ROLLBACK");
         }
         out
@@ -513,6 +547,11 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         tx.execute_batch(&fill(migration)).map_err(backend)?;
         tx.pragma_update(None, "user_version", v).map_err(backend)?;
     }
+    if version < IDENTITY {
+        // The store starts (or, upgraded, starts being watched) in this
+        // file: its first write finds itself at home (identity::restored).
+        identity::record(&tx, identity::identity(path)?)?;
+    }
     install_check(&tx, &check, &ours, installed)?;
     tx.commit().map_err(backend)
 }
@@ -598,6 +637,34 @@ fn cover(tx: &Connection, value: u64) -> Result<()> {
         set_ceiling(tx, raised)?;
     }
     Ok(())
+}
+
+/// The failover step (docs/semantics.md, "Failover") in the transaction
+/// `tx`: every scope, floor and the ceiling to the base, 2^40 above the
+/// greater of the jump limit, the ceiling and `at_least` (the sidecar's mark
+/// when a restored file takes the step: "SQLite file identity"). Returns the
+/// base.
+fn step(tx: &Connection, at_least: u64) -> Result<u64> {
+    let ceiling = ceiling(tx)?;
+    let base = failover_base(ceiling.max(at_least), jump_limit_of(tx)?);
+    let scopes: Vec<String> = tx
+        .prepare_cached("SELECT scope FROM fencing_scopes")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(backend)?;
+    for scope in &scopes {
+        if let Some(mut core) = load_scope(tx, scope)? {
+            core.fail_over(base);
+            save_scope(tx, scope, &core)?;
+        }
+    }
+    for bucket in 0..FLOOR_BUCKETS {
+        set_floor(tx, bucket, base)?;
+    }
+    set_ceiling(tx, ceiling_covering(ceiling, base))?;
+    tx.prepare_cached("UPDATE fencing_ceiling SET base = ?1 WHERE id = 1")
+        .and_then(|mut s| s.execute([sql(base)]))
+        .map_err(backend)?;
+    Ok(base)
 }
 
 fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
@@ -896,28 +963,7 @@ impl Backend for Sqlite {
     }
 
     fn failover(&self) -> Result<u64> {
-        self.write_tx(|tx| {
-            let ceiling = ceiling(tx)?;
-            let base = failover_base(ceiling, jump_limit_of(tx)?);
-            let scopes: Vec<String> = tx
-                .prepare_cached("SELECT scope FROM fencing_scopes")
-                .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-                .map_err(backend)?;
-            for scope in &scopes {
-                if let Some(mut core) = load_scope(tx, scope)? {
-                    core.fail_over(base);
-                    save_scope(tx, scope, &core)?;
-                }
-            }
-            for bucket in 0..FLOOR_BUCKETS {
-                set_floor(tx, bucket, base)?;
-            }
-            set_ceiling(tx, ceiling_covering(ceiling, base))?;
-            tx.prepare_cached("UPDATE fencing_ceiling SET base = ?1 WHERE id = 1")
-                .and_then(|mut s| s.execute([sql(base)]))
-                .map_err(backend)?;
-            Ok(base)
-        })
+        self.write_tx(|tx| step(tx, 0))
     }
 
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {

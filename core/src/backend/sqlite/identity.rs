@@ -1,0 +1,248 @@
+//! The file is the store (docs/semantics.md, "SQLite file identity"): every
+//! library write transaction starts by asking whether the file at the path
+//! holds the latest state of this store, and ends by checking that its
+//! connection still writes the file at the path.
+//!
+//! - [`enter`], right after `BEGIN IMMEDIATE` (under the write lock): bumps
+//!   the file's transaction number and compares the file's record (its id,
+//!   the file it was last written in, that number) with the file at the path
+//!   and the sidecar. A restored or copied history takes the failover step,
+//!   in this same transaction, before anything else.
+//! - [`commit`], after the transaction's own work: refuses a connection whose
+//!   file was deleted or replaced (`SQLITE_FCNTL_HAS_MOVED`), writes the
+//!   sidecar's record, commits; a failed commit puts the old record back.
+
+use std::os::raw::c_int;
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::sidecar::{Record, Sidecar};
+use super::{backend, run, sql, stored};
+use crate::error::{BackendErrorKind, Error, Result};
+use crate::rules::jump_limit;
+
+/// What the file records about itself (`fencing_file`, schema version 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Recorded {
+    pub store_id: [u8; 16],
+    /// The (st_dev, st_ino) it was last written in; `None` in no file yet.
+    pub at: Option<(u64, u64)>,
+    /// The latest library write transaction it holds.
+    pub gen: u64,
+}
+
+/// Whether the file at the path, whose identity is `here`, holds an older
+/// or a copied history of its store: written in another file (a rename of
+/// a copy, a copy at a new path), behind the sidecar (a copy over the same
+/// file, the same file without its WAL), or beside another store's sidecar
+/// (a file made anew where one was deleted). No sidecar record: a store
+/// that never committed a library write in this file is new, any other was
+/// moved here or lost its sidecar.
+pub(super) fn restored(file: &Recorded, here: (u64, u64), side: Option<&Record>) -> bool {
+    let elsewhere = file.at != Some(here);
+    match side {
+        None => elsewhere || file.gen > 0,
+        Some(s) => elsewhere || s.store_id != file.store_id || file.gen < s.gen,
+    }
+}
+
+/// A write transaction in flight: what [`commit`] writes to the sidecar.
+pub(super) struct Pending {
+    store_id: [u8; 16],
+    gen: u64,
+    /// The sidecar's record before, for a failed commit.
+    old: Option<Record>,
+}
+
+/// The (st_dev, st_ino) of the file at `path`; a missing file is one that
+/// was deleted under this handle.
+pub(super) fn identity(path: &Path) -> Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(m) => Ok((m.dev(), m.ino())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(moved(path)),
+        Err(e) => Err(Error::backend_from(
+            BackendErrorKind::Unreachable,
+            format!("sqlite: cannot stat {}: {e}", path.display()),
+            e,
+        )),
+    }
+}
+
+/// The identity of the file a new connection has open: the one at its path,
+/// unless that was replaced while the connection opened.
+pub(super) fn opened(conn: &Connection, path: &Path) -> Result<(u64, u64)> {
+    let at = identity(path)?;
+    if has_moved(conn)? {
+        return Err(moved(path));
+    }
+    Ok(at)
+}
+
+/// Records `(dev, ino)` as the file the store lives in (the open that
+/// creates or upgrades it, and the step).
+pub(super) fn record(tx: &Connection, (dev, ino): (u64, u64)) -> Result<()> {
+    tx.prepare_cached("UPDATE fencing_file SET dev = ?1, ino = ?2 WHERE id = 1")
+        .and_then(|mut s| s.execute([dev as i64, ino as i64]))
+        .map(drop)
+        .map_err(backend)
+}
+
+/// Starts a library write transaction (docs/semantics.md, "SQLite file
+/// identity") on a connection to the file `here` ([`opened`]); `step` is the
+/// failover step, given the sidecar's mark. Whether that file is still the
+/// one at `path` is [`commit`]'s question.
+pub(super) fn enter(
+    tx: &Connection,
+    path: &Path,
+    here: (u64, u64),
+    sidecar: &Sidecar,
+    step: impl FnOnce(&Connection, u64) -> Result<u64>,
+) -> Result<Pending> {
+    // A plain read and write: `UPDATE ... RETURNING` fills a temporary
+    // table on every call, which cost more than the rest of a put.
+    let (store_id, dev, ino, gen): (Vec<u8>, Option<i64>, Option<i64>, i64) = tx
+        .prepare_cached("SELECT store_id, dev, ino, gen FROM fencing_file WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))))
+        .map_err(backend)?;
+    let file = Recorded {
+        store_id: store_id
+            .try_into()
+            .map_err(|_| Error::backend(BackendErrorKind::Corrupt, "sqlite: corrupt store id"))?,
+        at: dev.zip(ino).map(|(d, i)| (d as u64, i as u64)),
+        gen: stored(gen)?,
+    };
+    let old = sidecar.read()?;
+    let mut gen = file.gen + 1;
+    if restored(&file, here, old.as_ref()) {
+        // A file renamed over this handle's looks like a restore from here:
+        // this connection is the one that is out of date.
+        if has_moved(tx)? {
+            return Err(moved(path));
+        }
+        step(tx, old.map_or(0, |r| r.mark))?;
+        record(tx, here)?;
+        // Past every number the lost history used, so that any other copy
+        // of it, a newer backup included, is behind the sidecar too.
+        gen = gen.max(old.map_or(0, |r| r.gen) + 1);
+    }
+    Ok(Pending {
+        store_id: file.store_id,
+        gen,
+        old,
+    })
+}
+
+/// Commits a library write transaction begun with [`enter`], unless its
+/// connection no longer writes the file at `path`.
+pub(super) fn commit(
+    tx: &Connection,
+    path: &Path,
+    sidecar: &Sidecar,
+    pending: Pending,
+) -> Result<()> {
+    // Here rather than in `enter`: an operation refused (a stale write)
+    // rolls back without having written anything.
+    tx.prepare_cached("UPDATE fencing_file SET gen = ?1 WHERE id = 1")
+        .and_then(|mut s| s.execute([sql(pending.gen)]))
+        .map_err(backend)?;
+    let (ceiling, base, room): (i64, i64, i64) = tx
+        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+        .map_err(backend)?;
+    let record = Record {
+        store_id: pending.store_id,
+        gen: pending.gen,
+        mark: stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?)),
+    };
+    // As late as possible: the sidecar and COMMIT follow at once.
+    if has_moved(tx)? {
+        return Err(moved(path));
+    }
+    sidecar.write(Some(&record))?;
+    run(tx, "COMMIT").inspect_err(|_| {
+        // Not committed (or not known to be): the sidecar must not claim
+        // it; a commit that did land leaves the file ahead of it, which is
+        // never read as a restore.
+        let _ = sidecar.write(pending.old.as_ref());
+    })
+}
+
+/// Whether the connection's main file is no longer the file at its path
+/// (unlinked, or another file renamed over it): SQLite compares the inode
+/// it has open with the one at its path.
+fn has_moved(tx: &Connection) -> Result<bool> {
+    let mut moved: c_int = 0;
+    // SAFETY: the handle is open for the connection's lifetime; the
+    // SQLITE_FCNTL_HAS_MOVED opcode writes one int through the pointer.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            tx.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_HAS_MOVED,
+            (&mut moved as *mut c_int).cast(),
+        )
+    };
+    if rc != rusqlite::ffi::SQLITE_OK {
+        return Err(Error::backend(
+            BackendErrorKind::Other,
+            format!("sqlite: cannot ask whether the file moved (code {rc})"),
+        ));
+    }
+    Ok(moved != 0)
+}
+
+fn moved(path: &Path) -> Error {
+    Error::backend(
+        BackendErrorKind::Refused,
+        format!(
+            "sqlite: the store file at {} was deleted or replaced while this handle had it \
+             open; nothing was committed; reopen the store",
+            path.display()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HERE: (u64, u64) = (1, 100);
+
+    fn file(at: Option<(u64, u64)>, gen: u64) -> Recorded {
+        Recorded {
+            store_id: [1; 16],
+            at,
+            gen,
+        }
+    }
+
+    fn side(id: u8, gen: u64) -> Record {
+        Record {
+            store_id: [id; 16],
+            gen,
+            mark: 0,
+        }
+    }
+
+    #[test]
+    fn only_the_latest_state_in_its_own_file_is_not_restored() {
+        // A new store, or one upgraded from version 6: no step.
+        assert!(!restored(&file(Some(HERE), 0), HERE, None));
+        assert!(!restored(&file(Some(HERE), 5), HERE, Some(&side(1, 5))));
+        // A sidecar behind the file (its update lost in an OS crash).
+        assert!(!restored(&file(Some(HERE), 6), HERE, Some(&side(1, 5))));
+
+        // cp of an older copy over the same inode; the file without its WAL.
+        assert!(restored(&file(Some(HERE), 4), HERE, Some(&side(1, 5))));
+        // Renamed over the path, or copied to a new path.
+        assert!(restored(&file(Some((1, 7)), 5), HERE, Some(&side(1, 5))));
+        assert!(restored(&file(Some((1, 7)), 5), HERE, None));
+        // Another store's sidecar: a file made anew where one was deleted.
+        assert!(restored(&file(Some(HERE), 0), HERE, Some(&side(2, 5))));
+        // Written before, but no sidecar: it was moved here or lost it.
+        assert!(restored(&file(Some(HERE), 3), HERE, None));
+        assert!(restored(&file(None, 0), HERE, None));
+    }
+}

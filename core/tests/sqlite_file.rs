@@ -1,0 +1,334 @@
+//! The file is the store (docs/sqlite.md, "The file is the store";
+//! docs/semantics.md, "SQLite file identity"): a store file deleted or
+//! replaced under running handles, or restored and copied while nothing
+//! runs, on real files (and real processes for the race).
+//!
+//! - Deleted or replaced under a handle: its next write fails with `BACKEND`
+//!   and commits nothing; a fresh handle on the path never issues a token
+//!   again, nor accepts one fenced out before.
+//! - Restored (cp over the same inode, rename of an older copy, a copy
+//!   without its WAL) or copied to a new path while nothing runs: the first
+//!   write steps every scope past the lost history, once, whatever the
+//!   number of processes racing it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use fencing::{BackendErrorKind, Error, ErrorCode, Fence, Store, Token};
+
+mod support;
+use support::sqlite_url;
+
+const TTL: Duration = Duration::from_secs(30);
+
+fn open(path: &Path) -> Store {
+    Store::open(&sqlite_url(path)).unwrap()
+}
+
+fn fence(token: Token) -> Fence {
+    Fence::new(token)
+}
+
+/// The file, its -wal and its -shm, gone.
+fn unlink_all(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(&p);
+    }
+}
+
+/// The file's -wal and -shm, gone.
+fn unlink_wal(path: &Path) {
+    for suffix in ["-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(&p);
+    }
+}
+
+/// A consistent snapshot of a live store, as docs/sqlite.md says to take
+/// one (`VACUUM INTO`, on a connection of its own).
+fn snapshot(path: &Path, to: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute("VACUUM INTO ?1", [to.to_str().unwrap()])
+        .unwrap();
+}
+
+fn inode(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().ino()
+}
+
+/// The failure a handle whose file is gone must give.
+fn assert_moved(r: fencing::Result<impl std::fmt::Debug>, path: &Path) {
+    let e = r.expect_err("a write to a file that is no longer at its path");
+    assert_eq!(e.code(), ErrorCode::Backend, "{e}");
+    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains(&path.display().to_string()) && text.contains("deleted or replaced"),
+        "{text}"
+    );
+    assert!(text.contains("nothing was committed"), "{text}");
+}
+
+fn is_stale(r: fencing::Result<impl std::fmt::Debug>) -> bool {
+    matches!(r, Err(Error::StaleToken { .. }))
+}
+
+#[test]
+fn a_deleted_file_fails_the_next_write_and_a_fresh_handle_never_reissues() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let old = open(&path);
+    let lease = old.acquire("job", "holder", TTL).unwrap();
+    old.put("job", "k", b"before", &fence(lease.token)).unwrap();
+    let issued = old.next_token("other").unwrap();
+
+    unlink_all(&path);
+
+    assert_moved(old.put("job", "k", b"ghost", &fence(lease.token)), &path);
+    assert_moved(old.renew("job", lease.token, TTL), &path);
+    assert_moved(old.next_token("other"), &path);
+    assert_moved(old.acquire("third", "holder", TTL), &path);
+    // Nothing was written anywhere: no file appeared at the path.
+    assert!(!path.exists(), "a write recreated the file");
+
+    let fresh = open(&path);
+    let next = fresh.acquire("job", "new", TTL).unwrap();
+    assert!(next.token > lease.token, "token {} again", next.token);
+    let other = fresh.next_token("other").unwrap();
+    assert!(other > issued, "token {other} again");
+    assert!(is_stale(fresh.put("job", "k", b"x", &fence(lease.token))));
+}
+
+#[test]
+fn a_snapshot_renamed_over_the_file_fails_the_next_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let snap = dir.path().join("snap.db");
+    let old = open(&path);
+    let first = old.acquire("job", "a", Duration::from_millis(1)).unwrap();
+    snapshot(&path, &snap);
+    std::thread::sleep(Duration::from_millis(5));
+    let second = old.acquire("job", "b", TTL).unwrap();
+    old.put("job", "k", b"v", &fence(second.token)).unwrap();
+
+    std::fs::rename(&snap, &path).unwrap();
+
+    assert_moved(old.put("job", "k", b"ghost", &fence(second.token)), &path);
+    assert_moved(old.renew("job", second.token, TTL), &path);
+    old.close();
+
+    // The old file's -wal is still at the path, and SQLite reads it over the
+    // renamed file (docs/sqlite.md, "Replacing the file"): the mixture is
+    // refused as corrupt or stepped, and never issues a token again.
+    match Store::open(&sqlite_url(&path)).and_then(|s| s.next_token("job")) {
+        Err(e) => assert_eq!(e.code(), ErrorCode::Backend, "{e}"),
+        Ok(next) => assert!(next > second.token, "token {next} again (first {first:?})"),
+    }
+
+    // With the -wal moved away with the old file, the snapshot opens and
+    // steps past everything the old file issued.
+    let dir2 = tempfile::tempdir().unwrap();
+    let path2 = dir2.path().join("store.db");
+    let snap2 = dir2.path().join("snap.db");
+    let old2 = open(&path2);
+    let t = old2.next_token("job").unwrap();
+    snapshot(&path2, &snap2);
+    let newer = old2.next_token("job").unwrap();
+    old2.put("job", "k", b"v", &fence(newer)).unwrap();
+    std::fs::rename(&snap2, &path2).unwrap();
+    unlink_wal(&path2);
+    assert_moved(old2.next_token("job"), &path2);
+    let fresh = open(&path2);
+    let next = fresh.next_token("job").unwrap();
+    assert!(next > newer, "token {next} again after {newer} ({t})");
+    assert!(is_stale(fresh.put("job", "k", b"x", &fence(newer))));
+}
+
+/// History after a backup, then the backup back at the path by `how` while
+/// nothing runs: returns the tokens issued and the token accepted after the
+/// backup, and the store reopened.
+fn restored(how: impl FnOnce(&Path, &Path)) -> (tempfile::TempDir, PathBuf, Token, Token) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let backup = dir.path().join("backup.db");
+    {
+        let store = open(&path);
+        let t = store.next_token("job").unwrap();
+        store.put("job", "k", b"old", &fence(t)).unwrap();
+        snapshot(&path, &backup);
+        let older = store.next_token("job").unwrap();
+        let newer = store.next_token("job").unwrap();
+        store.put("job", "k", b"new", &fence(newer)).unwrap();
+        store.close();
+        how(&backup, &path);
+        (dir, path, older, newer)
+    }
+}
+
+fn assert_stepped(path: &Path, older: Token, newer: Token) {
+    let store = open(path);
+    // Every token the lost history issued or accepted is refused...
+    assert!(
+        is_stale(store.put("job", "k", b"x", &fence(older))),
+        "older"
+    );
+    assert!(
+        is_stale(store.put("job", "k", b"x", &fence(newer))),
+        "newer"
+    );
+    assert!(is_stale(store.claim("job", &fence(newer))), "claim");
+    // ... and never issued again.
+    let next = store.next_token("job").unwrap();
+    assert!(next > newer, "token {next} again after {newer}");
+    let fresh = store.next_token("never-seen").unwrap();
+    assert!(fresh.get() > newer.get(), "new scope token {fresh}");
+}
+
+#[test]
+fn a_backup_copied_over_the_same_inode_while_nothing_runs_is_stepped() {
+    let (_dir, path, older, newer) = restored(|backup, path| {
+        let before = inode(path);
+        // cp keeps the destination's inode: only the history can tell.
+        std::fs::copy(backup, path).unwrap();
+        assert_eq!(inode(path), before);
+    });
+    assert_stepped(&path, older, newer);
+}
+
+#[test]
+fn an_older_copy_renamed_over_the_path_while_nothing_runs_is_stepped() {
+    let (_dir, path, older, newer) = restored(|backup, path| {
+        std::fs::rename(backup, path).unwrap();
+    });
+    assert_stepped(&path, older, newer);
+}
+
+#[test]
+fn a_copy_at_a_new_path_never_issues_what_the_original_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let copy = dir.path().join("copy.db");
+    let store = open(&path);
+    let t = store.next_token("job").unwrap();
+    store.put("job", "k", b"v", &fence(t)).unwrap();
+    store.close();
+    std::fs::copy(&path, &copy).unwrap();
+
+    let original = open(&path).next_token("job").unwrap();
+    let copied = open(&copy);
+    let from_copy = copied.next_token("job").unwrap();
+    assert_ne!(original, from_copy);
+    assert!(from_copy > original, "{from_copy} vs {original}");
+    assert!(is_stale(copied.put("job", "k", b"x", &fence(t))));
+}
+
+#[test]
+fn a_copy_without_its_wal_restored_over_the_path_is_stepped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let backup = dir.path().join("backup.db");
+    let store = open(&path);
+    let t = store.next_token("job").unwrap();
+    store.put("job", "k", b"v", &fence(t)).unwrap();
+    // The main file alone, while the store runs: its commits are in the WAL.
+    std::fs::copy(&path, &backup).unwrap();
+    let newer = store.next_token("job").unwrap();
+    store.put("job", "k", b"w", &fence(newer)).unwrap();
+    store.close();
+    assert!(!Path::new(&format!("{}-wal", path.display())).exists());
+    std::fs::copy(&backup, &path).unwrap();
+    assert_stepped(&path, t, newer);
+}
+
+#[test]
+fn an_unchanged_store_reopened_is_not_stepped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let store = open(&path);
+    let t = store.next_token("job").unwrap();
+    store.put("job", "k", b"v", &fence(t)).unwrap();
+    store.close();
+    let again = open(&path);
+    assert_eq!(again.next_token("job").unwrap().get(), t.get() + 1);
+    let other = open(&path);
+    assert_eq!(other.next_token("job").unwrap().get(), t.get() + 2);
+    other.put("job", "k", b"w", &fence(t)).unwrap();
+}
+
+const CHILD: &str = "FENCING_FILE_CHILD";
+
+/// One process of the race: opens the store and takes one token.
+#[test]
+fn race_child() {
+    let Ok(path) = std::env::var(CHILD) else {
+        return;
+    };
+    let store = open(Path::new(&path));
+    println!("\ntoken {}", store.next_token("job").unwrap());
+}
+
+#[test]
+fn processes_racing_the_first_write_after_a_restore_step_once() {
+    let (_dir, path, _older, newer) = restored(|backup, path| {
+        std::fs::copy(backup, path).unwrap();
+    });
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "race_child", "--nocapture", "--test-threads=1"])
+                .env(CHILD, &path)
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut tokens: Vec<u64> = children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{out:?}");
+            let text = String::from_utf8(out.stdout).unwrap();
+            let line = text.lines().find_map(|l| l.strip_prefix("token ")).unwrap();
+            line.trim().parse().unwrap()
+        })
+        .collect();
+    tokens.sort();
+    assert!(tokens[0] > newer.get(), "{tokens:?} after {newer}");
+    // One step: four tokens in a row above its base (a second step would
+    // leave a gap of 2^48).
+    assert_eq!(tokens[3] - tokens[0], 3, "{tokens:?}");
+}
+
+/// Two backups of one history, restored one after the other: the second
+/// (newer than the first, older than the store) holds tokens the first's
+/// restore stepped past but its own history never reached.
+#[test]
+fn a_newer_backup_restored_after_an_older_one_is_stepped_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let (first, second) = (dir.path().join("b1.db"), dir.path().join("b2.db"));
+    let store = open(&path);
+    store.next_token("job").unwrap();
+    snapshot(&path, &first);
+    for _ in 0..5 {
+        store.next_token("job").unwrap();
+    }
+    snapshot(&path, &second);
+    let lost = store.next_token("job").unwrap();
+    store.close();
+
+    std::fs::copy(&first, &path).unwrap();
+    let after_first = open(&path);
+    assert!(after_first.next_token("job").unwrap() > lost);
+    after_first.close();
+
+    std::fs::copy(&second, &path).unwrap();
+    let after_second = open(&path);
+    let next = after_second.next_token("job").unwrap();
+    assert!(next > lost, "token {next} again after {lost}");
+}
