@@ -9,8 +9,8 @@
 //!   and the sidecar. A restored or copied history takes the failover step,
 //!   in this same transaction, before anything else.
 //! - [`commit`], after the transaction's own work: refuses a connection whose
-//!   file was deleted or replaced (`SQLITE_FCNTL_HAS_MOVED`), writes the
-//!   sidecar's record, commits; a failed commit puts the old record back.
+//!   file was deleted or replaced (`SQLITE_FCNTL_HAS_MOVED`), commits, then
+//!   writes the sidecar's record.
 
 use std::os::raw::c_int;
 use std::path::Path;
@@ -51,8 +51,6 @@ pub(super) fn restored(file: &Recorded, here: (u64, u64), side: Option<&Record>)
 pub(super) struct Pending {
     store_id: [u8; 16],
     gen: u64,
-    /// The sidecar's record before, for a failed commit.
-    old: Option<Record>,
 }
 
 /// The (st_dev, st_ino) of the file at `path`; a missing file is one that
@@ -130,7 +128,6 @@ pub(super) fn enter(
     Ok(Pending {
         store_id: file.store_id,
         gen,
-        old,
     })
 }
 
@@ -156,17 +153,20 @@ pub(super) fn commit(
         gen: pending.gen,
         mark: stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?)),
     };
-    // As late as possible: the sidecar and COMMIT follow at once.
+    // As late as possible: COMMIT follows at once.
     if has_moved(tx)? {
         return Err(moved(path));
     }
-    sidecar.write(Some(&record))?;
-    run(tx, "COMMIT").inspect_err(|_| {
-        // Not committed (or not known to be): the sidecar must not claim
-        // it; a commit that did land leaves the file ahead of it, which is
-        // never read as a restore.
-        let _ = sidecar.write(pending.old.as_ref());
-    })
+    run(tx, "COMMIT")?;
+    // After the commit, never before it: a process killed in between (or a
+    // sidecar that cannot be written) leaves the sidecar behind the file,
+    // which is never read as a restore. Ahead of it, a process killed during
+    // its commit's fsync would make the next write step the whole store,
+    // ending every lease. What this leaves open: a restore of exactly the
+    // state before a commit whose process died in the microseconds between
+    // its COMMIT and this write (docs/semantics.md, "SQLite file identity").
+    let _ = sidecar.write(Some(&record));
+    Ok(())
 }
 
 /// Whether the connection's main file is no longer the file at its path
