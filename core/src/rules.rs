@@ -357,10 +357,13 @@ pub const FAILOVER_STEP: u64 = 1 << 40;
 pub(crate) const CEILING_HEADROOM: u64 = 1 << 32;
 
 /// The store's ceiling (docs/semantics.md, "Failover") once `value` is
-/// issued or accepted: unchanged while it covers `value`, else `value` plus
-/// [`CEILING_HEADROOM`], saturating at the maximum token.
-pub(crate) fn ceiling_covering(ceiling: u64, value: u64) -> u64 {
-    if value <= ceiling {
+/// issued or accepted in a store whose jump limit is `limit`: unchanged
+/// while the greater of the two covers `value`, else `value` plus
+/// [`CEILING_HEADROOM`], saturating at the maximum token. So no value within
+/// the jump limit ever writes the ceiling: only issues counting past it do
+/// (PostgreSQL's one `history` row stays out of every call's way).
+pub(crate) fn ceiling_covering(ceiling: u64, limit: u64, value: u64) -> u64 {
+    if value <= ceiling.max(limit) {
         ceiling
     } else {
         value.saturating_add(CEILING_HEADROOM).min(Token::MAX.get())

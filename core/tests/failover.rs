@@ -265,8 +265,9 @@ fn a_token_the_check_view_accepted_is_under_the_base() {
     drop(conn);
     assert_eq!(store.fence_of("report:7").unwrap(), outside);
     assert_eq!(store.fence_of("report:8").unwrap(), 0);
-    // The view raised the ceiling to the token + 2^32, above the limit.
-    let base = outside + HEADROOM + FAILOVER_STEP;
+    // At the jump limit, the token is covered by the limit itself: the
+    // ceiling stays, and the step goes 2^40 above the limit.
+    let base = outside + FAILOVER_STEP;
     assert_eq!(store.failover().unwrap(), base);
     for scope in ["report:7", "s", "never-seen"] {
         assert_eq!(store.next_token(scope).unwrap().get(), base + 1, "{scope}");
@@ -316,7 +317,10 @@ fn after_an_advance_counter_jump_the_base_is_above_the_jump() {
         store
             .advance_counter("far", Token::new(jump).unwrap())
             .unwrap();
-        let base = jump + HEADROOM + FAILOVER_STEP;
+        // Within the jump limit the ceiling stays (the limit covers it); the
+        // next token counts past the limit and raises it, by the headroom.
+        assert_eq!(store.next_token("far").unwrap().get(), jump + 1, "{url}");
+        let base = jump + 1 + HEADROOM + FAILOVER_STEP;
         assert_eq!(store.failover().unwrap(), base, "{url}");
         for scope in ["far", "small", "never-seen"] {
             assert_eq!(

@@ -205,30 +205,23 @@ fn retire_and_failover_do_not_wait_on_a_floor_row_a_check_read() {
     store.close();
 }
 
-/// A check whose token is above the store's ceiling raises the ceiling in
-/// its own transaction (the `history` row): the failover step waits for it.
-/// Until the step stops waiting on it, the wait ends with an error naming
-/// the holder.
+/// A check within the jump limit never writes the store's `history` row
+/// (the limit covers its token: `rules::ceiling_covering`), so the failover
+/// step never waits for a caller's open transaction around one. Before, a
+/// check above the ceiling raised it in the caller's transaction and the
+/// step waited until the server gave up.
 #[test]
-fn a_failover_behind_a_check_that_raised_the_ceiling_names_the_holder() {
+fn a_failover_never_waits_for_a_check_in_an_open_transaction() {
     let Some(bed) = Bed::new("histwait") else {
         return;
     };
     let store = bed.store();
-    let (worker, pid) = bed.idle_check("victim:6", 5_000_000_000);
-    let err = store
+    let (worker, _pid) = bed.idle_check("victim:6", 5_000_000_000);
+    let base = store
         .failover()
-        .expect_err("the worker holds the history row");
-    let text = err.to_string();
-    println!("failover: {text}");
-    assert_eq!(err.code(), ErrorCode::Backend, "{text}");
-    assert!(
-        text.contains(&format!("pid {pid}")),
-        "names the pid: {text}"
-    );
-    assert!(text.contains(&bed.worker), "names the role: {text}");
+        .expect("the step does not wait for the worker's transaction");
+    assert!(base > 5_000_000_000, "{base}");
     drop(worker);
-    store.failover().unwrap();
     store.close();
 }
 

@@ -208,13 +208,14 @@ impl Memory {
 
     /// Raises the ceiling to cover `value` (a scope's counter or fence).
     fn cover(&self, value: u64) {
-        if value <= self.ceiling.load(Ordering::SeqCst) {
+        let limit = self.jump_limit();
+        if value <= self.ceiling.load(Ordering::SeqCst).max(limit) {
             return;
         }
         let _ = self
             .ceiling
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |h| {
-                let raised = ceiling_covering(h, value);
+                let raised = ceiling_covering(h, limit, value);
                 (raised != h).then_some(raised)
             });
     }
@@ -420,8 +421,10 @@ impl Backend for Memory {
                 scope.core.fail_over(base);
             }
         }
-        self.ceiling
-            .store(ceiling_covering(ceiling, base), Ordering::SeqCst);
+        self.ceiling.store(
+            ceiling_covering(ceiling, self.jump_limit(), base),
+            Ordering::SeqCst,
+        );
         self.base.store(base, Ordering::SeqCst);
         drop(locked);
         for shard in self.shards.iter() {

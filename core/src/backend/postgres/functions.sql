@@ -173,20 +173,22 @@ BEGIN
 END
 $$;
 
--- The store's ceiling once p_value is issued or accepted
--- (`rules::ceiling_covering`).
+-- The store's ceiling once p_value, above it and above the jump limit, is
+-- issued or accepted (`rules::ceiling_covering`, with `cover`).
 CREATE OR REPLACE FUNCTION @schema@.covering(p_ceiling bigint, p_value bigint) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN p_value <= p_ceiling THEN p_ceiling
                 ELSE least(p_value::numeric + @ceiling_headroom@, @max_token@)::bigint END
 $$;
 
--- Keeps the ceiling at or above p_value, a counter or fence just written. It
--- moves once per 2^32 tokens of the busiest scope, so the row stays cold.
+-- Keeps the greater of the ceiling and the jump limit at or above p_value, a
+-- counter or fence just written (`rules::ceiling_covering`). A value within
+-- the jump limit never writes the row: only issues counting past it do, once
+-- per 2^32 tokens, so the row stays cold and no call waits for another's.
 CREATE OR REPLACE FUNCTION @schema@.cover(h @schema@.history, p_value bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF p_value > h.ceiling THEN
+    IF p_value > h.ceiling AND p_value > least(h.base::numeric + h.jump_room, @max_token@) THEN
         UPDATE @schema@.history SET ceiling = @schema@.covering(ceiling, p_value);
     END IF;
 END

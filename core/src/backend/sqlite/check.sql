@@ -75,10 +75,13 @@ BEGIN
      WHERE scope = NEW.scope;
 
     -- The store's ceiling covers the new fence (rules::ceiling_covering):
-    -- unchanged while it does, else the token plus the headroom, saturating
-    -- at the maximum token. (A new scope's floor is covered already.)
+    -- unchanged while it or the jump limit does, else the token plus the
+    -- headroom, saturating at the maximum token. (A new scope's floor is
+    -- covered already.)
     UPDATE fencing_ceiling
        SET ceiling = CASE WHEN NEW.token > @max_token@ - @ceiling_headroom@ THEN @max_token@
                           ELSE NEW.token + @ceiling_headroom@ END
-     WHERE ceiling < NEW.token;
+     WHERE ceiling < NEW.token
+       AND NEW.token > CASE WHEN base > @max_token@ - jump_room THEN @max_token@
+                            ELSE base + jump_room END;
 END;

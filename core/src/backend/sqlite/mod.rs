@@ -631,8 +631,12 @@ fn set_ceiling(tx: &Connection, ceiling: u64) -> Result<()> {
 /// Raises the store's ceiling to cover `value` (a scope's counter or fence
 /// just saved), in the same transaction.
 fn cover(tx: &Connection, value: u64) -> Result<()> {
-    let h = ceiling(tx)?;
-    let raised = ceiling_covering(h, value);
+    let (h, base, room): (i64, i64, i64) = tx
+        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+        .map_err(backend)?;
+    let h = stored(h)?;
+    let raised = ceiling_covering(h, jump_limit(stored(base)?, stored(room)?), value);
     if raised != h {
         set_ceiling(tx, raised)?;
     }
@@ -660,7 +664,7 @@ fn step(tx: &Connection, at_least: u64) -> Result<u64> {
     for bucket in 0..FLOOR_BUCKETS {
         set_floor(tx, bucket, base)?;
     }
-    set_ceiling(tx, ceiling_covering(ceiling, base))?;
+    set_ceiling(tx, ceiling_covering(ceiling, jump_limit_of(tx)?, base))?;
     tx.prepare_cached("UPDATE fencing_ceiling SET base = ?1 WHERE id = 1")
         .and_then(|mut s| s.execute([sql(base)]))
         .map_err(backend)?;
