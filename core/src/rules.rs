@@ -475,6 +475,7 @@ pub(crate) fn failover_base(ceiling: u64, limit: u64) -> u64 {
 /// (docs/semantics.md, "Failover"): 2 per timeline crossed plus one, at most
 /// this many (about 0.2% of the tokens); past it, an operator who knows of
 /// more lost steps runs `fencing failover` for each.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const MAX_AUTOMATIC_STEPS: u64 = 64;
 
 /// Retirement floors are kept per bucket of scope names
