@@ -83,7 +83,7 @@ struct Error {
   std::string message;
   std::string scope;
   std::string key;
-  std::optional<std::string> holder;  // LEASE_LOST: nullopt when no lease is live
+  std::optional<std::string> holder;  // LEASE_LOST: nullopt when no holder is known
   std::uint64_t presented = 0;
   std::uint64_t current = 0;
   std::uint64_t last = 0;

@@ -211,7 +211,9 @@ impl std::error::Error for Error {
 fn lost_detail(current: &Option<(Token, String)>) -> String {
     match current {
         Some((token, holder)) => format!(": now held by {holder:?} with token {token}"),
-        None => ": no lease is current".to_owned(),
+        // Not "nobody holds it": a holder's own deadline finds the loss
+        // without asking the store.
+        None => ": no current holder is known".to_owned(),
     }
 }
 

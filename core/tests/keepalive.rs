@@ -177,6 +177,88 @@ fn a_real_pause_is_detected() {
     assert_eq!(field("lost"), "true", "{result}");
 }
 
+const NAMED_CHILD: &str = "FENCING_KEEPALIVE_NAMED_CHILD";
+
+/// Runs only inside the child process of
+/// `a_paused_holder_is_told_who_holds_the_lease_now`: holds a lease on the
+/// SQLite file it is given and reports what its guard says once lost.
+#[test]
+fn named_child() {
+    let Some(path) = std::env::var_os(NAMED_CHILD) else {
+        return;
+    };
+    let store = Store::open(&sqlite_url(Path::new(&path))).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let lease = store
+        .acquire("job", "paused", Duration::from_millis(300))
+        .unwrap();
+    let guard = store.keep_alive_with(lease, move |e| {
+        let _ = tx.send(e.to_string());
+    });
+    println!("\nchild-ready");
+    let start = Instant::now();
+    let named = |e: &Error| {
+        matches!(
+            e,
+            Error::LeaseLost {
+                current: Some(_),
+                ..
+            }
+        )
+    };
+    while start.elapsed() < Duration::from_secs(5)
+        && !guard.check().err().as_ref().is_some_and(named)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let told = rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default();
+    println!("\ncheck={:?}", guard.check().err().map(|e| e.to_string()));
+    println!("\ncallback={told:?}");
+}
+
+#[test]
+fn a_paused_holder_is_told_who_holds_the_lease_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("named.db");
+    let store = Store::open(&sqlite_url(&path)).unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "named_child", "--nocapture", "--test-threads=1"])
+        .env(NAMED_CHILD, &path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.ends_with("child-ready")));
+    let pid = child.id().to_string();
+    let signal = |sig: &str| {
+        assert!(Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .unwrap()
+            .success())
+    };
+    // The holder sleeps through its TTL; another takes the lease meanwhile.
+    signal("-STOP");
+    std::thread::sleep(Duration::from_millis(600));
+    let b = store.acquire("job", "b", Duration::from_secs(30)).unwrap();
+    signal("-CONT");
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(child.wait().unwrap().success());
+    let check = rest.iter().find(|l| l.starts_with("check=")).unwrap();
+    let callback = rest.iter().find(|l| l.starts_with("callback=")).unwrap();
+    // The store answers once the holder wakes: the loss names who holds
+    // the lease now, never "nobody".
+    let named = format!("now held by \\\"b\\\" with token {}", b.token);
+    assert!(check.contains(&named), "{check} (expected {named})");
+    // The callback runs at the deadline, before the store is asked: it
+    // must not claim that nobody holds the lease.
+    assert!(callback.contains("lease lost on"), "{callback}");
+    assert!(!callback.contains("no lease is current"), "{callback}");
+}
+
 // ----- a renewal that hangs (docs/semantics.md, Leases: Keep-alive) -----
 
 const LOCK_CHILD: &str = "FENCING_KEEPALIVE_LOCK_CHILD";

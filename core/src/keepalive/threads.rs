@@ -97,6 +97,8 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
         let now = Instant::now();
         if now < due {
             if s.lost.is_some() {
+                drop(s);
+                name_current_holder(store, shared);
                 return;
             }
             s = shared.wait(s, due - now);
@@ -114,6 +116,8 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
             .renewal_lateness(lateness_ms, ttl_ms(ttl));
         if lost {
             shared.wake.notify_all();
+            drop(s);
+            name_current_holder(store, shared);
             return;
         }
         let (scope, token) = (s.lease.scope.clone(), s.lease.token);
@@ -158,4 +162,35 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
 /// while a renewal ran: its outcome must change nothing the holder sees.
 fn gave_up(s: &mut State) -> bool {
     s.ended || s.loss().is_some()
+}
+
+/// A loss found by the deadline names nobody: the holder could not ask the
+/// store in time. Asks once, now that the renewer is free to (a paused
+/// process wakes to a store that answers), so that `check` and the verdict
+/// name the lease current instead; a store that cannot tell leaves the
+/// loss as it is.
+fn name_current_holder(store: &Store, shared: &Shared) {
+    let (scope, own) = {
+        let s = shared.lock();
+        match &s.lost {
+            Some(Error::LeaseLost {
+                scope,
+                current: None,
+            }) if !s.ended => (scope.clone(), s.lease.token),
+            _ => return,
+        }
+    };
+    let Ok(status) = store.status(&scope) else {
+        return;
+    };
+    let Some(now) = status.lease.filter(|now| now.token != own) else {
+        return;
+    };
+    if let Some(Error::LeaseLost {
+        current: current @ None,
+        ..
+    }) = &mut shared.lock().lost
+    {
+        *current = Some((now.token, now.holder));
+    }
 }
