@@ -263,6 +263,16 @@ fn bad_input_to_check_is_invalid_argument_and_changes_nothing() {
             ErrorCode::InvalidArgument,
             "{what}: {err}"
         );
+        // The message names what is wrong with the value, nothing else: a
+        // 0 bound as an integer is out of range, not "bind it as an integer".
+        let says = match what {
+            "token 0" | "token -1" => "token must be in 1..=9223372036854775807",
+            "token 2^63" | "token as text" | "token NULL" | "token as blob" => {
+                "token must be bound as an integer"
+            }
+            _ => "",
+        };
+        assert!(err.to_string().contains(says), "{what}: {err}");
     }
     let scopes: i64 = c
         .query_row("SELECT count(*) FROM fencing_scopes", [], |r| r.get(0))

@@ -28,8 +28,10 @@ BEGIN
      WHERE typeof(NEW.scope) <> 'text'
         OR length(CAST(NEW.scope AS BLOB)) NOT BETWEEN 1 AND @max_scope_bytes@
         OR instr(NEW.scope, char(0)) > 0;
-    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: token must be an integer in 1..=@max_token@ (bind it as an integer, not text)')
-     WHERE typeof(NEW.token) <> 'integer' OR NEW.token < 1;
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: token must be bound as an integer (text, a real, a blob or NULL is refused)')
+     WHERE typeof(NEW.token) <> 'integer';
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: token must be in 1..=@max_token@ (0 and negative numbers are never tokens)')
+     WHERE NEW.token < 1;
     SELECT RAISE(ABORT, 'INVALID_ARGUMENT: seq must be NULL or an integer in 0..=@max_seq@')
      WHERE NEW.seq IS NOT NULL AND (typeof(NEW.seq) <> 'integer' OR NEW.seq < 0);
 
