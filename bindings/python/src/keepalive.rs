@@ -78,7 +78,13 @@ fn loss_pair() -> (Option<UnixStream>, Option<UnixStream>) {
 }
 
 fn not_active(what: &str) -> PyErr {
-    PyRuntimeError::new_err(format!("the lease is not held yet: {what}"))
+    misuse(format!("the lease is not held yet: {what}"))
+}
+
+/// A lease used outside its life (before it is held, after it ended, or
+/// entered twice): the library's ``InvalidArgumentError``, as in every face.
+fn misuse(message: impl Into<String>) -> PyErr {
+    Python::attach(|py| to_py(py, &Error::InvalidArgument(message.into())))
 }
 
 /// LeaseLostError for a keep-alive that ended with `cause`.
@@ -190,7 +196,7 @@ impl KeepAlive {
         match found {
             Through::Writer(writer) => py.detach(|| call(&writer)).py(py),
             Through::Lost(lease, cause) => Err(lost_error(py, &lease, &cause)),
-            Through::Ended => Err(PyRuntimeError::new_err(
+            Through::Ended => Err(misuse(
                 "the lease was released: nothing more is written through it",
             )),
             Through::NotHeld => Err(not_active("enter the with block first")),
@@ -248,9 +254,7 @@ impl KeepAlive {
                 State::Ready(plan) => plan,
                 other => {
                     *state = other;
-                    return Err(PyRuntimeError::new_err(
-                        "a KeepAlive can be entered only once",
-                    ));
+                    return Err(misuse("a KeepAlive can be entered only once"));
                 }
             }
         };

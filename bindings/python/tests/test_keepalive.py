@@ -197,12 +197,12 @@ def test_early_release(mem: fencing.Store) -> None:
 
 def test_lifecycle_misuse(mem: fencing.Store) -> None:
     keeper = mem.lease("job", holder="a", ttl=timedelta_s(60))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(fencing.InvalidArgumentError):
         keeper.token
     with keeper:
-        with pytest.raises(RuntimeError):
+        with pytest.raises(fencing.InvalidArgumentError):
             keeper.__enter__()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(fencing.InvalidArgumentError):
         keeper.__enter__()
     # A failed acquisition can be retried with the same object.
     held = mem.acquire("other", holder="x", ttl=60)

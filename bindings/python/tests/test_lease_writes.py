@@ -61,13 +61,13 @@ def test_after_a_takeover_a_write_is_stale_and_changes_nothing(mem: fencing.Stor
 
 def test_no_write_before_entering_or_after_the_block(mem: fencing.Store) -> None:
     lease = mem.lease("sc", holder="a", ttl=60)
-    with pytest.raises(RuntimeError, match="not held yet"):
+    with pytest.raises(fencing.InvalidArgumentError, match="not held yet"):
         lease.put("k", b"v")
     with lease:
         pass
-    with pytest.raises(RuntimeError, match="released"):
+    with pytest.raises(fencing.InvalidArgumentError, match="released"):
         lease.put("k", b"v")
-    with pytest.raises(RuntimeError, match="released"):
+    with pytest.raises(fencing.InvalidArgumentError, match="released"):
         lease.claim()
     assert mem.get("sc", "k") is None
     assert mem.fence_of("sc") <= lease.token
