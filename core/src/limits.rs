@@ -60,13 +60,30 @@ pub fn value(bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// In milliseconds, the unit of every face but Python's (which says
+/// seconds itself): a C or Node caller's `ttl_ms: 0` is told "0 ms".
 pub fn ttl(ttl: Duration) -> Result<()> {
     if ttl < MIN_TTL || ttl > MAX_TTL {
         return Err(Error::invalid(format!(
-            "ttl {ttl:?} is outside {MIN_TTL:?}..={MAX_TTL:?}"
+            "ttl {} ms is outside {}..={} ms (1 ms to 366 days)",
+            millis(ttl),
+            millis(MIN_TTL),
+            millis(MAX_TTL)
         )));
     }
     Ok(())
+}
+
+/// `d` in milliseconds as a person writes them: `0`, `1500`, `0.5`.
+fn millis(d: Duration) -> String {
+    let nanos = d.as_nanos();
+    let (whole, part) = (nanos / 1_000_000, nanos % 1_000_000);
+    if part == 0 {
+        whole.to_string()
+    } else {
+        let part = format!("{part:06}");
+        format!("{whole}.{}", part.trim_end_matches('0'))
+    }
 }
 
 pub fn fence(f: &Fence) -> Result<()> {

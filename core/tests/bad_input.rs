@@ -193,6 +193,18 @@ fn seq_2_pow_63_and_bad_sizes_are_invalid_and_change_nothing() {
         store.renew("s", t, Duration::from_secs(367 * 86400)),
     );
     invalid("ttl max", store.acquire("t", "h", Duration::MAX));
+    // In the unit C and Node callers pass (Python says seconds itself).
+    for (ttl, says) in [
+        (Duration::ZERO, "ttl 0 ms is outside 1..=31622400000 ms"),
+        (Duration::from_micros(999), "ttl 0.999 ms is outside"),
+        (
+            Duration::from_secs(367 * 86400),
+            "ttl 31708800000 ms is outside",
+        ),
+    ] {
+        let err = store.acquire("t", "h", ttl).unwrap_err().to_string();
+        assert!(err.contains(says), "{err}");
+    }
     assert_eq!(snapshot(&store), before);
 }
 
