@@ -1051,6 +1051,15 @@ fencing_status fencing_rejections(const struct fencing_store *store,
 fencing_status fencing_metrics_text(const struct fencing_store *store, char **out_text);
 
 /**
+ * Writes where the store is as new NUL-terminated text to `*out_text`
+ * (free it with `fencing_string_free`): `memory:`; `sqlite:` and the
+ * file's absolute path (a relative path as this process resolved it at
+ * open); or the PostgreSQL URL without its query and its password. For
+ * logs; also after `fencing_store_close`.
+ */
+fencing_status fencing_store_location(const struct fencing_store *store, char **out_text);
+
+/**
  * Parses canonical decimal text (`0|[1-9][0-9]*`, at most 19 digits, at
  * most `FENCING_MAX_TOKEN`) into `*out`. Anything else (a sign, a leading
  * zero, spaces, an exponent, a value out of range) is INVALID_ARGUMENT.

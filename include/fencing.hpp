@@ -385,6 +385,17 @@ class Store {
   /// The C handle, for calls this header does not wrap (still owned here).
   const fencing_store *handle() const noexcept { return s_; }
 
+  /// Where the store is (`fencing_store_location`): `memory:`, `sqlite:` and
+  /// the file's absolute path, or the PostgreSQL URL without its password.
+  Result<std::string> location() const {
+    char *text = nullptr;
+    fencing_status st = fencing_store_location(s_, &text);
+    if (st != FENCING_OK) return detail::last_error(st);
+    std::string out(text);
+    fencing_string_free(text);
+    return out;
+  }
+
   Result<std::uint64_t> next_token(std::string_view scope) const {
     return call<std::uint64_t>({scope}, [&](const std::string *a, std::uint64_t *out) {
       return fencing_next_token(s_, a[0].c_str(), out);
@@ -694,6 +705,7 @@ class Store {
   const fencing_store *handle() const noexcept { return s_.handle(); }
   /// The non-throwing calls on the same handle.
   const nothrow::Store &nothrow() const noexcept { return s_; }
+  std::string location() const { return detail::value_or_throw(s_.location()); }
 
   std::uint64_t next_token(std::string_view scope) const { return detail::value_or_throw(s_.next_token(scope)); }
   std::uint64_t fence_of(std::string_view scope) const { return detail::value_or_throw(s_.fence_of(scope)); }

@@ -181,6 +181,14 @@ export declare class Store {
   events(options?: EventsOptions): Promise<Events>
   close(): Promise<void>
   readonly closed: boolean
+  /**
+   * Where the store is: `memory:`; `sqlite:` and the file's absolute path
+   * (a relative path as this process resolved it at open); or the
+   * PostgreSQL URL without its query and its password. For logs.
+   */
+  readonly location: string
+  /** `[fencing.Store LOCATION]`, with ` closed` once closed. */
+  toString(): string
 }
 
 /**

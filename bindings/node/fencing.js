@@ -335,6 +335,15 @@ class Store {
   get closed() {
     return this.#native.closed
   }
+
+  /** Where the store is: `memory:`, `sqlite:` and the file's absolute path, or the PostgreSQL URL without its query and password. */
+  get location() {
+    return this.#native.location
+  }
+
+  toString() {
+    return `[fencing.Store ${this.location}${this.closed ? ' closed' : ''}]`
+  }
 }
 
 mapMethods(Store, ['open'])

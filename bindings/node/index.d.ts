@@ -138,6 +138,12 @@ export declare class NativeStore {
    * CLOSED.
    */
   close(): Promise<void>
+  /**
+   * Where the store is: `memory:`; `sqlite:` and the file's absolute
+   * path (a relative path as this process resolved it at open); or the
+   * PostgreSQL URL without its query and its password. For logs.
+   */
+  get location(): string
   get closed(): boolean
 }
 

@@ -70,6 +70,8 @@ struct Inner {
     /// ending a held lease waits for at most (docs/semantics.md, "Ending a
     /// held lease"). `None` for `memory:`, whose calls never wait on I/O.
     call_bound: Option<Duration>,
+    /// [`Store::location`].
+    location: String,
 }
 
 impl std::fmt::Debug for Store {
@@ -119,6 +121,7 @@ impl Store {
             unbounded_jumps: common.unbounded_jumps,
         };
         let kind = options.kind();
+        let location = options.location();
         let manual = common.clock == ClockKind::Manual;
         let call_bound = match &options {
             StoreOptions::Memory(_) => None,
@@ -164,6 +167,7 @@ impl Store {
                 limiter: Limiter::default(),
                 limiter_clock,
                 call_bound,
+                location,
             }),
         })
     }
@@ -171,6 +175,21 @@ impl Store {
     /// Where this store keeps its state.
     pub fn backend_kind(&self) -> BackendKind {
         self.inner.kind
+    }
+
+    /// Where this store is, as a person should read it: `memory:`;
+    /// `sqlite:` and the file's absolute path (a relative path as this
+    /// process resolved it when it opened the store); or the PostgreSQL
+    /// URL without its query and with its password as `***`. For logs and
+    /// the faces' `repr`/`toString`; never parsed.
+    ///
+    /// ```
+    /// let store = fencing::Store::open("memory:?clock=manual")?;
+    /// assert_eq!(store.location(), "memory:");
+    /// # Ok::<(), fencing::Error>(())
+    /// ```
+    pub fn location(&self) -> &str {
+        &self.inner.location
     }
 
     /// Creates or upgrades the schema of the store a URL names, without

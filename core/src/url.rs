@@ -119,6 +119,18 @@ impl StoreOptions {
         }
     }
 
+    /// Where these options open a store, as a person should read it (see
+    /// [`crate::Store::location`]).
+    pub fn location(&self) -> String {
+        match self {
+            StoreOptions::Memory(_) => "memory:".to_owned(),
+            #[cfg(feature = "sqlite")]
+            StoreOptions::Sqlite(sqlite) => sqlite.location(),
+            #[cfg(feature = "postgres")]
+            StoreOptions::Postgres(postgres) => postgres.location(),
+        }
+    }
+
     /// The options every backend understands.
     pub fn options(&self) -> Options {
         match self {

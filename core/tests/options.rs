@@ -180,3 +180,24 @@ fn the_async_face_opens_typed_options() {
         assert!(other.advance_clock(Duration::from_secs(1)).await.is_err());
     });
 }
+
+/// What a store says it is: never a password, and a relative SQLite path
+/// as this process resolved it (two working directories, two stores).
+#[test]
+fn a_store_names_its_location() {
+    let relative: StoreOptions = "sqlite:rel/fencing.db?busy_timeout_ms=50".parse().unwrap();
+    let here = std::env::current_dir().unwrap().join("rel/fencing.db");
+    assert_eq!(relative.location(), format!("sqlite:{}", here.display()));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("named.db");
+    let store = Store::open(&sqlite_url(&path)).unwrap();
+    assert_eq!(store.location(), format!("sqlite:{}", path.display()));
+    assert_eq!(
+        Store::open("memory:?clock=manual").unwrap().location(),
+        "memory:"
+    );
+    let pg: StoreOptions = "postgres://worker:s3cret@db1:5432,db2/app?password=other&schema=jobs"
+        .parse()
+        .unwrap();
+    assert_eq!(pg.location(), "postgres://worker:***@db1:5432,db2/app");
+}

@@ -37,6 +37,7 @@ static_assert(std::is_base_of_v<std::runtime_error, fencing::FencingError>);
 
 static void paused_worker() {
   auto store = fencing::Store::open("memory:?clock=manual");
+  CHECK(store.location() == "memory:");
   fencing::Lease a = store.acquire("report", "worker-a", 1000);
   CHECK(a.token == 1);
   CHECK(a.holder == "worker-a");
@@ -114,6 +115,7 @@ static void nothrow_face() {
   auto opened = fencing::nothrow::Store::open("memory:");
   CHECK(opened.ok());
   fencing::nothrow::Store s = std::move(opened).value();
+  CHECK(s.location().ok() && s.location().value() == "memory:");
   auto t = s.next_token("s");
   CHECK(t.ok() && t.value() == 1);
   CHECK(s.put("s", "k", "v", fencing::Fence{t.value(), std::nullopt}).ok());

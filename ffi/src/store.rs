@@ -505,3 +505,21 @@ pub extern "C" fn fencing_metrics_text(
         Ok(())
     })
 }
+
+/// Writes where the store is as new NUL-terminated text to `*out_text`
+/// (free it with `fencing_string_free`): `memory:`; `sqlite:` and the
+/// file's absolute path (a relative path as this process resolved it at
+/// open); or the PostgreSQL URL without its query and its password. For
+/// logs; also after `fencing_store_close`.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_store_location(
+    store: *const fencing_store,
+    out_text: *mut *mut c_char,
+) -> fencing_status {
+    boundary(|| {
+        let store = self::store(store)?;
+        let out = args::out(out_text, "out_text")?;
+        out.set(owned_text(store.location()));
+        Ok(())
+    })
+}

@@ -412,6 +412,15 @@ static void test_fenced_store(void) {
   CHECK(strstr(text, "# TYPE fencing_writes_accepted_total counter\nfencing_writes_accepted_total 8\n") != NULL);
   CHECK(strstr(text, "fencing_stale_rejections_total 2\n") != NULL);
   fencing_string_free(text);
+  text = NULL;
+  CHECK_OK(fencing_store_location(s, &text));
+  REQUIRE(text != NULL);
+  if (strcmp(backend, "sqlite") == 0) {
+    CHECK(strncmp(text, "sqlite:", 7) == 0 && strcmp(text + 7, db_path) == 0);
+  } else {
+    CHECK(strcmp(text, "memory:") == 0);
+  }
+  fencing_string_free(text);
 
   /* last_error_message copies into a caller buffer */
   CHECK_STATUS(FENCING_NOT_FOUND, fencing_delete(s, "s", "new", &f3, &r));

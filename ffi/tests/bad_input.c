@@ -483,6 +483,8 @@ static void bad_misc(void) {
   REFUSED(FENCING_NULL_PARAMETER, fencing_rejections(s, NULL));
   REFUSED(FENCING_NULL_PARAMETER, fencing_metrics_text(NULL, &text));
   REFUSED(FENCING_NULL_PARAMETER, fencing_metrics_text(s, NULL));
+  REFUSED(FENCING_NULL_PARAMETER, fencing_store_location(NULL, &text));
+  REFUSED(FENCING_NULL_PARAMETER, fencing_store_location(s, NULL));
   REFUSED(FENCING_NULL_PARAMETER, fencing_rejection_list_get(NULL, 0, &rej));
   REFUSED(FENCING_NULL_PARAMETER, fencing_token_parse(NULL, &v));
   REFUSED(FENCING_NULL_PARAMETER, fencing_token_parse("1", NULL));

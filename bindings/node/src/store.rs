@@ -32,6 +32,8 @@ const DEFAULT_EVENTS_LIMIT: usize = fencing::defaults::EVENTS_LIMIT;
 pub struct NativeStore {
     state: Shared,
     inline: bool,
+    /// `fencing::Store::location`, kept after close.
+    location: String,
 }
 
 /// The handle's state, shared with the fences it made (`fence.rs`), so that
@@ -59,6 +61,7 @@ pub(crate) fn closed_store() -> fencing::Store {
 impl NativeStore {
     pub(crate) fn new(store: fencing::Store, inline: bool) -> NativeStore {
         NativeStore {
+            location: store.location().to_owned(),
             state: Arc::new(Mutex::new(State::Open(store))),
             inline,
         }
@@ -691,6 +694,14 @@ impl NativeStore {
             },
             |_env, ()| Ok(()),
         )
+    }
+
+    /// Where the store is: `memory:`; `sqlite:` and the file's absolute
+    /// path (a relative path as this process resolved it at open); or the
+    /// PostgreSQL URL without its query and its password. For logs.
+    #[napi(getter, catch_unwind)]
+    pub fn location(&self) -> String {
+        self.location.clone()
     }
 
     #[napi(getter, catch_unwind)]

@@ -221,3 +221,29 @@ test('failover: every earlier token is stale, new ones start above the base', as
     await store.close()
   }
 })
+
+test('a store says where it is: a relative SQLite path as this process resolved it', async () => {
+  // Two processes in two directories that open sqlite:fencing.db open two
+  // stores; the location shows which file this one is.
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'fencing-location-'))
+  const cwd = process.cwd()
+  process.chdir(dir)
+  let store
+  try {
+    store = await open('sqlite:fencing.db')
+  } finally {
+    process.chdir(cwd)
+  }
+  const here = path.join(fs.realpathSync(dir), 'fencing.db')
+  try {
+    assert.equal(store.location, `sqlite:${here}`)
+    assert.equal(String(store), `[fencing.Store sqlite:${here}]`)
+  } finally {
+    await store.close()
+  }
+  assert.equal(String(store), `[fencing.Store sqlite:${here} closed]`, 'still known after close')
+  const memory = await open('memory:')
+  assert.equal(memory.location, 'memory:')
+  await memory.close()
+  fs.rmSync(dir, { recursive: true, force: true })
+})

@@ -28,7 +28,6 @@ use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
 #[pyclass(frozen, module = "fencing", name = "Store")]
 pub struct Store {
     pub inner: fencing::Store,
-    scheme: String,
 }
 
 /// Opens the store a URL names (``memory:``, ``sqlite:PATH``,
@@ -94,9 +93,7 @@ impl Store {
     fn new(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Store> {
         let url = text(py, url, "url")?;
         let inner = py.detach(|| fencing::Store::open(&url)).py(py)?;
-        // Only the backend's kind is shown by repr: a URL may carry credentials.
-        let scheme = inner.backend_kind().as_str().to_owned();
-        Ok(Store { inner, scheme })
+        Ok(Store { inner })
     }
 }
 
@@ -114,7 +111,15 @@ impl Store {
         } else {
             "open"
         };
-        format!("<fencing.Store {}: {state}>", self.scheme)
+        format!("<fencing.Store {} {state}>", self.inner.location())
+    }
+
+    /// Where the store is: ``memory:``; ``sqlite:`` and the file's absolute
+    /// path (a relative path as this process resolved it at open); or the
+    /// PostgreSQL URL without its query and its password. For logs.
+    #[getter]
+    fn location(&self) -> &str {
+        self.inner.location()
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import importlib.metadata
 import inspect
+import os
 import pathlib
 import pickle
 
@@ -336,7 +337,8 @@ def test_close_and_context_manager(sqlite_url: str) -> None:
         assert not s.closed
         s.put("s", "k", b"v", token=1)
     assert s.closed
-    assert repr(s) == "<fencing.Store sqlite: closed>"
+    assert repr(s) == f"<fencing.Store {s.location} closed>"
+    assert s.location.startswith("sqlite:/")
     with pytest.raises(fencing.ClosedError):
         s.get("s", "k")
     s.close()  # twice is harmless
@@ -384,3 +386,16 @@ def test_failover_makes_every_earlier_token_stale(sqlite_url: str) -> None:
             store.put("s", "k", b"late", token=t)
         assert store.next_token("s") == base + 1
         assert store.fence_of("never-seen") == base
+
+
+def test_a_relative_sqlite_path_is_shown_resolved(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two processes in two directories that open sqlite:fencing.db open two
+    # stores: the store says which file it is.
+    monkeypatch.chdir(tmp_path)
+    here = os.path.join(os.getcwd(), "fencing.db")
+    with fencing.Store("sqlite:fencing.db") as s:
+        assert s.location == f"sqlite:{here}"
+        assert repr(s) == f"<fencing.Store sqlite:{here} open>"
+    assert fencing.Store("memory:").location == "memory:"

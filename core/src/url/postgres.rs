@@ -211,6 +211,13 @@ pub struct PostgresOptions {
 }
 
 impl PostgresOptions {
+    /// The URL without its query (which may hold the driver's `password=`)
+    /// and with the password of its user info replaced by `***`.
+    pub(crate) fn location(&self) -> String {
+        let url = &self.target.url;
+        redacted(url.split_once('?').map_or(url.as_str(), |(base, _)| base))
+    }
+
     /// `schema=NAME`: where the tables and functions live; `fencing` by
     /// default. `[a-z_][a-z0-9_]*`, at most 63 bytes, not `pg_*`; anything
     /// else is `INVALID_ARGUMENT`, and the options are left as they were.

@@ -62,6 +62,14 @@ pub struct SqliteOptions {
 }
 
 impl SqliteOptions {
+    /// `sqlite:` and the file's path, made absolute as this process
+    /// resolves it: two processes in two directories that both open
+    /// `sqlite:fencing.db` open two stores, and this shows which.
+    pub(crate) fn location(&self) -> String {
+        let path = std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone());
+        format!("sqlite:{}", path.display())
+    }
+
     /// The store in the file at `path` (created on first open), with every
     /// option at its default. Unlike a URL, the path may contain `?`. An
     /// empty path, or one with a NUL byte, is `INVALID_ARGUMENT`.

@@ -278,6 +278,11 @@ class Store:
     @property
     def closed(self) -> bool:
         """Whether the store was closed."""
+    @property
+    def location(self) -> str:
+        """Where the store is: ``memory:``; ``sqlite:`` and the file's absolute
+        path (a relative path as this process resolved it at open); or the
+        PostgreSQL URL without its query and its password. For logs."""
     def next_token(self, scope: str) -> int:
         """Issues the scope's next token (strictly greater than every earlier one)."""
     def advance_counter(self, scope: str, floor: int) -> int:

@@ -311,6 +311,11 @@ class Store:
         """Whether ``close()`` was called."""
         return self._store.closed
 
+    @property
+    def location(self) -> str:
+        """Where the store is (``fencing.Store.location``)."""
+        return self._store.location
+
     def __repr__(self) -> str:
         return repr(self._store).replace("fencing.", "fencing.aio.", 1)
 
