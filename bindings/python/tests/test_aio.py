@@ -26,7 +26,7 @@ def test_same_methods_as_the_blocking_store() -> None:
     blocking = {n for n in dir(fencing.Store) if not n.startswith("_")}
     asynchronous = {n for n in dir(fencing.aio.Store) if not n.startswith("_")}
     assert blocking - asynchronous == set()
-    for name in blocking - {"closed", "lease", "keep_alive"}:
+    for name in blocking - {"closed", "location", "lease", "keep_alive"}:
         assert inspect.iscoroutinefunction(getattr(fencing.aio.Store, name)), name
 
 
