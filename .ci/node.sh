@@ -36,10 +36,10 @@ if [ -n "$(git status --porcelain -- index.js index.d.ts)" ]; then
   exit 1
 fi
 
-step "the docs' JavaScript blocks, as written, with this package as 'fencing' (scripts/doc-snippets)"
+step "the docs' JavaScript blocks, as written, with this package as 'fencing-tokens' (scripts/doc-snippets)"
 snippets=$(mktemp -d "${TMPDIR:-/tmp}/fencing-node-snippets.XXXXXX")
 mkdir "$snippets/node_modules"
-ln -s "$PWD" "$snippets/node_modules/fencing"
+ln -s "$PWD" "$snippets/node_modules/fencing-tokens"
 (cd ../.. && scripts/doc-snippets run js --in "$snippets" -- node)
 rm -rf "$snippets"
 

@@ -15,7 +15,7 @@
 // async function too, so both pay for one await per call.
 
 const { performance } = require('node:perf_hooks')
-const { open } = require('fencing')
+const { open } = require('fencing-tokens')
 const native = require('../index.js')
 
 const smoke = process.argv.includes('--smoke')

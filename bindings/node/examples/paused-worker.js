@@ -18,7 +18,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const readline = require('node:readline')
-const { open, StaleTokenError } = require('fencing')
+const { open, StaleTokenError } = require('fencing-tokens')
 
 const SCOPE = 'report:7'
 const TTL_MS = 500

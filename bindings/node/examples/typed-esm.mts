@@ -1,5 +1,5 @@
 // The ESM flavour: named imports and the default export are typed too.
-import fencing, { open, type ScopeStatus } from 'fencing'
+import fencing, { open, type ScopeStatus } from 'fencing-tokens'
 
 const store = await open('memory:')
 const status: ScopeStatus = await store.status('s')

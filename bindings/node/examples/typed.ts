@@ -16,7 +16,7 @@ import {
   type Receipt,
   type MetricsSnapshot,
   type HeldLease,
-} from 'fencing'
+} from 'fencing-tokens'
 
 export async function report(url: string): Promise<string | null> {
   const store = await open(url)

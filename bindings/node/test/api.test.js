@@ -7,7 +7,7 @@ const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const fencing = require('fencing')
+const fencing = require('fencing-tokens')
 const { open, Store, FencingError } = fencing
 
 const ROOT = path.resolve(__dirname, '..')
@@ -94,7 +94,7 @@ describe('errors', () => {
 })
 
 test('ESM import gives the same module', async () => {
-  const esm = await import('fencing')
+  const esm = await import('fencing-tokens')
   assert.equal(esm.open, fencing.open)
   assert.equal(esm.StaleTokenError, fencing.StaleTokenError)
   assert.equal(esm.MAX_TOKEN, 9223372036854775807n)

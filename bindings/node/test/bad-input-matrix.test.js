@@ -7,7 +7,7 @@ const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { open } = require('fencing')
+const { open } = require('fencing-tokens')
 const { backends, rejectsInvalid, tempDir } = require('./helpers.js')
 
 const KIB64 = 64 * 1024

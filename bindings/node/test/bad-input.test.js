@@ -5,7 +5,7 @@
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
-const { open, parseToken, Store, HeldLease } = require('fencing')
+const { open, parseToken, Store, HeldLease } = require('fencing-tokens')
 const { backends, rejectsInvalid } = require('./helpers.js')
 
 const T = TypeError

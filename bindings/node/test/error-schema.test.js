@@ -7,7 +7,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const fencing = require('fencing')
+const fencing = require('fencing-tokens')
 const native = require('../index.js')
 
 const ROOT = path.resolve(__dirname, '..')
@@ -28,7 +28,7 @@ test('the schema lists every code once', () => {
 })
 
 test('every code has its class by the core\'s name, in CommonJS and ESM', async () => {
-  const esm = await import('fencing')
+  const esm = await import('fencing-tokens')
   for (const { code, name } of SCHEMA) {
     const cls = fencing[name]
     assert.equal(typeof cls, 'function', `${name} is not exported`)

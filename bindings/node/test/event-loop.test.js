@@ -7,7 +7,7 @@
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
-const { open } = require('fencing')
+const { open } = require('fencing-tokens')
 const { backends } = require('./helpers.js')
 
 /** Ticks every millisecond; on tick `at`, runs `action` once. */

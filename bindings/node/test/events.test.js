@@ -7,7 +7,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { open, StaleTokenError } = require('fencing')
+const { open, StaleTokenError } = require('fencing-tokens')
 
 test('events() from another handle shows the rejection and the last writer, never values', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fencing-events-'))

@@ -6,7 +6,7 @@
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
-const { open, Fence, FencingError, StaleTokenError, ClosedError } = require('fencing')
+const { open, Fence, FencingError, StaleTokenError, ClosedError } = require('fencing-tokens')
 const { backends } = require('./helpers.js')
 
 const MAX = 2n ** 63n - 1n

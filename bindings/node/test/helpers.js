@@ -6,7 +6,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { FencingError, InvalidArgumentError } = require('fencing')
+const { FencingError, InvalidArgumentError } = require('fencing-tokens')
 
 /** A fresh temporary directory, removed when the process exits. */
 function tempDir(prefix = 'fencing-node-') {

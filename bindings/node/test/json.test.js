@@ -4,7 +4,7 @@
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { open, parseToken } = require('fencing')
+const { open, parseToken } = require('fencing-tokens')
 
 test('receipts and leases have toJSON: bigints as decimal strings', async () => {
   const store = await open('memory:?jumps=unbounded') // a jump past 2^48

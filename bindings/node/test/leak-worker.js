@@ -4,7 +4,7 @@
 // prints one JSON line with the resident memory after the first tenth
 // (the warm-up) and at the end of each phase.
 
-const { open } = require('fencing')
+const { open } = require('fencing-tokens')
 
 const [url, opens, ops] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])]
 const MIB = 1048576

@@ -6,7 +6,7 @@
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
-const { open, LeaseLostError, ClosedError, StaleTokenError, TimeoutError } = require('fencing')
+const { open, LeaseLostError, ClosedError, StaleTokenError, TimeoutError } = require('fencing-tokens')
 const { backends } = require('./helpers.js')
 
 const TTL = 60_000
@@ -144,7 +144,7 @@ for (const [name, url] of backends()) {
 test('a process whose only handle is an unref()ed HeldLease exits', { timeout: 120_000 }, () => {
   const { spawnSync } = require('node:child_process')
   const script = `
-    const { open } = require('fencing')
+    const { open } = require('fencing-tokens')
     open('memory:').then(async (store) => {
       const held = await store.lease('job', { holder: 'a', ttlMs: 60000 })
       held.unref()

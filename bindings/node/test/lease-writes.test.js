@@ -5,7 +5,7 @@
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
-const { open, LeaseLostError, StaleTokenError, VersionMismatchError } = require('fencing')
+const { open, LeaseLostError, StaleTokenError, VersionMismatchError } = require('fencing-tokens')
 const { backends, rejectsInvalid } = require('./helpers.js')
 
 const TTL = 60_000

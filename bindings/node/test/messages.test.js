@@ -3,7 +3,7 @@
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { open } = require('fencing')
+const { open } = require('fencing-tokens')
 
 test('a lease or a HeldLease where a token goes says "pass lease.token", and writes nothing', async () => {
   const store = await open('memory:')

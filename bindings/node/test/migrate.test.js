@@ -9,7 +9,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const Database = require('better-sqlite3')
 const pg = require('pg')
-const fencing = require('fencing')
+const fencing = require('fencing-tokens')
 const { tempDir, postgresOrSkip, freshSchema } = require('./helpers.js')
 
 describe('migrate', () => {

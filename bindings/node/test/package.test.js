@@ -1,7 +1,7 @@
 'use strict'
 // Packaging as a user would: `npm pack`, `npm install` of that tarball into
 // a fresh project (no network: the tarball has no dependencies), then, in
-// that project, the paused-worker story through `require('fencing')`, an
+// that project, the paused-worker story through `require('fencing-tokens')`, an
 // ESM import, and `tsc` over the typed example against the installed types.
 
 const { test } = require('node:test')
@@ -33,7 +33,7 @@ test('npm pack, npm install the tarball, and use it', { timeout: 300_000 }, () =
   fs.mkdirSync(app)
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'user-app', version: '1.0.0', private: true }))
   run('npm', ['install', '--offline', '--no-audit', '--no-fund', path.join(work, packed.filename)], app)
-  assert.ok(fs.existsSync(path.join(app, 'node_modules/fencing/package.json')))
+  assert.ok(fs.existsSync(path.join(app, 'node_modules/fencing-tokens/package.json')))
 
   // The story, as a user's script that requires the installed package.
   fs.copyFileSync(path.join(ROOT, 'examples/paused-worker.js'), path.join(app, 'story.js'))
@@ -45,7 +45,7 @@ test('npm pack, npm install the tarball, and use it', { timeout: 300_000 }, () =
   fs.writeFileSync(
     path.join(app, 'esm.mjs'),
     [
-      "import { open, StaleTokenError, MAX_TOKEN } from 'fencing'",
+      "import { open, StaleTokenError, MAX_TOKEN } from 'fencing-tokens'",
       "const store = await open('memory:?jumps=unbounded')",
       "await store.put('s', 'k', 'new', { token: MAX_TOKEN })",
       "try { await store.put('s', 'k', 'old', { token: 1n }); console.log('accepted') }",

@@ -9,7 +9,7 @@
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const pg = require('pg')
-const fencing = require('fencing')
+const fencing = require('fencing-tokens')
 const { postgresOrSkip, freshSchema } = require('./helpers.js')
 
 const {
@@ -102,7 +102,7 @@ describe('errorFromSqlstate', () => {
   })
 
   test('the ESM entry exports the same functions', async () => {
-    const esm = await import('fencing')
+    const esm = await import('fencing-tokens')
     assert.equal(esm.errorFromSqlstate, errorFromSqlstate)
     assert.equal(esm.fromPostgresError, fromPostgresError)
   })

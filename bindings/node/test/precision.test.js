@@ -6,7 +6,7 @@
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
-const { open, MAX_TOKEN, parseToken, StaleTokenError, TokenExhaustedError } = require('fencing')
+const { open, MAX_TOKEN, parseToken, StaleTokenError, TokenExhaustedError } = require('fencing-tokens')
 const { backends, rejectsInvalid } = require('./helpers.js')
 
 const P53 = 2n ** 53n // 9007199254740992

@@ -11,7 +11,7 @@ const {
   StaleTokenError,
   VersionMismatchError,
   ClosedError,
-} = require('fencing')
+} = require('fencing-tokens')
 const { backends, rejectsInvalid } = require('./helpers.js')
 
 const MAX = 2n ** 63n - 1n

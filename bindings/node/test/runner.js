@@ -6,7 +6,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { open } = require('fencing')
+const { open } = require('fencing-tokens')
 
 const SCENARIO_DIR = path.resolve(__dirname, '../../../tests/scenarios')
 

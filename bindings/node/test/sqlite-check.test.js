@@ -12,7 +12,7 @@ const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const path = require('node:path')
 const readline = require('node:readline')
-const fencing = require('fencing')
+const fencing = require('fencing-tokens')
 const { tempDir } = require('./helpers.js')
 const { drivers, fencedUpdate } = require('./sqlite-drivers.js')
 

@@ -5,7 +5,7 @@
 // Prints one line per outcome: "acquired T", "committed T", "rejected T CODE".
 
 const readline = require('node:readline')
-const fencing = require('fencing')
+const fencing = require('fencing-tokens')
 const { open, fencedUpdate } = require('./sqlite-drivers.js')
 
 const [driver, role, path, name] = process.argv.slice(2)

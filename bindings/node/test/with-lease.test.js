@@ -9,7 +9,7 @@ const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const { once } = require('node:events')
 const { setTimeout: sleep } = require('node:timers/promises')
-const { open, HeldLease, LeaseLostError, StaleTokenError, FencingError, ClosedError } = require('fencing')
+const { open, HeldLease, LeaseLostError, StaleTokenError, FencingError, ClosedError } = require('fencing-tokens')
 const { backends } = require('./helpers.js')
 
 /** Waits (polling) until `predicate()` holds. */
