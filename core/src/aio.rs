@@ -21,7 +21,7 @@
 use std::time::Duration;
 
 use tokio::runtime::Handle;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::keepalive::{LeaseEnd, WorkOutcome};
@@ -42,6 +42,34 @@ async fn off_executor<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
             }),
         Err(_) => Ok(f()),
     }
+}
+
+/// Runs a call that takes a lease off the executor. A caller that gives up
+/// (drops the future: a timeout, a lost `select!` branch) leaves no lease
+/// behind: `call` is told through its `gave_up` argument (a waiting acquire
+/// stops waiting), and a lease it took anyway is released at once instead
+/// of being held to its TTL (docs/semantics.md, "Giving up a call").
+async fn taking_lease(
+    store: crate::Store,
+    call: impl FnOnce(&crate::Store, &dyn Fn() -> bool) -> Result<Lease> + Send + 'static,
+) -> Result<Lease> {
+    let Ok(runtime) = Handle::try_current() else {
+        return call(&store, &|| false);
+    };
+    let (tx, rx) = oneshot::channel();
+    drop(runtime.spawn_blocking(move || {
+        let taken = call(&store, &|| tx.is_closed());
+        if let Err(Ok(lease)) = tx.send(taken) {
+            let _ = store.release(&lease.scope, lease.token);
+        }
+    }));
+    // Dropped without an answer: the call panicked, perhaps after its write.
+    rx.await.unwrap_or_else(|_| {
+        Err(Error::backend(
+            BackendErrorKind::OutcomeUnknown,
+            "fencing call did not finish",
+        ))
+    })
 }
 
 /// An async handle on a store; clones share it, as [`crate::Store`]'s do.
@@ -84,12 +112,19 @@ impl Store {
         off_executor(move || s.advance_counter(&scope, floor)).await?
     }
 
+    /// Dropping the future before it resolves releases the lease its call
+    /// took, if it took one.
     pub async fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
-        let (s, scope, holder) = (self.inner.clone(), scope.to_owned(), holder.to_owned());
-        off_executor(move || s.acquire(&scope, &holder, ttl)).await?
+        let (scope, holder) = (scope.to_owned(), holder.to_owned());
+        taking_lease(self.inner.clone(), move |s, _| {
+            s.acquire(&scope, &holder, ttl)
+        })
+        .await
     }
 
     /// Waits on the blocking pool, holding one of its threads meanwhile.
+    /// Dropping the future stops the wait within a few milliseconds, and a
+    /// lease taken meanwhile is released at once.
     pub async fn acquire_wait(
         &self,
         scope: &str,
@@ -97,8 +132,11 @@ impl Store {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<Lease> {
-        let (s, scope, holder) = (self.inner.clone(), scope.to_owned(), holder.to_owned());
-        off_executor(move || s.acquire_wait(&scope, &holder, ttl, timeout)).await?
+        let (scope, holder) = (scope.to_owned(), holder.to_owned());
+        taking_lease(self.inner.clone(), move |s, gave_up| {
+            s.acquire_wait_unless(&scope, &holder, ttl, timeout, gave_up)
+        })
+        .await
     }
 
     pub async fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {

@@ -21,6 +21,10 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{self, ClockKind, StoreOptions};
 
+/// How long a waiting acquire whose caller may give up sleeps at most
+/// before it asks again whether the caller is still there.
+const GIVE_UP_CHECK: Duration = Duration::from_millis(20);
+
 /// A handle on one fencing store. `Send + Sync`; clones share the backend,
 /// the metrics and the closed state.
 #[derive(Clone)]
@@ -275,7 +279,23 @@ impl Store {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<Lease> {
-        self.acquire_wait_sent(scope, holder, ttl, timeout)
+        self.acquire_wait_sent(scope, holder, ttl, timeout, None)
+            .map(|(lease, _)| lease)
+    }
+
+    /// [`Store::acquire_wait`] for a caller that may give up (the async
+    /// face, whose future can be dropped): the wait ends with `TIMEOUT` as
+    /// soon as `gave_up()` says so, checked at least every
+    /// [`GIVE_UP_CHECK`].
+    pub(crate) fn acquire_wait_unless(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        timeout: Duration,
+        gave_up: &dyn Fn() -> bool,
+    ) -> Result<Lease> {
+        self.acquire_wait_sent(scope, holder, ttl, timeout, Some(gave_up))
             .map(|(lease, _)| lease)
     }
 
@@ -286,6 +306,7 @@ impl Store {
         holder: &str,
         ttl: Duration,
         timeout: Duration,
+        gave_up: Option<&dyn Fn() -> bool>,
     ) -> Result<(Lease, Instant)> {
         let deadline = Instant::now().checked_add(timeout);
         loop {
@@ -296,10 +317,13 @@ impl Store {
                         Some(d) => d.saturating_duration_since(Instant::now()),
                         None => Duration::MAX,
                     };
-                    if left.is_zero() {
+                    if left.is_zero() || gave_up.is_some_and(|g| g()) {
                         return Err(Error::Timeout);
                     }
-                    let nap = remaining.max(Duration::from_millis(1)).min(left);
+                    let mut nap = remaining.max(Duration::from_millis(1)).min(left);
+                    if gave_up.is_some() {
+                        nap = nap.min(GIVE_UP_CHECK);
+                    }
                     self.backend()?.wait_for_release(scope, nap);
                 }
                 other => return other.map(|lease| (lease, sent)),
@@ -371,7 +395,7 @@ impl Store {
         on_lost: Option<crate::keepalive::OnLost>,
     ) -> Result<crate::LeaseGuard> {
         let (lease, sent) = match timeout {
-            Some(timeout) => self.acquire_wait_sent(scope, holder, ttl, timeout)?,
+            Some(timeout) => self.acquire_wait_sent(scope, holder, ttl, timeout, None)?,
             None => {
                 let sent = Instant::now();
                 (self.acquire(scope, holder, ttl)?, sent)

@@ -213,3 +213,78 @@ async fn blocking_calls_and_drops_inside_the_runtime_do_not_panic() {
         drop(store);
     }
 }
+
+/// A caller that gives up on a waiting acquire (its future dropped by a
+/// timeout) leaves no lease behind: the wait stops, or a lease that arrives
+/// after it left is released at once, so the next caller gets the scope
+/// instead of waiting out the quitter's TTL (docs/semantics.md, "Giving up a call").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_acquire_takes_no_lease_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut given_up = 0;
+    for url in urls(dir.path()) {
+        let store = aio::Store::open(&url).await.unwrap();
+        let scope = "quitter";
+        let first = store
+            .acquire(scope, "first", Duration::from_millis(300))
+            .await
+            .unwrap();
+        // Gives up long before the first lease expires.
+        let quit = tokio::time::timeout(
+            Duration::from_millis(50),
+            store.acquire_wait(
+                scope,
+                "quitter",
+                Duration::from_secs(60),
+                Duration::from_secs(5),
+            ),
+        )
+        .await;
+        assert!(quit.is_err(), "{url}: the wait was meant to be given up");
+        // A plain acquire given up once started: the lease it took when its
+        // call ran is released, not held for its 60 s.
+        // (It may finish within its first poll: then it is the caller's, and
+        // the next scope tries again.)
+        let mut other = None;
+        for i in 0..100 {
+            let name = format!("other-{i}");
+            let call = store.acquire(&name, "quitter", Duration::from_secs(60));
+            if tokio::time::timeout(Duration::ZERO, call).await.is_err() {
+                other = Some(name);
+                break;
+            }
+        }
+        // On memory a call may always finish within the first poll; SQLite's
+        // and PostgreSQL's take long enough to be given up.
+        let Some(other) = other else {
+            assert!(url.starts_with("memory:"), "{url}: no acquire was given up");
+            store.close().await;
+            continue;
+        };
+        given_up += 1;
+        let mut released = false;
+        for _ in 0..500 {
+            let status = store.status(&other).await.unwrap();
+            if status.lease.is_none() && status.counter == 1 {
+                released = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(released, "{url}: the given-up acquire kept its lease");
+        let next = store
+            .acquire_wait(
+                scope,
+                "next",
+                Duration::from_secs(60),
+                Duration::from_secs(5),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{url}: the quitter kept the lease: {e}"));
+        assert!(next.token > first.token, "{url}");
+        let holder = store.status(scope).await.unwrap().lease.unwrap().holder;
+        assert_eq!(holder, "next", "{url}");
+        store.close().await;
+    }
+    assert!(given_up >= 1, "no backend gave up a plain acquire");
+}
