@@ -163,6 +163,31 @@ def test_bad_input_through_aio(mem: fencing.Store) -> None:
         fencing.aio.Store("memory:")  # type: ignore[arg-type]
 
 
+def test_a_cancelled_acquire_releases_the_lease_it_took(mem: fencing.Store) -> None:
+    store = fencing.aio.Store(mem)
+
+    async def main() -> None:
+        for scope, call in (
+            ("plain", lambda: store.acquire("plain", holder="quitter", ttl=3600)),
+            ("held", lambda: store.lease("held", holder="quitter", ttl=3600).__aenter__()),
+        ):
+            task = asyncio.ensure_future(call())
+            await asyncio.sleep(0)  # the call is on its way to the store
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            # Its lease is released at once, not held for its hour.
+            deadline = time.monotonic() + BOUND
+            while True:
+                status = await store.status(scope)
+                if status.counter == 1 and status.lease is None:
+                    break
+                assert time.monotonic() < deadline, f"{scope}: the quitter kept the lease"
+                await asyncio.sleep(0.005)
+
+    run(main())
+
+
 def test_a_cancelled_wait_releases_the_lease_it_gets(mem: fencing.Store) -> None:
     store = fencing.aio.Store(mem)
 

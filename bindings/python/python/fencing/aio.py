@@ -62,6 +62,17 @@ async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
 async def _on_own_thread(fn: Callable[[], _T], undo: Callable[[_T], None]) -> _T:
     """A call that may wait long, on a thread of its own (see
     ``_wait_for_lease``); ``undo`` its result if nobody awaits it any more."""
+    return await _undoable(fn, undo, own_thread=True)
+
+
+async def _taking_lease(fn: Callable[[], _T], undo: Callable[[_T], None]) -> _T:
+    """A short call that takes a lease, on the loop's default executor; if
+    the awaiting task is cancelled, a lease it took anyway is undone at once
+    instead of being held until its ttl runs out."""
+    return await _undoable(fn, undo, own_thread=False)
+
+
+async def _undoable(fn: Callable[[], _T], undo: Callable[[_T], None], *, own_thread: bool) -> _T:
     loop = asyncio.get_running_loop()
     future: asyncio.Future[_T] = loop.create_future()
     context = contextvars.copy_context()
@@ -92,7 +103,10 @@ async def _on_own_thread(fn: Callable[[], _T], undo: Callable[[_T], None]) -> _T
             if not deliver(functools.partial(settle_result, result)):
                 undo(result)
 
-    threading.Thread(target=wait, name="fencing-aio-acquire-wait", daemon=True).start()
+    if own_thread:
+        threading.Thread(target=wait, name="fencing-aio-acquire-wait", daemon=True).start()
+    else:
+        loop.run_in_executor(None, wait)
     return await future
 
 
@@ -165,7 +179,7 @@ class KeepAlive:
             # A wait for the lease takes a thread of its own (_wait_for_lease).
             await _on_own_thread(self._keeper.__enter__, undo=_release_keeper)
         else:
-            await _run(self._keeper.__enter__)
+            await _taking_lease(self._keeper.__enter__, undo=_release_keeper)
         return self
 
     async def __aexit__(
@@ -344,8 +358,14 @@ class Store:
         return await _run(self._store.advance_counter, scope, floor)
 
     async def acquire(self, scope: str, *, holder: str, ttl: Seconds) -> Lease:
-        """Takes the scope's lease; LeaseHeldError while another is live."""
-        return await _run(self._store.acquire, scope, holder=holder, ttl=ttl)
+        """Takes the scope's lease; LeaseHeldError while another is live. If
+        the awaiting task is cancelled, a lease the call took anyway is
+        released at once."""
+        store = self._store
+        return await _taking_lease(
+            functools.partial(store.acquire, scope, holder=holder, ttl=ttl),
+            undo=lambda lease: _release_quietly(store, lease),
+        )
 
     async def acquire_wait(
         self, scope: str, *, holder: str, ttl: Seconds, timeout: Seconds
