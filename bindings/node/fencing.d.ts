@@ -117,7 +117,11 @@ export declare class Store {
 
   acquire(scope: string, options: AcquireOptions): Promise<Lease>
   /** Like acquire, waiting (without spinning) up to `timeoutMs`; TIMEOUT after. */
-  acquireWait(scope: string, options: AcquireWaitOptions): Promise<Lease>
+  /**
+   * Waits until the lease is free or `timeoutMs` passes. `signal` gives up
+   * the wait; a lease it gets after that is released at once.
+   */
+  acquireWait(scope: string, options: AcquireWaitOptions & { signal?: AbortSignal }): Promise<Lease>
   /** Extends the lease while it is current (default TTL: the lease's own); else LEASE_LOST. */
   renew(lease: LeaseRef & { ttlMs?: number }, options?: RenewOptions): Promise<Lease>
   /** Ends the lease early if it is still current; resolves to whether it did. */

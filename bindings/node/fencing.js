@@ -190,8 +190,19 @@ class Store {
     return jsonable(await this.#native.acquire(scope, options))
   }
 
+  /**
+   * Waits until the lease is free or `timeoutMs` passes (`TIMEOUT`).
+   * `signal`: an AbortSignal that gives up the wait (rejects with its
+   * reason); a lease the wait gets after that is released at once, never
+   * held to its TTL (docs/semantics.md, "Giving up a call").
+   */
   async acquireWait(scope, options) {
-    return jsonable(await this.#native.acquireWait(scope, options))
+    const { signal, leaseOptions } = splitSignal(options)
+    signal?.throwIfAborted()
+    const native = this.#native
+    const waiting = native.acquireWait(scope, leaseOptions)
+    if (signal === undefined) return jsonable(await waiting)
+    return jsonable(await abortable(waiting, signal, (late) => native.release(late).catch(() => {})))
   }
 
   async renew(lease, options) {

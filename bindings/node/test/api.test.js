@@ -247,3 +247,23 @@ test('a store says where it is: a relative SQLite path as this process resolved 
   await memory.close()
   fs.rmSync(dir, { recursive: true, force: true })
 })
+
+test('acquireWait gives up on its signal, and a lease it gets later is released at once', async () => {
+  const store = await open('memory:')
+  try {
+    const first = await store.acquire('quit', { holder: 'first', ttlMs: 300 })
+    const controller = new AbortController()
+    const quitting = store.acquireWait('quit', { holder: 'quitter', ttlMs: 60_000, timeoutMs: 5_000, signal: controller.signal })
+    setTimeout(() => controller.abort(new Error('gave up')), 50)
+    await assert.rejects(quitting, /gave up/)
+    // The quitter's wait gets the lease when the first expires, and lets it go.
+    const next = await store.acquireWait('quit', { holder: 'next', ttlMs: 60_000, timeoutMs: 5_000 })
+    assert.ok(next.token > first.token)
+    assert.equal((await store.status('quit')).lease.holder, 'next')
+    const aborted = AbortSignal.abort()
+    await assert.rejects(store.acquireWait('quit', { holder: 'x', ttlMs: 1000, timeoutMs: 10, signal: aborted }), { name: 'AbortError' })
+    await assert.rejects(store.acquireWait('quit', { holder: 'x', ttlMs: 1000, timeoutMs: 10, signal: 'no' }), { code: 'INVALID_ARGUMENT' })
+  } finally {
+    await store.close()
+  }
+})
