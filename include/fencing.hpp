@@ -69,6 +69,10 @@ enum class Status : std::uint32_t {
   Panic = FENCING_PANIC,
 };
 
+/// The version of the library linked at run time ("0.1.0"); FENCING_VERSION
+/// is the header's.
+inline std::string_view version() noexcept { return fencing_version(); }
+
 /// The stable name of a status ("STALE_TOKEN", ...), from the library.
 inline std::string_view status_name(Status s) noexcept {
   const char *name = fencing_status_name(static_cast<std::uint32_t>(s));
@@ -171,13 +175,23 @@ struct Lease {
   std::uint64_t remaining_ms = 0;
   std::uint64_t expires_at_ms = 0;
   std::string holder;
+  std::string scope;
 };
 
-/// What a fenced operation presents: the token, and optionally a seq that
-/// must be after the last one accepted for this token.
+/// What a fenced operation presents: the token, optionally a seq that must be
+/// after the last one accepted for this token, and optionally who presents
+/// it (recorded with rejections, never trusted). A constructor rather than
+/// an aggregate, so that Fence{token} and Fence{token, seq} stay warning-free
+/// under -Wextra (missing-field-initializers).
 struct Fence {
   std::uint64_t token = 0;
   std::optional<std::uint64_t> seq;
+  std::optional<std::string> holder;
+
+  Fence() = default;
+  explicit Fence(std::uint64_t token_, std::optional<std::uint64_t> seq_ = std::nullopt,
+                 std::optional<std::string> holder_ = std::nullopt)
+      : token(token_), seq(seq_), holder(std::move(holder_)) {}
 };
 
 struct Receipt {
@@ -189,6 +203,73 @@ struct Entry {
   std::vector<std::uint8_t> value;
   std::uint64_t version = 0;
   std::uint64_t token = 0;
+};
+
+/// One write of a batch (Store::apply) or a conditional write
+/// (Store::execute): Op::put(key, value) or Op::remove(key), optionally only
+/// when the entry is at `expected_version` (0: it must not exist).
+struct Op {
+  enum class Kind : std::uint32_t { Put = FENCING_OP_PUT, Delete = FENCING_OP_DELETE };
+  Kind kind = Kind::Put;
+  std::string key;
+  std::string value;  // bytes; Put only
+  std::optional<std::uint64_t> expected_version;
+
+  static Op put(std::string key, std::string value, std::optional<std::uint64_t> expected_version = std::nullopt) {
+    return Op{Kind::Put, std::move(key), std::move(value), expected_version};
+  }
+  static Op remove(std::string key, std::optional<std::uint64_t> expected_version = std::nullopt) {
+    return Op{Kind::Delete, std::move(key), std::string(), expected_version};
+  }
+};
+
+/// Everything known about one scope (Store::status).
+struct ScopeStatus {
+  std::uint64_t counter = 0;  // the greatest token issued (0: none)
+  std::uint64_t fence = 0;    // the greatest token accepted (0: none)
+  std::uint64_t entries = 0;
+  std::optional<Lease> lease;  // the live lease, if any
+};
+
+/// One page of a scope's keys (Store::list), in byte order.
+struct Page {
+  std::vector<std::string> keys;
+  std::optional<std::string> next;  // `after` for the next page; nullopt on the last
+};
+
+/// The handle's counters (Store::metrics): plain numbers, the C struct as is.
+using Metrics = fencing_metrics;
+
+/// One rejected fenced operation (StaleToken or SequenceOutOfOrder).
+struct Rejection {
+  Status code = Status::Ok;
+  std::string scope;
+  std::optional<std::string> key;     // when the operation named exactly one
+  std::optional<std::string> holder;  // when the fence named one
+  std::uint64_t presented = 0;
+  std::uint64_t current = 0;  // the scope's fence at the time
+  std::optional<std::uint64_t> seq;
+  std::uint64_t at_ms = 0;  // milliseconds since the Unix epoch
+};
+
+/// A rejection as the store recorded it (Store::events).
+struct RecordedRejection : Rejection {
+  std::uint64_t id = 0;          // increases with every row the store recorded
+  std::uint64_t suppressed = 0;  // rejections counted here instead of recorded
+};
+
+/// The last accepted write of a scope (Store::events).
+struct LastWrite {
+  std::string scope;
+  std::optional<std::string> holder;
+  std::uint64_t token = 0;
+  std::uint64_t at_ms = 0;
+};
+
+/// The store's record, shared by every process using the store, newest first.
+struct Events {
+  std::vector<RecordedRejection> rejections;
+  std::vector<LastWrite> last_writes;
 };
 
 /// Called once, on the lease guard's own keep-alive thread (not the thread
@@ -213,6 +294,71 @@ inline Entry entry_of(const fencing_entry *e) {
   entry.version = fencing_entry_version(e);
   entry.token = fencing_entry_token(e);
   return entry;
+}
+
+/// A C object the caller owns, freed by its `*_free` function.
+template <class T, void (*Free)(T *)>
+struct Freer {
+  void operator()(T *p) const noexcept { Free(p); }
+};
+template <class T, void (*Free)(T *)>
+using Owned = std::unique_ptr<T, Freer<T, Free>>;
+
+inline std::optional<std::string> copy_optional(const char *s) {
+  return s ? std::optional<std::string>(s) : std::nullopt;
+}
+
+inline bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
+
+inline Lease lease_of(const fencing_lease &l) {
+  return Lease{l.token, l.ttl_ms, l.remaining_ms, l.expires_at_ms, l.holder, l.scope};
+}
+
+/// A C rejection (listed or recorded: the same fields) as a Rejection.
+template <class C>
+void fill_rejection(Rejection &r, const C &c) {
+  r.code = static_cast<Status>(c.code);
+  r.scope = copy(c.scope);
+  r.key = copy_optional(c.key);
+  r.holder = copy_optional(c.holder);
+  r.presented = c.presented;
+  r.current = c.current;
+  if (c.has_seq) r.seq = c.seq;
+  r.at_ms = c.at_ms;
+}
+
+/// The C fence for `f`, pointing into its holder (refuse one with a NUL first).
+inline fencing_fence c_fence(const Fence &f) noexcept {
+  fencing_fence c{};
+  c.token = f.token;
+  c.seq = f.seq.value_or(0);
+  c.has_seq = f.seq.has_value();
+  c.holder = f.holder ? f.holder->c_str() : nullptr;
+  return c;
+}
+
+/// The C ops for `ops`, pointing into them; nullopt when a key holds a NUL.
+inline std::optional<std::vector<fencing_op>> c_ops(const Op *ops, std::size_t n) {
+  std::vector<fencing_op> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op &op = ops[i];
+    if (has_nul(op.key)) return std::nullopt;
+    out[i].kind = static_cast<std::uint32_t>(op.kind);
+    out[i].key = op.key.c_str();
+    if (op.kind == Op::Kind::Put) {
+      out[i].value = reinterpret_cast<const std::uint8_t *>(op.value.data());
+      out[i].value_len = op.value.size();
+    }
+    out[i].has_expected_version = op.expected_version.has_value();
+    out[i].expected_version = op.expected_version.value_or(0);
+  }
+  return out;
+}
+
+inline std::vector<Receipt> receipts_of(const std::vector<fencing_receipt> &rs) {
+  std::vector<Receipt> out;
+  for (const fencing_receipt &r : rs) out.push_back(Receipt{r.version, r.token});
+  return out;
 }
 
 }  // namespace detail
@@ -269,7 +415,7 @@ class LeaseGuard {
     fencing_lease l{};
     fencing_status st = fencing_hold_lease(h_, &l);
     if (st != FENCING_OK) return detail::last_error(st);
-    return Lease{l.token, l.ttl_ms, l.remaining_ms, l.expires_at_ms, std::string(l.holder)};
+    return detail::lease_of(l);
   }
 
   /// The lease's token (the one every write through the guard presents).
@@ -305,17 +451,38 @@ class LeaseGuard {
   Result<std::optional<Entry>> get(std::string_view key) const {
     auto k = detail::c_string(key);
     if (!k) return detail::invalid_argument("key contains a NUL byte");
-    fencing_entry *e = nullptr;
-    fencing_status st = fencing_hold_get(h_, k->c_str(), &e);
+    fencing_entry *raw = nullptr;
+    fencing_status st = fencing_hold_get(h_, k->c_str(), &raw);
     if (st != FENCING_OK) return detail::last_error(st);
+    detail::Owned<fencing_entry, fencing_entry_free> e(raw);
     if (!e) return std::optional<Entry>();
-    std::optional<Entry> entry(detail::entry_of(e));
-    fencing_entry_free(e);
-    return entry;
+    return std::optional<Entry>(detail::entry_of(e.get()));
   }
 
   /// Raises the scope's fence to the lease's token.
   Result<std::monostate> claim() const { return status_of(fencing_hold_claim(h_)); }
+
+  /// One put or delete with its condition (VersionMismatch when the entry is
+  /// not at op.expected_version).
+  Result<Receipt> execute(const Op &op) const {
+    auto c = detail::c_ops(&op, 1);
+    if (!c) return detail::invalid_argument("key contains a NUL byte");
+    fencing_receipt r{};
+    fencing_status st = fencing_hold_execute(h_, c->data(), &r);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return Receipt{r.version, r.token};
+  }
+
+  /// Puts and deletes (1..=1000) under one check, in order, all or nothing:
+  /// one receipt per op.
+  Result<std::vector<Receipt>> apply(const std::vector<Op> &ops) const {
+    auto c = detail::c_ops(ops.data(), ops.size());
+    if (!c) return detail::invalid_argument("a key contains a NUL byte");
+    std::vector<fencing_receipt> rs(ops.size());
+    fencing_status st = fencing_hold_apply(h_, c->data(), c->size(), rs.data());
+    if (st != FENCING_OK) return detail::last_error(st);
+    return detail::receipts_of(rs);
+  }
 
   /// Ends the hold with the work's outcome and the core's verdict: Ok when
   /// the lease was held to the end and released; otherwise the loss
@@ -334,7 +501,7 @@ class LeaseGuard {
     return e;
   }
 
-  /// The C handle, for calls this header does not wrap (still owned here).
+  /// The C handle, for C code that takes one (still owned here).
   const fencing_hold *handle() const noexcept { return h_; }
 
  private:
@@ -382,19 +549,12 @@ class Store {
   Store &operator=(const Store &) = delete;
   ~Store() { fencing_store_free(s_); }
 
-  /// The C handle, for calls this header does not wrap (still owned here).
+  /// The C handle, for C code that takes one (still owned here).
   const fencing_store *handle() const noexcept { return s_; }
 
   /// Where the store is (`fencing_store_location`): `memory:`, `sqlite:` and
   /// the file's absolute path, or the PostgreSQL URL without its password.
-  Result<std::string> location() const {
-    char *text = nullptr;
-    fencing_status st = fencing_store_location(s_, &text);
-    if (st != FENCING_OK) return detail::last_error(st);
-    std::string out(text);
-    fencing_string_free(text);
-    return out;
-  }
+  Result<std::string> location() const { return text(fencing_store_location); }
 
   Result<std::uint64_t> next_token(std::string_view scope) const {
     return call<std::uint64_t>({scope}, [&](const std::string *a, std::uint64_t *out) {
@@ -427,14 +587,29 @@ class Store {
     });
   }
 
+  /// Acquires, blocking the calling thread (without spinning) until the lease
+  /// is free or `timeout_ms` of real time passed (Timeout).
+  Result<Lease> acquire_wait(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
+                             std::uint64_t timeout_ms) const {
+    return lease_call({scope, holder}, [&](const std::string *a, fencing_lease *out) {
+      return fencing_acquire_wait(s_, a[0].c_str(), a[1].c_str(), ttl_ms, timeout_ms, out);
+    });
+  }
+
+  /// Raises the scope's counter to at least `floor` (never lowers it); the counter.
+  Result<std::uint64_t> advance_counter(std::string_view scope, std::uint64_t floor) const {
+    return call<std::uint64_t>({scope}, [&](const std::string *a, std::uint64_t *out) {
+      return fencing_advance_counter(s_, a[0].c_str(), floor, out);
+    });
+  }
+
   Result<Receipt> put(std::string_view scope, std::string_view key, const void *value, std::size_t len,
                       const Fence &fence) const {
-    return call<Receipt>({scope, key}, [&](const std::string *a, Receipt *out) {
-      fencing_fence f = c_fence(fence);
+    return fenced<Receipt>(&fence, {scope, key}, [&](const std::string *a, const fencing_fence *f, Receipt *out) {
       fencing_receipt r{};
       fencing_status st =
-          fencing_put(s_, a[0].c_str(), a[1].c_str(), static_cast<const std::uint8_t *>(value), len, &f, &r);
-      if (st == FENCING_OK) *out = Receipt{r.version, r.token};
+          fencing_put(s_, a[0].c_str(), a[1].c_str(), static_cast<const std::uint8_t *>(value), len, f, &r);
+      *out = Receipt{r.version, r.token};
       return st;
     });
   }
@@ -443,24 +618,156 @@ class Store {
     return put(scope, key, value.data(), value.size(), fence);
   }
 
+  /// Deletes `key` (`delete` is a keyword); NotFound when it does not exist.
+  /// The receipt's version is 0.
+  Result<Receipt> remove(std::string_view scope, std::string_view key, const Fence &fence) const {
+    return fenced<Receipt>(&fence, {scope, key}, [&](const std::string *a, const fencing_fence *f, Receipt *out) {
+      fencing_receipt r{};
+      fencing_status st = fencing_delete(s_, a[0].c_str(), a[1].c_str(), f, &r);
+      *out = Receipt{r.version, r.token};
+      return st;
+    });
+  }
+
+  /// One put or delete with its condition (VersionMismatch when the entry is
+  /// not at op.expected_version).
+  Result<Receipt> execute(std::string_view scope, const Fence &fence, const Op &op) const {
+    auto c = detail::c_ops(&op, 1);
+    if (!c) return detail::invalid_argument("key contains a NUL byte");
+    return fenced<Receipt>(&fence, {scope}, [&](const std::string *a, const fencing_fence *f, Receipt *out) {
+      fencing_receipt r{};
+      fencing_status st = fencing_execute(s_, a[0].c_str(), f, c->data(), &r);
+      *out = Receipt{r.version, r.token};
+      return st;
+    });
+  }
+
+  /// Puts and deletes (1..=1000) under one check of the fence, in order, all
+  /// or nothing: one receipt per op.
+  Result<std::vector<Receipt>> apply(std::string_view scope, const Fence &fence, const std::vector<Op> &ops) const {
+    auto c = detail::c_ops(ops.data(), ops.size());
+    if (!c) return detail::invalid_argument("a key contains a NUL byte");
+    return fenced<std::vector<Receipt>>(
+        &fence, {scope}, [&](const std::string *a, const fencing_fence *f, std::vector<Receipt> *out) {
+          std::vector<fencing_receipt> rs(ops.size());
+          fencing_status st = fencing_apply(s_, a[0].c_str(), f, c->data(), c->size(), rs.data());
+          *out = detail::receipts_of(rs);
+          return st;
+        });
+  }
+
+  /// Raises the scope's fence to fence.token without writing (checked as a
+  /// write), so a new holder shuts out older ones before it reads.
+  Result<std::monostate> claim(std::string_view scope, const Fence &fence) const {
+    return fenced<std::monostate>(&fence, {scope}, [&](const std::string *a, const fencing_fence *f, std::monostate *) {
+      return fencing_claim(s_, a[0].c_str(), f);
+    });
+  }
+
   /// The entry, or nullopt when there is none. With a fence the read is
   /// checked like a write (STALE_TOKEN) but raises nothing.
   Result<std::optional<Entry>> get(std::string_view scope, std::string_view key,
                                    const std::optional<Fence> &fence = std::nullopt) const {
-    return call<std::optional<Entry>>({scope, key}, [&](const std::string *a, std::optional<Entry> *out) {
-      fencing_fence f = fence ? c_fence(*fence) : fencing_fence{};
-      fencing_entry *e = nullptr;
-      fencing_status st = fencing_get(s_, a[0].c_str(), a[1].c_str(), fence ? &f : nullptr, &e);
-      if (st != FENCING_OK) return st;
-      if (e) {
-        const std::uint8_t *v = fencing_entry_value(e);
-        std::size_t n = fencing_entry_value_len(e);
-        Entry entry;
-        if (n > 0) entry.value.assign(v, v + n);
-        entry.version = fencing_entry_version(e);
-        entry.token = fencing_entry_token(e);
-        fencing_entry_free(e);
-        *out = std::move(entry);
+    const Fence *fp = fence ? &*fence : nullptr;
+    return fenced<std::optional<Entry>>(
+        fp, {scope, key}, [&](const std::string *a, const fencing_fence *f, std::optional<Entry> *out) {
+          fencing_entry *raw = nullptr;
+          fencing_status st = fencing_get(s_, a[0].c_str(), a[1].c_str(), f, &raw);
+          detail::Owned<fencing_entry, fencing_entry_free> e(raw);
+          if (e) *out = detail::entry_of(e.get());
+          return st;
+        });
+  }
+
+  /// Up to `limit` (1..=1000) keys of the scope after `after` (nullopt: from
+  /// the start), in byte order.
+  Result<Page> list(std::string_view scope, std::optional<std::string_view> after, std::size_t limit) const {
+    return call<Page>({scope, after.value_or("")}, [&](const std::string *a, Page *out) {
+      fencing_page *raw = nullptr;
+      fencing_status st = fencing_list(s_, a[0].c_str(), after ? a[1].c_str() : nullptr, limit, &raw);
+      detail::Owned<fencing_page, fencing_page_free> page(raw);
+      for (std::size_t i = 0; i < fencing_page_len(page.get()); ++i) {
+        out->keys.emplace_back(fencing_page_key(page.get(), i));
+      }
+      out->next = detail::copy_optional(fencing_page_next(page.get()));
+      return st;
+    });
+  }
+
+  /// The scope's counter, fence, live lease and entry count.
+  Result<ScopeStatus> status(std::string_view scope) const {
+    return call<ScopeStatus>({scope}, [&](const std::string *a, ScopeStatus *out) {
+      fencing_scope_info info{};
+      fencing_status st = fencing_scope_status(s_, a[0].c_str(), &info);
+      *out = ScopeStatus{info.counter, info.fence, info.entries, std::nullopt};
+      if (info.has_lease) out->lease = detail::lease_of(info.lease);
+      return st;
+    });
+  }
+
+  /// Drops the state of a scope with no live lease (else LeaseHeld) and no
+  /// entries (else InvalidArgument); whether there was state to drop.
+  Result<bool> retire(std::string_view scope) const {
+    return call<bool>({scope}, [&](const std::string *a, bool *out) { return fencing_retire(s_, a[0].c_str(), out); });
+  }
+
+  /// The failover step on a new primary (see fencing_failover): every token
+  /// at or below the returned base is stale.
+  Result<std::uint64_t> failover() const {
+    return call<std::uint64_t>({}, [&](const std::string *, std::uint64_t *out) { return fencing_failover(s_, out); });
+  }
+
+  /// Moves a manual clock (`?clock=manual`) forward; InvalidArgument on any other.
+  Result<std::monostate> advance_clock(std::uint64_t ms) const {
+    return call<std::monostate>({}, [&](const std::string *, std::monostate *) { return fencing_advance_clock(s_, ms); });
+  }
+
+  /// The handle's counters.
+  Result<Metrics> metrics() const {
+    return call<Metrics>({}, [&](const std::string *, Metrics *out) { return fencing_metrics_snapshot(s_, out); });
+  }
+
+  /// The handle's last rejections (at most 64), oldest first.
+  Result<std::vector<Rejection>> rejections() const {
+    return call<std::vector<Rejection>>({}, [&](const std::string *, std::vector<Rejection> *out) {
+      fencing_rejection_list *raw = nullptr;
+      fencing_status st = fencing_rejections(s_, &raw);
+      detail::Owned<fencing_rejection_list, fencing_rejection_list_free> list(raw);
+      for (std::size_t i = 0; st == FENCING_OK && i < fencing_rejection_list_len(list.get()); ++i) {
+        fencing_rejection c{};
+        st = fencing_rejection_list_get(list.get(), i, &c);
+        if (st == FENCING_OK) detail::fill_rejection(out->emplace_back(), c);
+      }
+      return st;
+    });
+  }
+
+  /// The handle's metrics in the Prometheus text format.
+  Result<std::string> metrics_text() const { return text(fencing_metrics_text); }
+
+  /// The store's record, shared by every process using it: the newest
+  /// `limit` (1..=256) rejections and last writes of `scope` (nullopt: of
+  /// every scope).
+  Result<Events> events(std::optional<std::string_view> scope, std::size_t limit) const {
+    return call<Events>({scope.value_or("")}, [&](const std::string *a, Events *out) {
+      fencing_events *raw = nullptr;
+      fencing_status st = fencing_events_snapshot(s_, scope ? a[0].c_str() : nullptr, limit, &raw);
+      detail::Owned<fencing_events, fencing_events_free> events(raw);
+      for (std::size_t i = 0; st == FENCING_OK && i < fencing_events_rejection_count(events.get()); ++i) {
+        fencing_recorded_rejection c{};
+        st = fencing_events_rejection(events.get(), i, &c);
+        if (st != FENCING_OK) break;
+        RecordedRejection &r = out->rejections.emplace_back();
+        detail::fill_rejection(r, c);
+        r.id = c.id;
+        r.suppressed = c.suppressed;
+      }
+      for (std::size_t i = 0; st == FENCING_OK && i < fencing_events_last_write_count(events.get()); ++i) {
+        fencing_last_write c{};
+        st = fencing_events_last_write(events.get(), i, &c);
+        if (st == FENCING_OK) {
+          out->last_writes.push_back(LastWrite{detail::copy(c.scope), detail::copy_optional(c.holder), c.token, c.at_ms});
+        }
       }
       return st;
     });
@@ -484,14 +791,6 @@ class Store {
  private:
   explicit Store(fencing_store *s) noexcept : s_(s) {}
 
-  static fencing_fence c_fence(const Fence &f) noexcept {
-    fencing_fence c{};
-    c.token = f.token;
-    c.seq = f.seq.value_or(0);
-    c.has_seq = f.seq.has_value();
-    return c;
-  }
-
   // Copies the string arguments NUL-terminated (refusing inner NULs), runs
   // the C call, and turns a failure into the thread's last Error.
   template <class T, class F>
@@ -509,18 +808,95 @@ class Store {
     return out;
   }
 
+  // `call` with a fence (null: none) passed as the C fence; a holder with a
+  // NUL inside is refused like any other string.
+  template <class T, class F>
+  static Result<T> fenced(const Fence *fence, std::initializer_list<std::string_view> args, F &&c_call) {
+    if (fence && fence->holder && detail::has_nul(*fence->holder)) {
+      return detail::invalid_argument("holder contains a NUL byte");
+    }
+    fencing_fence f = fence ? detail::c_fence(*fence) : fencing_fence{};
+    return call<T>(args, [&](const std::string *a, T *out) { return c_call(a, fence ? &f : nullptr, out); });
+  }
+
   template <class F>
   static Result<Lease> lease_call(std::initializer_list<std::string_view> args, F &&c_call) {
     return call<Lease>(args, [&](const std::string *a, Lease *out) {
       fencing_lease l{};
       fencing_status st = c_call(a, &l);
-      if (st == FENCING_OK) *out = Lease{l.token, l.ttl_ms, l.remaining_ms, l.expires_at_ms, std::string(l.holder)};
+      if (st == FENCING_OK) *out = detail::lease_of(l);
+      return st;
+    });
+  }
+
+  // Text the library allocated (fencing_string_free), copied.
+  template <class F>
+  Result<std::string> text(F &&c_call) const {
+    return call<std::string>({}, [&](const std::string *, std::string *out) {
+      char *raw = nullptr;
+      fencing_status st = c_call(s_, &raw);
+      detail::Owned<char, fencing_string_free> t(raw);
+      if (t) *out = t.get();
       return st;
     });
   }
 
   fencing_store *s_ = nullptr;
 };
+
+/// Creates or upgrades the schema of the store `url` names without opening
+/// it (deploy time); idempotent, and nothing to do for `memory:`.
+inline Result<std::monostate> migrate(std::string_view url) {
+  auto u = detail::c_string(url);
+  if (!u) return detail::invalid_argument("url contains a NUL byte");
+  fencing_status st = fencing_migrate(u->c_str());
+  if (st != FENCING_OK) return detail::last_error(st);
+  return std::monostate{};
+}
+
+/// Canonical decimal text (`0|[1-9][0-9]*`, at most FENCING_MAX_TOKEN) to a
+/// number; anything else is InvalidArgument. "0" parses (calls refuse it).
+inline Result<std::uint64_t> token_parse(std::string_view text) {
+  auto t = detail::c_string(text);
+  if (!t) return detail::invalid_argument("text contains a NUL byte");
+  std::uint64_t out = 0;
+  fencing_status st = fencing_token_parse(t->c_str(), &out);
+  if (st != FENCING_OK) return detail::last_error(st);
+  return out;
+}
+
+/// `value` as canonical decimal text; InvalidArgument above FENCING_MAX_TOKEN.
+inline Result<std::string> token_format(std::uint64_t value) {
+  char buf[FENCING_TOKEN_TEXT_CAPACITY];
+  std::size_t n = 0;
+  fencing_status st = fencing_token_format(value, buf, sizeof buf, &n);
+  if (st != FENCING_OK) return detail::last_error(st);
+  return std::string(buf, n);
+}
+
+/// The rejection an SQLite error message (from the `fencing_check` view)
+/// reports, or nullopt when the message is not one of fencing's.
+inline Result<std::optional<Error>> error_from_sqlite(std::string_view message) {
+  auto m = detail::c_string(message);
+  if (!m) return detail::invalid_argument("message contains a NUL byte");
+  fencing_status st = fencing_error_from_sqlite(m->c_str());
+  if (st == FENCING_OK) return std::optional<Error>();
+  if (st == FENCING_INVALID_UTF8) return detail::last_error(st);  // the call failed: nothing was mapped
+  return std::optional<Error>(detail::last_error(st));
+}
+
+/// The rejection a PostgreSQL error reports (SQLSTATE class FN; `detail_text`
+/// is the error's DETAIL), or nullopt when the SQLSTATE is not one of fencing's.
+inline Result<std::optional<Error>> error_from_sqlstate(std::string_view sqlstate,
+                                                        std::optional<std::string_view> detail_text = std::nullopt) {
+  auto code = detail::c_string(sqlstate);
+  auto d = detail::c_string(detail_text.value_or(""));
+  if (!code || !d) return detail::invalid_argument("sqlstate or detail contains a NUL byte");
+  fencing_status st = fencing_error_from_sqlstate(code->c_str(), detail_text ? d->c_str() : nullptr);
+  if (st == FENCING_OK) return std::optional<Error>();
+  if (st == FENCING_INVALID_UTF8) return detail::last_error(st);
+  return std::optional<Error>(detail::last_error(st));
+}
 
 }  // namespace nothrow
 
@@ -674,6 +1050,8 @@ class LeaseGuard {
   Receipt remove(std::string_view key) const { return detail::value_or_throw(g_.remove(key)); }
   std::optional<Entry> get(std::string_view key) const { return detail::value_or_throw(g_.get(key)); }
   void claim() const { detail::value_or_throw(g_.claim()); }
+  Receipt execute(const Op &op) const { return detail::value_or_throw(g_.execute(op)); }
+  std::vector<Receipt> apply(const std::vector<Op> &ops) const { return detail::value_or_throw(g_.apply(ops)); }
 
   /// The work succeeded: returns when the lease was held to the end and
   /// released; otherwise throws the loss.
@@ -729,6 +1107,36 @@ class Store {
                            const std::optional<Fence> &fence = std::nullopt) const {
     return detail::value_or_throw(s_.get(scope, key, fence));
   }
+  Lease acquire_wait(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
+                     std::uint64_t timeout_ms) const {
+    return detail::value_or_throw(s_.acquire_wait(scope, holder, ttl_ms, timeout_ms));
+  }
+  std::uint64_t advance_counter(std::string_view scope, std::uint64_t floor) const {
+    return detail::value_or_throw(s_.advance_counter(scope, floor));
+  }
+  Receipt remove(std::string_view scope, std::string_view key, const Fence &fence) const {
+    return detail::value_or_throw(s_.remove(scope, key, fence));
+  }
+  Receipt execute(std::string_view scope, const Fence &fence, const Op &op) const {
+    return detail::value_or_throw(s_.execute(scope, fence, op));
+  }
+  std::vector<Receipt> apply(std::string_view scope, const Fence &fence, const std::vector<Op> &ops) const {
+    return detail::value_or_throw(s_.apply(scope, fence, ops));
+  }
+  void claim(std::string_view scope, const Fence &fence) const { detail::value_or_throw(s_.claim(scope, fence)); }
+  Page list(std::string_view scope, std::optional<std::string_view> after, std::size_t limit) const {
+    return detail::value_or_throw(s_.list(scope, after, limit));
+  }
+  ScopeStatus status(std::string_view scope) const { return detail::value_or_throw(s_.status(scope)); }
+  bool retire(std::string_view scope) const { return detail::value_or_throw(s_.retire(scope)); }
+  std::uint64_t failover() const { return detail::value_or_throw(s_.failover()); }
+  void advance_clock(std::uint64_t ms) const { detail::value_or_throw(s_.advance_clock(ms)); }
+  Metrics metrics() const { return detail::value_or_throw(s_.metrics()); }
+  std::vector<Rejection> rejections() const { return detail::value_or_throw(s_.rejections()); }
+  std::string metrics_text() const { return detail::value_or_throw(s_.metrics_text()); }
+  Events events(std::optional<std::string_view> scope, std::size_t limit) const {
+    return detail::value_or_throw(s_.events(scope, limit));
+  }
   LeaseGuard hold(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
                   std::uint64_t timeout_ms = 0, LossCallback on_lost = nullptr) const {
     return LeaseGuard(detail::value_or_throw(s_.hold(scope, holder, ttl_ms, timeout_ms, std::move(on_lost))));
@@ -739,6 +1147,18 @@ class Store {
   explicit Store(nothrow::Store s) noexcept : s_(std::move(s)) {}
   nothrow::Store s_;
 };
+
+inline void migrate(std::string_view url) { detail::value_or_throw(nothrow::migrate(url)); }
+inline std::uint64_t token_parse(std::string_view text) { return detail::value_or_throw(nothrow::token_parse(text)); }
+inline std::string token_format(std::uint64_t value) { return detail::value_or_throw(nothrow::token_format(value)); }
+/// The rejection as an Error (throw_error(*e) throws its class), or nullopt.
+inline std::optional<Error> error_from_sqlite(std::string_view message) {
+  return detail::value_or_throw(nothrow::error_from_sqlite(message));
+}
+inline std::optional<Error> error_from_sqlstate(std::string_view sqlstate,
+                                                std::optional<std::string_view> detail_text = std::nullopt) {
+  return detail::value_or_throw(nothrow::error_from_sqlstate(sqlstate, detail_text));
+}
 
 #endif  // FENCING_HPP_EXCEPTIONS
 

@@ -8,14 +8,10 @@
 // and the Rust runner (tests/runner/src/lib.rs): the same argument decoding,
 // result rendering and subset comparison.
 //
-// The steps the face has calls for run through fencing::nothrow::Store and
-// fencing::nothrow::LeaseGuard (open, close, next_token, fence_of, acquire,
-// renew, release, put, get, hold, finish), so a string with a NUL inside
-// reaches the face and is refused there; their failures are rendered from
-// the face's fencing::Error. The rest (and a put or get naming a holder or
-// an expected_version, which the face's Fence does not carry) call the C
-// ABI on the store's handle, where a NUL inside a name cannot be passed and
-// becomes INVALID_ARGUMENT here, as in the C runner.
+// Every step runs through fencing::nothrow::Store and fencing::nothrow::LeaseGuard,
+// so a string with a NUL inside reaches the face and is refused there; failures
+// are rendered from the face's fencing::Error. Decimal text is read and written
+// through the face too (fencing::nothrow::token_parse, token_format).
 #include <fencing.hpp>
 
 #include <jansson.h>
@@ -23,11 +19,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -45,7 +39,8 @@ namespace nothrow = fencing::nothrow;
 struct Malformed {
   std::string why;
 };
-// An argument no call can take (see the file comment): INVALID_ARGUMENT.
+// An argument no call can take (a JSON number where decimal text is
+// required, ...): INVALID_ARGUMENT, as the Rust runner reports it.
 struct Invalid {};
 
 struct Outcome {
@@ -54,18 +49,14 @@ struct Outcome {
 };
 
 json_t *text_of_token(std::uint64_t v) {
-  char buf[FENCING_TOKEN_TEXT_CAPACITY];
-  std::size_t n = 0;
-  if (fencing_token_format(v, buf, sizeof buf, &n) != FENCING_OK) return json_string("(fencing_token_format failed)");
-  return json_stringn(buf, n);
+  auto text = nothrow::token_format(v);
+  return text ? json_stringn(text.value().data(), text.value().size()) : json_string("(token_format failed)");
 }
 
 json_t *text_or_null(const std::string &s) { return s.empty() ? json_null() : json_stringn(s.data(), s.size()); }
 json_t *text_or_null(const std::optional<std::string> &s) { return s ? text_or_null(*s) : json_null(); }
-json_t *text_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
-// An Error (the face's, or the C ABI's last error read through the face) as
-// the scenario files spell it.
+// An Error as the scenario files spell it.
 json_t *render_error(const Error &e) {
   json_t *v = json_object();
   json_object_set_new(v, "code", json_string(std::string(fencing::status_name(e.status)).c_str()));
@@ -106,8 +97,6 @@ json_t *render_error(const Error &e) {
 
 Outcome success(json_t *v) { return Outcome{true, v}; }
 Outcome failure(const Error &e) { return Outcome{false, render_error(e)}; }
-// A failed C call: its details are the thread's last error.
-Outcome c_failure(fencing_status st) { return failure(fencing::detail::last_error(st)); }
 
 // ----- argument decoding (tests/runner/src/lib.rs, `Args`) -----
 
@@ -132,12 +121,6 @@ std::string arg_string(json_t *step, const char *name) {
   return *t;
 }
 
-// For the C ABI: NUL-terminated, so a NUL inside cannot be passed.
-const char *c_str(const std::string &s) {
-  if (s.find('\0') != std::string::npos) throw Invalid{};
-  return s.c_str();
-}
-
 bool present(json_t *step, const char *name) {
   json_t *v = json_object_get(step, name);
   return v != nullptr && !json_is_null(v);
@@ -153,10 +136,10 @@ std::optional<std::string> arg_optional_string(json_t *step, const char *name) {
 
 // Decimal text through the binding's parser ("0" parses; calls refuse it).
 std::uint64_t parse_decimal(json_t *v) {
-  if (!json_is_string(v) || std::strlen(json_string_value(v)) != json_string_length(v)) throw Invalid{};
-  std::uint64_t out = 0;
-  if (fencing_token_parse(json_string_value(v), &out) != FENCING_OK) throw Invalid{};
-  return out;
+  if (!json_is_string(v)) throw Invalid{};
+  auto n = nothrow::token_parse(std::string_view(json_string_value(v), json_string_length(v)));
+  if (!n) throw Invalid{};
+  return n.value();
 }
 
 std::uint64_t arg_token(json_t *step, const char *name) { return parse_decimal(json_object_get(step, name)); }
@@ -203,47 +186,18 @@ std::string arg_value(json_t *step) {
   return out;
 }
 
-// A fence as the step gives it, for either the face or the C ABI.
-struct StepFence {
-  fencing::Fence fence;
-  std::optional<std::string> holder;
+// The fence a step presents: token, and seq and holder when given.
+fencing::Fence step_fence(json_t *step) {
+  return fencing::Fence{arg_token(step, "token"), arg_optional_decimal(step, "seq"),
+                        arg_optional_string(step, "holder")};
+}
 
-  explicit StepFence(json_t *step)
-      : fence{arg_token(step, "token"), arg_optional_decimal(step, "seq")},
-        holder(arg_optional_string(step, "holder")) {}
-
-  fencing_fence c() const {
-    fencing_fence f{};
-    f.token = fence.token;
-    f.seq = fence.seq.value_or(0);
-    f.has_seq = fence.seq.has_value();
-    f.holder = holder ? c_str(*holder) : nullptr;
-    return f;
-  }
-};
-
-// The puts and deletes of an `apply` (or one put/delete with a condition);
-// owns the strings the fencing_op structs point into.
-struct Ops {
-  std::deque<std::string> keys, values;  // a deque: the ops point into it as it grows
-  std::vector<fencing_op> ops;
-
-  void add(json_t *item, bool is_put, std::string key) {
-    fencing_op op{};
-    op.kind = is_put ? FENCING_OP_PUT : FENCING_OP_DELETE;
-    keys.push_back(std::move(key));
-    op.key = c_str(keys.back());
-    if (is_put) {
-      values.push_back(arg_value(item));
-      op.value = reinterpret_cast<const std::uint8_t *>(values.back().data());
-      op.value_len = values.back().size();
-    }
-    auto expected = arg_optional_decimal(item, "expected_version");
-    op.has_expected_version = expected.has_value();
-    op.expected_version = expected.value_or(0);
-    ops.push_back(op);
-  }
-};
+// One put or delete of an `apply` (or a put/delete step), with its condition.
+fencing::Op step_op(json_t *item, bool is_put, std::string key) {
+  auto expected = arg_optional_decimal(item, "expected_version");
+  return is_put ? fencing::Op::put(std::move(key), arg_value(item), expected)
+                : fencing::Op::remove(std::move(key), expected);
+}
 
 // ----- rendering results -----
 
@@ -255,10 +209,6 @@ json_t *render_lease(const std::string &scope, const fencing::Lease &l) {
   json_object_set_new(v, "ttl_ms", json_integer(static_cast<json_int_t>(l.ttl_ms)));
   json_object_set_new(v, "remaining_ms", json_integer(static_cast<json_int_t>(l.remaining_ms)));
   return v;
-}
-
-fencing::Lease lease_of(const fencing_lease &l) {
-  return fencing::Lease{l.token, l.ttl_ms, l.remaining_ms, l.expires_at_ms, l.holder};
 }
 
 json_t *render_receipt(std::uint64_t version, std::uint64_t token) {
@@ -289,44 +239,36 @@ json_t *render_entry(const std::optional<fencing::Entry> &e) {
   return v;
 }
 
-Outcome metrics(const fencing_store *store) {
-  fencing_metrics m{};
-  fencing_rejection_list *list = nullptr;
-  fencing_status st = fencing_metrics_snapshot(store, &m);
-  if (st == FENCING_OK) st = fencing_rejections(store, &list);
-  if (st != FENCING_OK) return c_failure(st);
+Outcome metrics(const nothrow::Store &store) {
+  auto m = store.metrics();
+  if (!m) return failure(m.error());
+  auto rejections = store.rejections();
+  if (!rejections) return failure(rejections.error());
   json_t *v = json_object();
   auto counter = [&](const char *name, std::uint64_t n) {
     json_object_set_new(v, name, json_string(std::to_string(n).c_str()));
   };
-  counter("tokens_issued", m.tokens_issued);
-  counter("leases_acquired", m.leases_acquired);
-  counter("acquire_conflicts", m.acquire_conflicts);
-  counter("renewals", m.renewals);
-  counter("renewal_failures", m.renewal_failures);
-  counter("releases", m.releases);
-  counter("writes_accepted", m.writes_accepted);
-  counter("stale_rejections", m.stale_rejections);
-  counter("sequence_rejections", m.sequence_rejections);
-  counter("version_conflicts", m.version_conflicts);
-  counter("pauses_detected", m.pauses_detected);
-  counter("longest_pause_ms", m.longest_pause_ms);
+  counter("tokens_issued", m.value().tokens_issued);
+  counter("leases_acquired", m.value().leases_acquired);
+  counter("acquire_conflicts", m.value().acquire_conflicts);
+  counter("renewals", m.value().renewals);
+  counter("renewal_failures", m.value().renewal_failures);
+  counter("releases", m.value().releases);
+  counter("writes_accepted", m.value().writes_accepted);
+  counter("stale_rejections", m.value().stale_rejections);
+  counter("sequence_rejections", m.value().sequence_rejections);
+  counter("version_conflicts", m.value().version_conflicts);
+  counter("pauses_detected", m.value().pauses_detected);
+  counter("longest_pause_ms", m.value().longest_pause_ms);
   json_t *items = json_array();
-  for (std::size_t i = 0; i < fencing_rejection_list_len(list); i++) {
-    fencing_rejection r{};
-    if ((st = fencing_rejection_list_get(list, i, &r)) != FENCING_OK) {
-      json_decref(items);
-      json_decref(v);
-      fencing_rejection_list_free(list);
-      return c_failure(st);
-    }
-    json_array_append_new(items, json_pack("{s:s,s:s,s:o,s:o,s:o,s:o}", "code", fencing_status_name(r.code), "scope",
-                                           r.scope, "key", text_or_null(r.key), "presented",
-                                           text_of_token(r.presented), "current", text_of_token(r.current), "holder",
-                                           text_or_null(r.holder)));
+  for (const fencing::Rejection &r : rejections.value()) {
+    json_array_append_new(items, json_pack("{s:s,s:o,s:o,s:o,s:o,s:o}", "code",
+                                           std::string(fencing::status_name(r.code)).c_str(), "scope",
+                                           json_stringn(r.scope.data(), r.scope.size()), "key", text_or_null(r.key),
+                                           "presented", text_of_token(r.presented), "current",
+                                           text_of_token(r.current), "holder", text_or_null(r.holder)));
   }
   json_object_set_new(v, "rejections", items);
-  fencing_rejection_list_free(list);
   return success(v);
 }
 
@@ -341,18 +283,15 @@ json_t *empty(const std::monostate &) { return json_object(); }
 
 // ----- one scenario's store and holds -----
 
-// For the summary: steps run through the face, through the C ABI, and
-// refused by the runner's own decoding (INVALID_ARGUMENT, see above).
-std::size_t steps_face = 0, steps_c = 0, steps_runner = 0;
-bool step_via_c = false;
+// For the summary: steps run through the face, and refused by the runner's
+// own decoding (INVALID_ARGUMENT, see above).
+std::size_t steps_face = 0, steps_runner = 0;
 
 struct Replay {
   nothrow::Store store;
   // `hold` keeps a lease alive until the scope's `finish` (one per scope);
   // holds no `finish` ended are released by their destructors.
   std::map<std::string, nothrow::LeaseGuard> holds;
-
-  const fencing_store *c() const { return store.handle(); }
 
   Outcome finish(const std::string &scope, json_t *step) {
     const char *work = json_string_value(json_object_get(step, "work"));
@@ -380,15 +319,8 @@ struct Replay {
       return success(json_object());
     }
     if (op == "close") return from(store.close(), empty);
-    if (op == "advance_clock") {
-      step_via_c = true;
-      fencing_status st = fencing_advance_clock(c(), arg_ms(step, "ms"));
-      return st == FENCING_OK ? success(json_object()) : c_failure(st);
-    }
-    if (op == "metrics") {
-      step_via_c = true;
-      return metrics(c());
-    }
+    if (op == "advance_clock") return from(store.advance_clock(arg_ms(step, "ms")), empty);
+    if (op == "metrics") return metrics(store);
 
     const std::string scope = arg_string(step, "scope");
     auto token_json = [](std::uint64_t t) { return json_pack("{s:o}", "token", text_of_token(t)); };
@@ -421,128 +353,71 @@ struct Replay {
       return from(store.release(scope, arg_token(step, "token")),
                   [](bool released) { return json_pack("{s:b}", "released", released); });
     }
-    if (op == "put" && !present(step, "holder") && !present(step, "expected_version")) {
-      std::string key = arg_string(step, "key");
-      StepFence f(step);
-      std::string value = arg_value(step);
-      return from(store.put(scope, key, value.data(), value.size(), f.fence),
-                  [](const fencing::Receipt &r) { return render_receipt(r.version, r.token); });
-    }
-    if (op == "get" && !present(step, "holder")) {
-      std::string key = arg_string(step, "key");
-      std::optional<fencing::Fence> fence;
-      if (present(step, "token")) fence = StepFence(step).fence;
-      return from(store.get(scope, key, fence), render_entry);
-    }
-    return execute_c(op, scope, step);
-  }
-
-  // The steps the face has no call for, through the C ABI on its handle.
-  Outcome execute_c(const std::string &op, const std::string &scope_text, json_t *step) {
-    step_via_c = true;
-    const char *scope = c_str(scope_text);
-    fencing_receipt receipt{};
-    fencing_lease lease{};
-    fencing_status st;
-    std::uint64_t out = 0;
-    bool flag = false;
-    if (op == "advance_counter") {
-      st = fencing_advance_counter(c(), scope, arg_token(step, "floor"), &out);
-      return st == FENCING_OK ? success(json_pack("{s:o}", "counter", text_of_token(out))) : c_failure(st);
-    }
     if (op == "acquire_wait") {
       std::string holder = arg_string(step, "holder");
       std::uint64_t ttl = arg_ms(step, "ttl_ms"), timeout = arg_ms(step, "timeout_ms");
-      st = fencing_acquire_wait(c(), scope, c_str(holder), ttl, timeout, &lease);
-      return st == FENCING_OK ? success(render_lease(scope_text, lease_of(lease))) : c_failure(st);
+      return from(store.acquire_wait(scope, holder, ttl, timeout), render);
     }
+    if (op == "advance_counter") {
+      return from(store.advance_counter(scope, arg_token(step, "floor")),
+                  [](std::uint64_t c) { return json_pack("{s:o}", "counter", text_of_token(c)); });
+    }
+    auto receipt = [](const fencing::Receipt &r) { return render_receipt(r.version, r.token); };
     if (op == "put" || op == "delete") {
       bool is_put = op == "put";
       std::string key = arg_string(step, "key");
-      StepFence f(step);
-      fencing_fence fence = f.c();
-      Ops one;
-      one.add(step, is_put, key);
-      const fencing_op &o = one.ops[0];
-      if (o.has_expected_version) {
-        st = fencing_execute(c(), scope, &fence, &o, &receipt);
-      } else if (is_put) {
-        st = fencing_put(c(), scope, o.key, o.value, o.value_len, &fence, &receipt);
-      } else {
-        st = fencing_delete(c(), scope, o.key, &fence, &receipt);
-      }
-      return st == FENCING_OK ? success(render_receipt(receipt.version, receipt.token)) : c_failure(st);
+      fencing::Fence fence = step_fence(step);
+      fencing::Op one = step_op(step, is_put, key);
+      if (one.expected_version) return from(store.execute(scope, fence, one), receipt);
+      if (is_put) return from(store.put(scope, key, one.value, fence), receipt);
+      return from(store.remove(scope, key, fence), receipt);
     }
     if (op == "apply") {
-      StepFence f(step);
-      fencing_fence fence = f.c();
+      fencing::Fence fence = step_fence(step);
       json_t *list = json_object_get(step, "ops");
       if (!json_is_array(list)) throw Invalid{};
-      Ops ops;
+      std::vector<fencing::Op> ops;
       for (std::size_t i = 0; i < json_array_size(list); i++) {
         json_t *item = json_array_get(list, i);
         if (auto k = text_value(json_object_get(item, "put"))) {
-          ops.add(item, true, *k);
+          ops.push_back(step_op(item, true, *k));
         } else if (auto d = text_value(json_object_get(item, "delete"))) {
-          ops.add(item, false, *d);
+          ops.push_back(step_op(item, false, *d));
         } else {
           throw Invalid{};
         }
       }
-      std::vector<fencing_receipt> receipts(ops.ops.size() + 1);
-      st = fencing_apply(c(), scope, &fence, ops.ops.data(), ops.ops.size(), receipts.data());
-      if (st != FENCING_OK) return c_failure(st);
-      json_t *items = json_array();
-      for (std::size_t i = 0; i < ops.ops.size(); i++) {
-        json_array_append_new(items, render_receipt(receipts[i].version, receipts[i].token));
-      }
-      return success(json_pack("{s:o}", "receipts", items));
+      return from(store.apply(scope, fence, ops), [&](const std::vector<fencing::Receipt> &rs) {
+        json_t *items = json_array();
+        for (const fencing::Receipt &r : rs) json_array_append_new(items, receipt(r));
+        return json_pack("{s:o}", "receipts", items);
+      });
     }
-    if (op == "claim") {
-      StepFence f(step);
-      fencing_fence fence = f.c();
-      st = fencing_claim(c(), scope, &fence);
-      return st == FENCING_OK ? success(json_object()) : c_failure(st);
-    }
+    if (op == "claim") return from(store.claim(scope, step_fence(step)), empty);
     if (op == "get") {
       std::string key = arg_string(step, "key");
-      std::optional<StepFence> f;
-      if (present(step, "token")) f.emplace(step);
-      fencing_fence fence = f ? f->c() : fencing_fence{};
-      fencing_entry *e = nullptr;
-      st = fencing_get(c(), scope, c_str(key), f ? &fence : nullptr, &e);
-      if (st != FENCING_OK) return c_failure(st);
-      std::optional<fencing::Entry> entry;
-      if (e) entry = fencing::detail::entry_of(e);
-      fencing_entry_free(e);
-      return success(render_entry(entry));
+      std::optional<fencing::Fence> fence;
+      if (present(step, "token")) fence = step_fence(step);
+      return from(store.get(scope, key, fence), render_entry);
     }
     if (op == "list") {
       auto after = arg_optional_string(step, "after");
       std::uint64_t limit = arg_optional_u64(step, "limit").value_or(100);
-      fencing_page *page = nullptr;
-      st = fencing_list(c(), scope, after ? c_str(*after) : nullptr, static_cast<std::size_t>(limit), &page);
-      if (st != FENCING_OK) return c_failure(st);
-      json_t *keys = json_array();
-      for (std::size_t i = 0; i < fencing_page_len(page); i++) {
-        json_array_append_new(keys, json_string(fencing_page_key(page, i)));
-      }
-      json_t *v = json_pack("{s:o,s:o}", "keys", keys, "next", text_or_null(fencing_page_next(page)));
-      fencing_page_free(page);
-      return success(v);
+      return from(store.list(scope, after, static_cast<std::size_t>(limit)), [](const fencing::Page &p) {
+        json_t *keys = json_array();
+        for (const std::string &k : p.keys) json_array_append_new(keys, json_stringn(k.data(), k.size()));
+        return json_pack("{s:o,s:o}", "keys", keys, "next", text_or_null(p.next));
+      });
     }
     if (op == "status") {
-      fencing_scope_info info{};
-      st = fencing_scope_status(c(), scope, &info);
-      if (st != FENCING_OK) return c_failure(st);
-      return success(json_pack("{s:o,s:o,s:o,s:s}", "counter", text_of_token(info.counter), "fence",
-                               text_of_token(info.fence), "lease",
-                               info.has_lease ? render_lease(scope_text, lease_of(info.lease)) : json_null(),
-                               "entries", std::to_string(info.entries).c_str()));
+      return from(store.status(scope), [&](const fencing::ScopeStatus &st) {
+        return json_pack("{s:o,s:o,s:o,s:s}", "counter", text_of_token(st.counter), "fence", text_of_token(st.fence),
+                         "lease", st.lease ? render(*st.lease) : json_null(), "entries",
+                         std::to_string(st.entries).c_str());
+      });
     }
     if (op == "retire") {
-      st = fencing_retire(c(), scope, &flag);
-      return st == FENCING_OK ? success(json_pack("{s:b}", "retired", flag)) : c_failure(st);
+      return from(store.retire(scope), [](bool retired) { return json_pack("{s:b}", "retired", retired); });
     }
     throw Malformed{"unknown op \"" + op + "\""};
   }
@@ -589,10 +464,9 @@ std::string run_step(Replay &replay, json_t *step) {
   json_t *want_error = json_object_get(step, "error");
   json_t *want = json_object_get(step, "expect");
   Outcome o{false, nullptr};
-  step_via_c = false;
   try {
     o = replay.execute(step);
-    ++(step_via_c ? steps_c : steps_face);
+    ++steps_face;
   } catch (const Malformed &m) {
     return "malformed step: " + m.why;
   } catch (const Invalid &) {
@@ -723,8 +597,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "expected at least 30 scenarios in %s, found %zu\n", argv[2], files.size());
     failed++;
   }
-  std::printf("C++ scenarios on %s: %d passed, %d failed (steps: %zu through the face, %zu through the C ABI, %zu "
-              "refused by the runner)\n",
-              backend.c_str(), passed, failed, steps_face, steps_c, steps_runner);
+  std::printf("C++ scenarios on %s: %d passed, %d failed (steps: %zu through the face, %zu refused by the runner)\n",
+              backend.c_str(), passed, failed, steps_face, steps_runner);
   return failed == 0 ? 0 : 1;
 }

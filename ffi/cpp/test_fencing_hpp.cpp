@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 static int failures = 0;
 #define CHECK(cond)                                                 \
@@ -48,7 +49,7 @@ static void paused_worker() {
   CHECK(held.token() == a.token);
   CHECK(held.scope() == "report");
 
-  CHECK(fencing_advance_clock(store.handle(), 2000) == FENCING_OK);  // A's lease expires (A is paused)
+  store.advance_clock(2000);  // A's lease expires (A is paused)
   fencing::Lease b = store.acquire("report", "worker-b", 1000);
   CHECK(b.token == 2);
   fencing::Receipt r = store.put("report", "body", "B's report", fencing::Fence{b.token, std::nullopt});
@@ -132,8 +133,94 @@ static void nothrow_face() {
   CHECK(!bad.error().message.empty());
 }
 
+// The calls beyond the paused-worker story: every C operation has one.
+static void whole_contract() {
+  using namespace std::string_literals;
+  using Keys = std::vector<std::string>;
+  CHECK(fencing::version() == FENCING_VERSION);
+  auto store = fencing::Store::open("memory:?clock=manual");
+  CHECK(store.advance_counter("c", 10) == 10);
+  CHECK(store.advance_counter("c", 5) == 10);  // never lowered
+  CHECK(store.next_token("c") == 11);
+
+  fencing::Lease a = store.acquire("s", "worker-a", 1000);
+  CHECK(a.scope == "s");
+  const fencing::Fence fa{a.token, std::nullopt, "worker-a"};
+  auto rs = store.apply("s", fa, {fencing::Op::put("k1", "v1"), fencing::Op::put("k2", "v2"), fencing::Op::remove("k1")});
+  CHECK(rs.size() == 3 && rs[0].version == 1 && rs[1].version == 1 && rs[2].version == 0 && rs[2].token == a.token);
+  auto vm = expect_throw<fencing::VersionMismatchError>([&] { store.execute("s", fa, fencing::Op::put("k2", "x", 5)); });
+  CHECK(vm.expected() == 5 && vm.actual() == 1);
+  CHECK(store.execute("s", fa, fencing::Op::put("k2", "x", 1)).version == 2);
+  CHECK(store.remove("s", "k2", fa).version == 0);
+  auto nf = expect_throw<fencing::NotFoundError>([&] { store.remove("s", "k2", fa); });
+  CHECK(nf.key() == "k2" && nf.scope() == "s");
+  // Batches are all or nothing: a failed condition leaves k1 absent.
+  expect_throw<fencing::VersionMismatchError>(
+      [&] { store.apply("s", fa, {fencing::Op::put("k1", "v"), fencing::Op::remove("k2", 1)}); });
+  CHECK(!store.get("s", "k1").has_value());
+
+  for (const char *k : {"a", "b", "c"}) store.put("s", k, "v", fa);
+  fencing::Page first = store.list("s", std::nullopt, 2);
+  CHECK(first.keys == (Keys{"a", "b"}) && first.next == std::optional<std::string>("b"));
+  fencing::Page last = store.list("s", *first.next, 2);
+  CHECK(last.keys == Keys{"c"} && !last.next);
+  fencing::ScopeStatus st = store.status("s");
+  CHECK(st.counter == a.token && st.fence == a.token && st.entries == 3);
+  CHECK(st.lease && st.lease->holder == "worker-a" && st.lease->token == a.token);
+
+  // The manual clock stands still: waiting for the live lease times out.
+  expect_throw<fencing::TimeoutError>([&] { store.acquire_wait("s", "worker-b", 1000, 20); });
+  store.advance_clock(1001);
+  fencing::Lease b = store.acquire_wait("s", "worker-b", 1000, 20);
+  CHECK(b.token == a.token + 1 && b.holder == "worker-b");
+  store.claim("s", fencing::Fence{b.token});
+  CHECK(store.fence_of("s") == b.token);
+  auto stale = expect_throw<fencing::StaleTokenError>([&] { store.put("s", "a", "late", fa); });
+  CHECK(stale.current() == b.token);
+  std::vector<fencing::Rejection> rejected = store.rejections();
+  CHECK(rejected.size() == 1 && rejected[0].code == fencing::Status::StaleToken);
+  CHECK(rejected[0].holder == std::optional<std::string>("worker-a") && rejected[0].key == std::optional<std::string>("a"));
+  CHECK(store.metrics().stale_rejections == 1);
+  CHECK(store.metrics_text().find("fencing_") != std::string::npos);
+  fencing::Events events = store.events("s", 10);
+  CHECK(!events.rejections.empty() && events.rejections[0].presented == a.token);
+  CHECK(!events.last_writes.empty() && events.last_writes[0].scope == "s");
+
+  expect_throw<fencing::LeaseHeldError>([&] { store.retire("s"); });  // worker-b's lease is live
+  CHECK(store.retire("c"));
+  CHECK(!store.retire("c"));  // nothing left to drop
+  CHECK(store.next_token("c") > 11);  // a retired scope starts above its old tokens
+  CHECK(store.failover() >= FENCING_FAILOVER_STEP);
+  expect_throw<fencing::InvalidArgumentError>([&] { store.retire("s"); });  // no lease now, but entries
+  expect_throw<fencing::StaleTokenError>([&] { store.claim("s", fencing::Fence{b.token}); });
+
+  // Strings with a NUL inside are refused, in a fence's holder and an op's key too.
+  expect_throw<fencing::InvalidArgumentError>([&] { store.claim("s", fencing::Fence{1, std::nullopt, "a\0b"s}); });
+  expect_throw<fencing::InvalidArgumentError>([&] { store.execute("s", fencing::Fence{1}, fencing::Op::remove("a\0b"s)); });
+  expect_throw<fencing::InvalidArgumentError>([&] { store.list("s", "a\0b"s, 1); });
+
+  fencing::migrate("memory:");
+  CHECK(fencing::token_parse("42") == 42);
+  expect_throw<fencing::InvalidArgumentError>([] { fencing::token_parse("042"); });
+  CHECK(fencing::token_format(FENCING_MAX_TOKEN) == "9223372036854775807");
+  auto sqlite = fencing::error_from_sqlite("STALE_TOKEN: scope s");
+  CHECK(sqlite && sqlite->status == fencing::Status::StaleToken);
+  CHECK(!fencing::error_from_sqlite("no such table: t"));
+  CHECK(!fencing::error_from_sqlstate("23505"));
+  auto pg = fencing::error_from_sqlstate("FN001", R"({"scope":"s","presented":"1","current":"2"})");
+  CHECK(pg && pg->status == fencing::Status::StaleToken && pg->current == 2);
+
+  // Through a lease guard: one conditional write and one batch.
+  fencing::LeaseGuard guard = store.hold("g", "worker-g", 60000);
+  CHECK(guard.execute(fencing::Op::put("k", "v", 0)).version == 1);
+  auto batch = guard.apply({fencing::Op::put("k", "w", 1), fencing::Op::put("j", "x")});
+  CHECK(batch.size() == 2 && batch[0].version == 2 && batch[1].token == guard.token());
+  guard.finish();
+}
+
 int main() {
   paused_worker();
+  whole_contract();
   bad_input();
   moves();
   nothrow_face();

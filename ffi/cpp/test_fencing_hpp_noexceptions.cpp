@@ -37,7 +37,7 @@ int main() {
   auto again = manual.hold("job", "a", 60000);
   if (!again) return 13;
   fencing::nothrow::LeaseGuard lost = std::move(again).value();
-  if (fencing_advance_clock(manual.handle(), 60001) != FENCING_OK) return 14;
+  if (!manual.advance_clock(60001)) return 14;
   auto b = manual.acquire("job", "b", 60000);
   if (!b) return 15;
   auto verdict = lost.finish(true);
@@ -45,6 +45,38 @@ int main() {
   if (verdict.error().current_token != b.value().token || verdict.error().current_holder != "b") return 17;
   if (!verdict.error().work_error_is_cause) return 18;
   if (manual.hold("job", std::string_view("a\0b", 3), 1000).status() != fencing::Status::InvalidArgument) return 19;
+  // The rest of the contract, each failure as a Result.
+  using fencing::Op;
+  const fencing::Fence f{b.value().token, std::nullopt, "b"};
+  auto batch = manual.apply("job", f, {Op::put("x", "1"), Op::put("y", "2")});
+  if (!batch || batch.value().size() != 2 || batch.value()[1].version != 1) return 20;
+  auto mismatch = manual.execute("job", f, Op::remove("x", 7));
+  if (mismatch.status() != fencing::Status::VersionMismatch || mismatch.error().actual != 1) return 21;
+  if (!manual.remove("job", "x", f) || manual.remove("job", "x", f).status() != fencing::Status::NotFound) return 22;
+  auto page = manual.list("job", std::nullopt, 10);
+  if (!page || page.value().keys.size() != 2 || page.value().next) return 23;  // k (the guard's) and y
+  auto st = manual.status("job");
+  if (!st || st.value().entries != 2 || !st.value().lease || st.value().lease->holder != "b") return 24;
+  if (manual.acquire_wait("job", "c", 1000, 10).status() != fencing::Status::Timeout) return 25;
+  if (manual.retire("job").status() != fencing::Status::LeaseHeld) return 26;
+  if (!manual.advance_clock(60001) || !manual.claim("job", fencing::Fence{b.value().token + 5})) return 27;
+  if (manual.put("job", "y", "late", f).status() != fencing::Status::StaleToken) return 28;
+  auto rejected = manual.rejections();
+  if (!rejected || rejected.value().size() != 1 || rejected.value()[0].holder != "b") return 29;
+  auto metrics = manual.metrics();
+  if (!metrics || metrics.value().stale_rejections != 1 || !manual.metrics_text()) return 30;
+  auto events = manual.events(std::nullopt, 5);
+  if (!events || events.value().rejections.empty()) return 31;
+  auto counter = manual.advance_counter("other", 3);
+  if (!counter || counter.value() != 3 || !manual.retire("other").value()) return 32;
+  if (!manual.failover() || !fencing::nothrow::migrate("memory:")) return 33;
+  if (fencing::nothrow::token_parse("-1").status() != fencing::Status::InvalidArgument) return 34;
+  if (fencing::nothrow::token_format(7).value() != "7") return 35;
+  auto mapped = fencing::nothrow::error_from_sqlite("SEQUENCE_OUT_OF_ORDER: x");
+  if (!mapped || !mapped.value() || mapped.value()->status != fencing::Status::SequenceOutOfOrder) return 36;
+  if (manual.claim("job", fencing::Fence{1, std::nullopt, std::string("a\0b", 3)}).status() !=
+      fencing::Status::InvalidArgument)
+    return 37;
   std::printf("fencing.hpp without exceptions: ok\n");
   return 0;
 }

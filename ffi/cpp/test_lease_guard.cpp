@@ -47,9 +47,7 @@ static_assert(std::is_nothrow_destructible_v<fencing::nothrow::LeaseGuard>);
 constexpr std::uint64_t kTtl = 60000;
 
 static bool scope_has_lease(const fencing::Store &store, const char *scope) {
-  fencing_scope_info info{};
-  if (fencing_scope_status(store.handle(), scope, &info) != FENCING_OK) std::abort();
-  return info.has_lease;
+  return store.status(scope).lease.has_value();
 }
 
 static fencing::Store manual_store() { return fencing::Store::open("memory:?clock=manual"); }
@@ -87,7 +85,7 @@ static void held_to_the_end_is_released() {
 static void takeover_is_a_loss_seen_at_finish() {
   auto store = manual_store();
   fencing::LeaseGuard lease = store.hold("job", "a", kTtl);
-  CHECK(fencing_advance_clock(store.handle(), kTtl + 1) == FENCING_OK);
+  store.advance_clock(kTtl + 1);
   fencing::Lease b = store.acquire("job", "b", kTtl);
   lease.check();  // no renewal ran yet: the loss is not known before the end
   auto lost = EXPECT_THROW(fencing::LeaseLostError, lease.finish());
@@ -106,7 +104,7 @@ static void takeover_is_a_loss_seen_at_finish() {
 static void failed_work_under_a_lost_lease() {
   auto store = manual_store();
   fencing::LeaseGuard lease = store.hold("job", "a", kTtl);
-  CHECK(fencing_advance_clock(store.handle(), kTtl + 1) == FENCING_OK);
+  store.advance_clock(kTtl + 1);
   store.acquire("job", "b", kTtl);
   auto lost = EXPECT_THROW(fencing::LeaseLostError, {
     try {
@@ -259,7 +257,7 @@ static void nothrow_guard() {
   fencing::nothrow::LeaseGuard lease = std::move(started).value();
   CHECK(lease.token().value() == 1);
   CHECK(lease.put("k", "v").ok());
-  CHECK(fencing_advance_clock(store.handle(), kTtl + 1) == FENCING_OK);
+  CHECK(store.advance_clock(kTtl + 1).ok());
   CHECK(store.acquire("job", "b", kTtl).ok());
   auto verdict = lease.finish(true);
   CHECK(!verdict.ok());
