@@ -283,11 +283,12 @@ impl Store {
             .map(|(lease, _)| lease)
     }
 
-    /// [`Store::acquire_wait`] for a caller that may give up (the async
-    /// face, whose future can be dropped): the wait ends with `TIMEOUT` as
-    /// soon as `gave_up()` says so, checked at least every
-    /// [`GIVE_UP_CHECK`].
-    pub(crate) fn acquire_wait_unless(
+    /// [`Store::acquire_wait`] for a caller that may give up (a dropped
+    /// future, a signal, another thread's request): the wait ends with
+    /// `TIMEOUT` as soon as `gave_up()` says so, asked at least every 20 ms
+    /// while the lease is held by another (docs/semantics.md, "Giving up a
+    /// call"). A lease it takes is the caller's, as with `acquire_wait`.
+    pub fn acquire_wait_unless(
         &self,
         scope: &str,
         holder: &str,

@@ -197,7 +197,9 @@ impl Store {
     }
 
     /// Like ``acquire``, but waits (without spinning, the GIL released) until
-    /// the lease is free or ``timeout`` seconds pass: then TimeoutError.
+    /// the lease is free or ``timeout`` seconds pass: then TimeoutError. A
+    /// signal ends the wait as it would ``time.sleep`` (Ctrl-C raises
+    /// KeyboardInterrupt), with no lease taken.
     #[pyo3(signature = (scope, *, holder, ttl, timeout))]
     fn acquire_wait(
         &self,
@@ -211,10 +213,25 @@ impl Store {
         let holder = text(py, holder, "holder")?;
         let ttl = convert::ttl(py, ttl)?;
         let timeout = duration(py, timeout, "timeout")?;
-        let inner = py
-            .detach(|| self.inner.acquire_wait(&scope, &holder, ttl, timeout))
-            .py(py)?;
-        Ok(Lease { inner })
+        // A signal handler's exception (KeyboardInterrupt) ends the wait;
+        // Python runs handlers on the main thread only, so elsewhere this
+        // never fires.
+        let interrupted = std::sync::Mutex::new(None);
+        let gave_up = || {
+            Python::attach(|py| py.check_signals())
+                .map_err(|e| *interrupted.lock().unwrap_or_else(|p| p.into_inner()) = Some(e))
+                .is_err()
+        };
+        let waited = py.detach(|| {
+            self.inner
+                .acquire_wait_unless(&scope, &holder, ttl, timeout, &gave_up)
+        });
+        if let Some(e) = interrupted.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            return Err(e);
+        }
+        Ok(Lease {
+            inner: waited.py(py)?,
+        })
     }
 
     /// Extends a lease by ``ttl`` from now (default: the lease's own ttl),

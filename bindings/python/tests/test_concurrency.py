@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pathlib
+import signal
+import subprocess
+import sys
 import threading
+import time
 from typing import Callable, Dict, List
 
 import pytest
@@ -156,3 +161,39 @@ def test_one_store_closed_from_another_thread(sqlite_url: str) -> None:
         for k in keys:
             e = again.get("s", k)
             assert e is not None and (e.value, e.token) == (b"v", 1)
+
+
+INTERRUPTED = r"""
+import sys, fencing
+store = fencing.Store(sys.argv[1])
+store.acquire("busy", holder="other", ttl=3600)
+print("waiting", flush=True)
+try:
+    store.acquire_wait("busy", holder="me", ttl=60, timeout=120)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    raise
+"""
+
+
+def test_ctrl_c_ends_a_blocking_wait(tmp_path: pathlib.Path) -> None:
+    # A blocking acquire_wait runs without the GIL; Ctrl-C (SIGINT) must
+    # still end it promptly with KeyboardInterrupt, as it would time.sleep.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, f"sqlite:{tmp_path / 'wait.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "waiting"
+        time.sleep(0.2)  # into the wait
+        proc.send_signal(signal.SIGINT)
+        # Bounded far below the wait's 120 s timeout: a hang, not a speed claim.
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert "interrupted" in out, (out, err)
+    assert "KeyboardInterrupt" in err, err
+    assert proc.returncode != 0
