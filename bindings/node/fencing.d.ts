@@ -185,6 +185,8 @@ export declare class Store {
   events(options?: EventsOptions): Promise<Events>
   close(): Promise<void>
   readonly closed: boolean
+  /** `await using store = await open(url)`: closes the store. */
+  [Symbol.asyncDispose](): Promise<void>
   /**
    * Where the store is: `memory:`; `sqlite:` and the file's absolute path
    * (a relative path as this process resolved it at open); or the
@@ -249,6 +251,8 @@ export declare class HeldLease {
    * (or the store's failure) when it cannot be released.
    */
   release(): Promise<boolean>
+  /** `await using lease = await store.lease(...)`: releases the lease. */
+  [Symbol.asyncDispose](): Promise<void>
   /** Ends the lease like `withLease`: the core's verdict, given whether the work failed. */
   finish(workFailed?: boolean): Promise<LeaseVerdict>
   /** Lets the process exit while the lease is held; returns this lease. */

@@ -576,6 +576,17 @@ function abortable(promise, signal, late) {
   })
 }
 
+// `await using store = await open(url)` closes it, `await using lease =
+// await store.lease(...)` releases it (Node 20.4+ has the symbol).
+if (typeof Symbol.asyncDispose === 'symbol') {
+  Store.prototype[Symbol.asyncDispose] = async function () {
+    await this.close()
+  }
+  HeldLease.prototype[Symbol.asyncDispose] = async function () {
+    await this.release()
+  }
+}
+
 const open = Store.open
 
 /**

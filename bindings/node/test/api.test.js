@@ -267,3 +267,12 @@ test('acquireWait gives up on its signal, and a lease it gets later is released 
     await store.close()
   }
 })
+
+test('Symbol.asyncDispose: a store closes and a held lease releases', async () => {
+  const store = await open('memory:')
+  const lease = await store.lease('d', { holder: 'a', ttlMs: 60_000 })
+  await lease[Symbol.asyncDispose]()
+  assert.equal((await store.status('d')).lease, null, 'the lease was released')
+  await store[Symbol.asyncDispose]()
+  assert.equal(store.closed, true)
+})
