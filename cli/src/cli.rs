@@ -114,6 +114,19 @@ pub fn duration(text: &str) -> Result<Duration, String> {
         .map_err(|e| format!("{e} (expected a duration like 30s, 500ms or 2m)"))
 }
 
+/// A `--wait`: a duration, or `forever` (also `inf`): until the lease is
+/// free or fencing is told to stop, as `flock` and `etcdctl lock` wait.
+pub fn wait(text: &str) -> Result<Duration, String> {
+    match text {
+        "forever" | "inf" => Ok(FOREVER),
+        _ => humantime::parse_duration(text)
+            .map_err(|e| format!("{e} (expected a duration like 30s, 500ms or 2m, or forever)")),
+    }
+}
+
+/// `--wait forever`: no deadline (the core waits without one).
+pub const FOREVER: Duration = Duration::MAX;
+
 #[derive(Args, Debug)]
 pub struct ScopeArg {
     /// The protected domain, e.g. report:7
@@ -191,8 +204,9 @@ pub struct RunArgs {
     /// Lease TTL; renewed about every ttl/3 while CMD runs
     #[arg(long, value_parser = duration)]
     pub ttl: Duration,
-    /// Wait up to this long for the lease instead of failing with LEASE_HELD
-    #[arg(long, value_parser = duration)]
+    /// Wait up to this long for the lease instead of failing with LEASE_HELD (`forever`: until
+    /// it is free or fencing is interrupted)
+    #[arg(long, value_parser = wait)]
     pub wait: Option<Duration>,
     /// After the lease is lost: how long CMD has between SIGTERM and SIGKILL
     #[arg(long, value_parser = duration, default_value = "5s")]
@@ -221,8 +235,9 @@ pub struct AcquireArgs {
     /// Lease TTL (the lease is not renewed; use `renew` or `fencing run`)
     #[arg(long, value_parser = duration)]
     pub ttl: Duration,
-    /// Wait up to this long for the lease instead of failing with LEASE_HELD
-    #[arg(long, value_parser = duration)]
+    /// Wait up to this long for the lease instead of failing with LEASE_HELD (`forever`: until
+    /// it is free or fencing is interrupted)
+    #[arg(long, value_parser = wait)]
     pub wait: Option<Duration>,
     /// Who holds the lease [default: $FENCING_HOLDER, else USER@HOST:PID]
     #[arg(long, env = "FENCING_HOLDER", hide_env = true)]

@@ -255,7 +255,11 @@ fn progress(scope: &str, timeout: Duration, done: &mpsc::Receiver<()>) {
             err,
             "\r\x1b[2Kfencing: waiting for the lease on {scope:?}: {}s of {}",
             start.elapsed().as_secs(),
-            humantime::format_duration(timeout)
+            if timeout == crate::cli::FOREVER {
+                "forever".to_owned()
+            } else {
+                humantime::format_duration(timeout).to_string()
+            }
         );
         let _ = err.flush();
         if done.recv_timeout(Duration::from_millis(250)) != Err(mpsc::RecvTimeoutError::Timeout) {

@@ -386,6 +386,26 @@ fn a_long_wait_shows_progress_on_a_terminal_only() {
 }
 
 #[test]
+fn wait_forever_waits_until_the_lease_is_free() {
+    let env = Env::new();
+    assert_eq!(
+        env.run(["acquire", "s", "--ttl", "700ms", "--holder", "h"])
+            .code,
+        0
+    );
+    // No deadline: it gets the lease once the first expires (as `flock`
+    // and `etcdctl lock` wait), under either spelling.
+    let out = env.run(["acquire", "s", "--ttl", "700ms", "--wait", "forever"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = env.run(["acquire", "s", "--ttl", "1s", "--wait", "inf"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    // Anything else still names what it takes.
+    let out = env.run(["acquire", "s", "--ttl", "1s", "--wait", "always"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("or forever"), "{out:?}");
+}
+
+#[test]
 fn failover_moves_every_token_past_the_lost_history() {
     let env = Env::new();
     assert_eq!(env.run(["next-token", "s"]).text(), "1\n");
