@@ -201,6 +201,12 @@ typedef uint32_t fencing_status;
 #endif // __cplusplus
 
 /**
+ * A flag another thread fires to end a wait (`fencing_acquire_wait_cancellable`).
+ * Safe to share between threads; one flag may serve many waits.
+ */
+typedef struct fencing_cancel fencing_cancel;
+
+/**
  * A stored entry, owned by the caller until `fencing_entry_free`.
  */
 typedef struct fencing_entry fencing_entry;
@@ -616,6 +622,25 @@ fencing_status fencing_last_error_message(char *buf, size_t len, size_t *out_n);
 const char *fencing_status_name(uint32_t status);
 
 /**
+ * A new flag, not fired; free it with `fencing_cancel_free` once no call
+ * uses it. NULL only when memory runs out.
+ */
+struct fencing_cancel *fencing_cancel_new(void);
+
+/**
+ * Fires the flag, from any thread, any number of times: every wait given it
+ * ends within about 20 ms with TIMEOUT, and takes no lease. It stays fired.
+ * NULL is a no-op.
+ */
+void fencing_cancel_fire(const struct fencing_cancel *cancel);
+
+/**
+ * Frees a flag from `fencing_cancel_new` (NULL is a no-op); never while a
+ * call still waits with it.
+ */
+void fencing_cancel_free(struct fencing_cancel *cancel);
+
+/**
  * Writes a snapshot of the store's record, shared by every process using
  * the store, to `*out_events`: the newest `limit` (1..=256) recorded
  * rejections and last writes, of `scope`, or of every scope when `scope` is
@@ -890,6 +915,20 @@ fencing_status fencing_acquire_wait(const struct fencing_store *store,
                                     uint64_t ttl_ms,
                                     uint64_t timeout_ms,
                                     struct fencing_lease *out_lease);
+
+/**
+ * `fencing_acquire_wait` that another thread can end: once `cancel` is
+ * fired (`fencing_cancel_fire`), the wait ends within about 20 ms with
+ * TIMEOUT and no lease taken. A lease it returns is the caller's, as with
+ * `fencing_acquire_wait`.
+ */
+fencing_status fencing_acquire_wait_cancellable(const struct fencing_store *store,
+                                                const char *scope,
+                                                const char *holder,
+                                                uint64_t ttl_ms,
+                                                uint64_t timeout_ms,
+                                                const struct fencing_cancel *cancel,
+                                                struct fencing_lease *out_lease);
 
 /**
  * Extends the lease with `token` to expire `ttl_ms` from now, only while it

@@ -363,6 +363,24 @@ inline std::vector<Receipt> receipts_of(const std::vector<fencing_receipt> &rs) 
 
 }  // namespace detail
 
+/// A flag another thread fires to end a wait (`fencing_cancel`): an
+/// `acquire_wait` given it ends within about 20 ms with Timeout and takes no
+/// lease. It stays fired; one flag may serve many waits.
+class Cancel {
+ public:
+  Cancel() : c_(fencing_cancel_new()) {}
+  ~Cancel() { fencing_cancel_free(c_); }
+  Cancel(const Cancel &) = delete;
+  Cancel &operator=(const Cancel &) = delete;
+
+  /// From any thread, any number of times.
+  void fire() const noexcept { fencing_cancel_fire(c_); }
+  const fencing_cancel *handle() const noexcept { return c_; }
+
+ private:
+  fencing_cancel *c_;  // nullptr only when memory ran out: waits then fail with NullParameter
+};
+
 namespace nothrow {
 
 /// A lease held alive in the background by the core's keep-alive (the C
@@ -593,6 +611,15 @@ class Store {
                              std::uint64_t timeout_ms) const {
     return lease_call({scope, holder}, [&](const std::string *a, fencing_lease *out) {
       return fencing_acquire_wait(s_, a[0].c_str(), a[1].c_str(), ttl_ms, timeout_ms, out);
+    });
+  }
+
+  /// acquire_wait that another thread can end with `cancel.fire()` (Timeout).
+  Result<Lease> acquire_wait(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
+                             std::uint64_t timeout_ms, const Cancel &cancel) const {
+    return lease_call({scope, holder}, [&](const std::string *a, fencing_lease *out) {
+      return fencing_acquire_wait_cancellable(s_, a[0].c_str(), a[1].c_str(), ttl_ms, timeout_ms, cancel.handle(),
+                                              out);
     });
   }
 
@@ -1110,6 +1137,10 @@ class Store {
   Lease acquire_wait(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
                      std::uint64_t timeout_ms) const {
     return detail::value_or_throw(s_.acquire_wait(scope, holder, ttl_ms, timeout_ms));
+  }
+  Lease acquire_wait(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms, std::uint64_t timeout_ms,
+                     const Cancel &cancel) const {
+    return detail::value_or_throw(s_.acquire_wait(scope, holder, ttl_ms, timeout_ms, cancel));
   }
   std::uint64_t advance_counter(std::string_view scope, std::uint64_t floor) const {
     return detail::value_or_throw(s_.advance_counter(scope, floor));

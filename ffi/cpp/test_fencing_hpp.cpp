@@ -3,8 +3,10 @@
 #include <fencing.hpp>
 
 #include <cstdio>
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -170,6 +172,15 @@ static void whole_contract() {
 
   // The manual clock stands still: waiting for the live lease times out.
   expect_throw<fencing::TimeoutError>([&] { store.acquire_wait("s", "worker-b", 1000, 20); });
+  // Another thread gives the wait up long before its 120 s: Timeout, no lease.
+  fencing::Cancel cancel;
+  std::thread firing([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cancel.fire();
+  });
+  expect_throw<fencing::TimeoutError>([&] { store.acquire_wait("s", "worker-b", 1000, 120000, cancel); });
+  firing.join();
+  CHECK(store.status("s").counter == a.token);
   store.advance_clock(1001);
   fencing::Lease b = store.acquire_wait("s", "worker-b", 1000, 20);
   CHECK(b.token == a.token + 1 && b.holder == "worker-b");

@@ -15,6 +15,7 @@
 
 mod args;
 mod boundary;
+mod cancel;
 mod events;
 mod hold;
 mod results;

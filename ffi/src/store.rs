@@ -11,6 +11,7 @@ use fencing::Store;
 
 use crate::args;
 use crate::boundary::{boundary, Failure};
+use crate::cancel::fencing_cancel;
 use crate::results::{fencing_entry, fencing_page, fencing_rejection_list, owned_text};
 use crate::status::fencing_status;
 use crate::types::{
@@ -163,6 +164,37 @@ pub extern "C" fn fencing_acquire_wait(
             holder,
             args::duration(ttl_ms),
             args::duration(timeout_ms),
+        )?;
+        write_lease(out, &lease)
+    })
+}
+
+/// `fencing_acquire_wait` that another thread can end: once `cancel` is
+/// fired (`fencing_cancel_fire`), the wait ends within about 20 ms with
+/// TIMEOUT and no lease taken. A lease it returns is the caller's, as with
+/// `fencing_acquire_wait`.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_acquire_wait_cancellable(
+    store: *const fencing_store,
+    scope: *const c_char,
+    holder: *const c_char,
+    ttl_ms: u64,
+    timeout_ms: u64,
+    cancel: *const fencing_cancel,
+    out_lease: *mut fencing_lease,
+) -> fencing_status {
+    boundary(|| {
+        let store = self::store(store)?;
+        let scope = args::text(scope, "scope")?;
+        let holder = args::text(holder, "holder")?;
+        let cancel = args::object(cancel, "cancel")?;
+        let out = args::out(out_lease, "out_lease")?;
+        let lease = store.acquire_wait_unless(
+            scope,
+            holder,
+            args::duration(ttl_ms),
+            args::duration(timeout_ms),
+            &|| cancel.fired(),
         )?;
         write_lease(out, &lease)
     })

@@ -250,6 +250,14 @@ static void bad_leases(void) {
   REFUSED(FENCING_NULL_PARAMETER, fencing_acquire_wait(s, NULL, "B", 1000, 10, &l));
   REFUSED(FENCING_NULL_PARAMETER, fencing_acquire_wait(s, "other", NULL, 1000, 10, &l));
   REFUSED(FENCING_NULL_PARAMETER, fencing_acquire_wait(s, "other", "B", 1000, 10, NULL));
+  fencing_cancel *cancel = fencing_cancel_new();
+  REQUIRE(cancel != NULL);
+  REFUSED(FENCING_NULL_PARAMETER, fencing_acquire_wait_cancellable(NULL, "other", "B", 1000, 10, cancel, &l));
+  REFUSED(FENCING_NULL_PARAMETER, fencing_acquire_wait_cancellable(s, NULL, "B", 1000, 10, cancel, &l));
+  REFUSED(FENCING_NULL_PARAMETER, fencing_acquire_wait_cancellable(s, "other", NULL, 1000, 10, cancel, &l));
+  REFUSED(FENCING_NULL_PARAMETER, fencing_acquire_wait_cancellable(s, "other", "B", 1000, 10, NULL, &l));
+  REFUSED(FENCING_NULL_PARAMETER, fencing_acquire_wait_cancellable(s, "other", "B", 1000, 10, cancel, NULL));
+  fencing_cancel_free(cancel);
   REFUSED(FENCING_INVALID_ARGUMENT, fencing_acquire_wait(s, "other", "B", 0, 10, &l));
   REFUSED(FENCING_INVALID_UTF8, fencing_acquire_wait(s, "other", NOT_UTF8[1], 1000, 10, &l));
 

@@ -112,6 +112,46 @@ static int by_value(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* A wait that another thread gives up (fencing_cancel_fire). */
+typedef struct {
+  fencing_cancel *cancel;
+  fencing_status status;
+} waiter;
+
+static void *wait_cancellable(void *arg) {
+  waiter *w = arg;
+  fencing_lease l;
+  w->status = fencing_acquire_wait_cancellable(store, "cancel", "waiter", 60000, 120000, w->cancel, &l);
+  return NULL;
+}
+
+static void cancelled_wait(void) {
+  fencing_lease held, other;
+  fencing_scope_info info;
+  CHECK_OK(fencing_acquire(store, "cancel", "holder", 3600000, &held));
+  waiter w = {fencing_cancel_new(), FENCING_OK};
+  REQUIRE(w.cancel != NULL);
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, wait_cancellable, &w) == 0);
+  usleep(100 * 1000); /* into the wait */
+  fencing_cancel_fire(w.cancel);
+  /* Returns long before the wait's 120 s: the join would hang otherwise. */
+  REQUIRE(pthread_join(t, NULL) == 0);
+  CHECK(w.status == FENCING_TIMEOUT);
+  CHECK_OK(fencing_scope_status(store, "cancel", &info));
+  CHECK(info.has_lease && strcmp(info.lease.holder, "holder") == 0);
+  CHECK_U64(info.counter, 1); /* the waiter took no token */
+  /* A fired flag stays fired: a wait on a held scope ends at once; a free
+   * scope needs no wait, and is taken. */
+  CHECK_STATUS(FENCING_TIMEOUT,
+               fencing_acquire_wait_cancellable(store, "cancel", "late", 1000, 120000, w.cancel, &other));
+  CHECK_OK(fencing_acquire_wait_cancellable(store, "free", "late", 1000, 1000, w.cancel, &other));
+  CHECK_U64(other.token, 1);
+  fencing_cancel_fire(NULL);
+  fencing_cancel_free(w.cancel);
+  fencing_cancel_free(NULL);
+}
+
 int main(int argc, char **argv) {
   char dir[] = "/tmp/fencing-c-threads-XXXXXX";
   char url[128], path[160];
@@ -213,14 +253,15 @@ int main(int argc, char **argv) {
   CHECK(accepted >= 1 && acquired >= 1);
   printf("%d writes accepted, %d stale, %d leases, %d conflicts\n", accepted, stale, acquired,
          conflicts);
+  cancelled_wait();
 
   fencing_store_free(store);
   for (int i = 0; i < THREADS; i++) {
     free(workers[i].tokens);
   }
   if (sqlite) {
-    static const char *names[] = {"threads.db", "threads.db-wal", "threads.db-shm"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *names[] = {"threads.db", "threads.db-wal", "threads.db-shm", ".threads.db-fencing"};
+    for (size_t i = 0; i < 4; i++) {
       snprintf(path, sizeof path, "%s/%s", dir, names[i]);
       unlink(path);
     }
