@@ -2,6 +2,8 @@
 // scripts/test-cpp. Each check names what the contract says should happen.
 #include <fencing.hpp>
 
+#include "check.hpp"
+
 #include <cstdio>
 #include <chrono>
 #include <cstdlib>
@@ -10,28 +12,6 @@
 #include <type_traits>
 #include <vector>
 
-static int failures = 0;
-#define CHECK(cond)                                                 \
-  do {                                                              \
-    if (!(cond)) {                                                  \
-      std::fprintf(stderr, "%s:%d: FAILED %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                   \
-    }                                                               \
-  } while (0)
-
-template <class E, class F>
-static E expect_throw(F &&f) {
-  try {
-    f();
-  } catch (const E &e) {
-    return e;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "wrong exception: %s\n", e.what());
-  }
-  ++failures;
-  std::fprintf(stderr, "expected an exception, none or another came\n");
-  std::exit(1);
-}
 
 static_assert(!std::is_copy_constructible_v<fencing::Store>, "a store handle is owned once");
 static_assert(std::is_nothrow_move_constructible_v<fencing::Store>, "stores move");
@@ -45,7 +25,7 @@ static void paused_worker() {
   CHECK(a.token == 1);
   CHECK(a.holder == "worker-a");
   // While A's lease is live, B is refused with the live lease's details.
-  auto held = expect_throw<fencing::LeaseHeldError>([&] { store.acquire("report", "worker-b", 1000); });
+  auto held = EXPECT_THROW(fencing::LeaseHeldError, store.acquire("report", "worker-b", 1000));
   CHECK(held.status() == fencing::Status::LeaseHeld);
   CHECK(held.holder() == "worker-a");
   CHECK(held.token() == a.token);
@@ -58,13 +38,13 @@ static void paused_worker() {
   CHECK(r.token == b.token);
 
   // A wakes and writes with its old token: refused, with the fence in the details.
-  auto stale = expect_throw<fencing::StaleTokenError>(
-      [&] { store.put("report", "body", "A's report", fencing::Fence{a.token, std::nullopt}); });
+  auto stale =
+      EXPECT_THROW(fencing::StaleTokenError, store.put("report", "body", "A's report", fencing::Fence{a.token, std::nullopt}));
   CHECK(stale.presented() == 1);
   CHECK(stale.current() == 2);
   CHECK(stale.scope() == "report");
   CHECK(std::string(stale.what()).size() > 0);
-  auto lost = expect_throw<fencing::LeaseLostError>([&] { store.renew("report", a.token, 1000); });
+  auto lost = EXPECT_THROW(fencing::LeaseLostError, store.renew("report", a.token, 1000));
   CHECK(lost.holder() == std::optional<std::string>("worker-b"));
   CHECK(lost.token() == 2);
 
@@ -82,18 +62,18 @@ static void bad_input() {
   auto store = fencing::Store::open("memory:");
   // A NUL inside a string_view: refused before C could cut the string short.
   using namespace std::string_literals;
-  auto nul = expect_throw<fencing::InvalidArgumentError>([&] { store.next_token("a\0b"s); });
+  auto nul = EXPECT_THROW(fencing::InvalidArgumentError, store.next_token("a\0b"s));
   CHECK(nul.status() == fencing::Status::InvalidArgument);
   CHECK(store.next_token("a") == 1);  // nothing changed by the refused call
-  expect_throw<fencing::InvalidArgumentError>([&] { store.acquire("s", "h", 0); });
-  expect_throw<fencing::InvalidArgumentError>([] { fencing::Store::open("nosuch:"); });
-  expect_throw<fencing::InvalidArgumentError>([&] { store.put("", "k", "v", fencing::Fence{1, std::nullopt}); });
+  EXPECT_THROW(fencing::InvalidArgumentError, store.acquire("s", "h", 0));
+  EXPECT_THROW(fencing::InvalidArgumentError, fencing::Store::open("nosuch:"));
+  EXPECT_THROW(fencing::InvalidArgumentError, store.put("", "k", "v", fencing::Fence{1, std::nullopt}));
   // Not UTF-8.
-  expect_throw<fencing::InvalidUtf8Error>([&] { store.next_token("\xff"); });
+  EXPECT_THROW(fencing::InvalidUtf8Error, store.next_token("\xff"));
   // A seq not after the last one accepted for this token.
   std::uint64_t t = store.next_token("q");
   store.put("q", "k", "1", fencing::Fence{t, 5});
-  auto seq = expect_throw<fencing::SequenceOutOfOrderError>([&] { store.put("q", "k", "2", fencing::Fence{t, 5}); });
+  auto seq = EXPECT_THROW(fencing::SequenceOutOfOrderError, store.put("q", "k", "2", fencing::Fence{t, 5}));
   CHECK(seq.presented() == 5);
   CHECK(seq.last() == 5);
   // Bytes with NULs inside are values, not strings: stored whole.
@@ -101,7 +81,7 @@ static void bad_input() {
   store.put("q", "bin", bytes, sizeof bytes, fencing::Fence{t, 6});
   CHECK(store.get("q", "bin")->value.size() == 4);
   store.close();
-  expect_throw<fencing::ClosedError>([&] { store.next_token("a"); });
+  EXPECT_THROW(fencing::ClosedError, store.next_token("a"));
 }
 
 static void moves() {
@@ -150,15 +130,15 @@ static void whole_contract() {
   const fencing::Fence fa{a.token, std::nullopt, "worker-a"};
   auto rs = store.apply("s", fa, {fencing::Op::put("k1", "v1"), fencing::Op::put("k2", "v2"), fencing::Op::remove("k1")});
   CHECK(rs.size() == 3 && rs[0].version == 1 && rs[1].version == 1 && rs[2].version == 0 && rs[2].token == a.token);
-  auto vm = expect_throw<fencing::VersionMismatchError>([&] { store.execute("s", fa, fencing::Op::put("k2", "x", 5)); });
+  auto vm = EXPECT_THROW(fencing::VersionMismatchError, store.execute("s", fa, fencing::Op::put("k2", "x", 5)));
   CHECK(vm.expected() == 5 && vm.actual() == 1);
   CHECK(store.execute("s", fa, fencing::Op::put("k2", "x", 1)).version == 2);
   CHECK(store.remove("s", "k2", fa).version == 0);
-  auto nf = expect_throw<fencing::NotFoundError>([&] { store.remove("s", "k2", fa); });
+  auto nf = EXPECT_THROW(fencing::NotFoundError, store.remove("s", "k2", fa));
   CHECK(nf.key() == "k2" && nf.scope() == "s");
   // Batches are all or nothing: a failed condition leaves k1 absent.
-  expect_throw<fencing::VersionMismatchError>(
-      [&] { store.apply("s", fa, {fencing::Op::put("k1", "v"), fencing::Op::remove("k2", 1)}); });
+  EXPECT_THROW(fencing::VersionMismatchError,
+               store.apply("s", fa, {fencing::Op::put("k1", "v"), fencing::Op::remove("k2", 1)}));
   CHECK(!store.get("s", "k1").has_value());
 
   for (const char *k : {"a", "b", "c"}) store.put("s", k, "v", fa);
@@ -171,14 +151,14 @@ static void whole_contract() {
   CHECK(st.lease && st.lease->holder == "worker-a" && st.lease->token == a.token);
 
   // The manual clock stands still: waiting for the live lease times out.
-  expect_throw<fencing::TimeoutError>([&] { store.acquire_wait("s", "worker-b", 1000, 20); });
+  EXPECT_THROW(fencing::TimeoutError, store.acquire_wait("s", "worker-b", 1000, 20));
   // Another thread gives the wait up long before its 120 s: Timeout, no lease.
   fencing::Cancel cancel;
   std::thread firing([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     cancel.fire();
   });
-  expect_throw<fencing::TimeoutError>([&] { store.acquire_wait("s", "worker-b", 1000, 120000, cancel); });
+  EXPECT_THROW(fencing::TimeoutError, store.acquire_wait("s", "worker-b", 1000, 120000, cancel));
   firing.join();
   CHECK(store.status("s").counter == a.token);
   store.advance_clock(1001);
@@ -186,7 +166,7 @@ static void whole_contract() {
   CHECK(b.token == a.token + 1 && b.holder == "worker-b");
   store.claim("s", fencing::Fence{b.token});
   CHECK(store.fence_of("s") == b.token);
-  auto stale = expect_throw<fencing::StaleTokenError>([&] { store.put("s", "a", "late", fa); });
+  auto stale = EXPECT_THROW(fencing::StaleTokenError, store.put("s", "a", "late", fa));
   CHECK(stale.current() == b.token);
   std::vector<fencing::Rejection> rejected = store.rejections();
   CHECK(rejected.size() == 1 && rejected[0].code == fencing::Status::StaleToken);
@@ -197,22 +177,22 @@ static void whole_contract() {
   CHECK(!events.rejections.empty() && events.rejections[0].presented == a.token);
   CHECK(!events.last_writes.empty() && events.last_writes[0].scope == "s");
 
-  expect_throw<fencing::LeaseHeldError>([&] { store.retire("s"); });  // worker-b's lease is live
+  EXPECT_THROW(fencing::LeaseHeldError, store.retire("s"));  // worker-b's lease is live
   CHECK(store.retire("c"));
   CHECK(!store.retire("c"));  // nothing left to drop
   CHECK(store.next_token("c") > 11);  // a retired scope starts above its old tokens
   CHECK(store.failover() >= FENCING_FAILOVER_STEP);
-  expect_throw<fencing::InvalidArgumentError>([&] { store.retire("s"); });  // no lease now, but entries
-  expect_throw<fencing::StaleTokenError>([&] { store.claim("s", fencing::Fence{b.token}); });
+  EXPECT_THROW(fencing::InvalidArgumentError, store.retire("s"));  // no lease now, but entries
+  EXPECT_THROW(fencing::StaleTokenError, store.claim("s", fencing::Fence{b.token}));
 
   // Strings with a NUL inside are refused, in a fence's holder and an op's key too.
-  expect_throw<fencing::InvalidArgumentError>([&] { store.claim("s", fencing::Fence{1, std::nullopt, "a\0b"s}); });
-  expect_throw<fencing::InvalidArgumentError>([&] { store.execute("s", fencing::Fence{1}, fencing::Op::remove("a\0b"s)); });
-  expect_throw<fencing::InvalidArgumentError>([&] { store.list("s", "a\0b"s, 1); });
+  EXPECT_THROW(fencing::InvalidArgumentError, store.claim("s", fencing::Fence{1, std::nullopt, "a\0b"s}));
+  EXPECT_THROW(fencing::InvalidArgumentError, store.execute("s", fencing::Fence{1}, fencing::Op::remove("a\0b"s)));
+  EXPECT_THROW(fencing::InvalidArgumentError, store.list("s", "a\0b"s, 1));
 
   fencing::migrate("memory:");
   CHECK(fencing::token_parse("42") == 42);
-  expect_throw<fencing::InvalidArgumentError>([] { fencing::token_parse("042"); });
+  EXPECT_THROW(fencing::InvalidArgumentError, fencing::token_parse("042"));
   CHECK(fencing::token_format(FENCING_MAX_TOKEN) == "9223372036854775807");
   auto sqlite = fencing::error_from_sqlite("STALE_TOKEN: scope s");
   CHECK(sqlite && sqlite->status == fencing::Status::StaleToken);
@@ -235,10 +215,5 @@ int main() {
   bad_input();
   moves();
   nothrow_face();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("fencing.hpp: every check passed\n");
-  return 0;
+  return finish("fencing.hpp: every check passed");
 }

@@ -4,6 +4,8 @@
 // scripts/test-cpp.
 #include <fencing.hpp>
 
+#include "check.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -13,29 +15,6 @@
 #include <thread>
 #include <type_traits>
 
-static int failures = 0;
-#define CHECK(cond)                                                          \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      std::fprintf(stderr, "%s:%d: FAILED %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                            \
-    }                                                                        \
-  } while (0)
-
-template <class E, class F>
-static E expect_throw(F &&f, int line) {
-  try {
-    f();
-  } catch (const E &e) {
-    return e;
-  } catch (const std::exception &e) {
-    std::fprintf(stderr, "line %d: wrong exception: %s\n", line, e.what());
-    std::exit(1);
-  }
-  std::fprintf(stderr, "line %d: expected an exception, none came\n", line);
-  std::exit(1);
-}
-#define EXPECT_THROW(E, ...) expect_throw<E>([&] { __VA_ARGS__; }, __LINE__)
 
 static_assert(!std::is_copy_constructible_v<fencing::LeaseGuard>, "a hold is owned once");
 static_assert(!std::is_copy_assignable_v<fencing::LeaseGuard>);
@@ -282,10 +261,5 @@ int main() {
   bad_input_changes_nothing();
   the_callback_reports_a_loss_seen_by_the_keep_alive();
   nothrow_guard();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("fencing.hpp lease guard: every check passed\n");
-  return 0;
+  return finish("fencing.hpp lease guard: every check passed");
 }
