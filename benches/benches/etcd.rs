@@ -57,6 +57,7 @@ use std::time::{Duration, Instant};
 use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp};
 use fencing::{Fence, Store};
 use fencing_benches::report::{self, Goal, Line};
+use fencing_benches::run::Args;
 
 const CHUNKS: usize = 4;
 const CALLERS: [usize; 3] = [1, 4, 16];
@@ -76,21 +77,13 @@ struct Plan {
 }
 
 fn plan() -> Plan {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let filter = args.iter().find(|a| !a.starts_with("--")).cloned();
-    let smoke = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--smoke");
-    let (rounds, chunk) = if smoke {
-        (1, 1)
-    } else if args.iter().any(|a| a == "--quick") {
-        (3, 24)
-    } else {
-        (5, 64)
-    };
+    let args = Args::from_env();
+    let (rounds, chunk) = args.pick((1, 1), (3, 24), (5, 64));
     Plan {
         rounds,
         chunk,
-        filter,
-        smoke,
+        smoke: args.smoke(),
+        filter: args.filter,
     }
 }
 

@@ -33,7 +33,6 @@
 //! `series` "<op> latency"; benches/src/report.rs).
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -41,8 +40,9 @@ use std::hint::black_box;
 
 use fencing::{Fence, Store, Token};
 use fencing_benches::report::{self, Line};
+use fencing_benches::run::{raw_sqlite, Args};
 use postgres::{Client, NoTls};
-use rusqlite::{params, Connection};
+use rusqlite::params;
 
 /// The percentiles, each a line: name and fraction.
 const STATS: [(&str, f64); 3] = [("p50", 0.50), ("p99", 0.99), ("p99.9", 0.999)];
@@ -60,18 +60,11 @@ struct Plan {
 }
 
 fn plan() -> Plan {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let smoke = !args.iter().any(|a| a == "--bench")
-        || args.iter().any(|a| a == "--smoke")
-        || std::env::var("FENCING_BENCH_SMOKE").as_deref() == Ok("1");
-    let calls = if smoke {
-        20
-    } else if args.iter().any(|a| a == "--quick") {
-        2_000
-    } else {
-        10_000
-    };
-    Plan { calls, smoke }
+    let args = Args::from_env();
+    Plan {
+        calls: args.pick(20, 2_000, 10_000),
+        smoke: args.smoke(),
+    }
 }
 
 fn value(i: usize) -> [u8; 64] {
@@ -281,16 +274,6 @@ fn memory(plan: &Plan) {
 
 // ----- sqlite: -----
 
-/// The raw side's connection, with the pragmas the library uses.
-fn raw_connection(path: &Path) -> Connection {
-    let conn = Connection::open(path).unwrap();
-    conn.busy_timeout(Duration::from_secs(10)).unwrap();
-    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
-        .unwrap();
-    conn.execute_batch("PRAGMA synchronous=FULL").unwrap();
-    conn
-}
-
 const SQL_ACQUIRE_BASELINE: &str = "UPDATE lease_counter SET value = value + 1 ... RETURNING value";
 
 fn sqlite(plan: &Plan) {
@@ -300,7 +283,7 @@ fn sqlite(plan: &Plan) {
         dir.path().join("fencing.db").display()
     ))
     .unwrap();
-    let raw = raw_connection(&dir.path().join("raw.db"));
+    let raw = raw_sqlite(&dir.path().join("raw.db"));
     raw.execute_batch(
         "CREATE TABLE lease_counter (lease_name TEXT PRIMARY KEY, value INTEGER NOT NULL);
          CREATE TABLE report_state (report_id TEXT PRIMARY KEY, body BLOB,

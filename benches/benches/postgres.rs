@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use fencing::{Fence, Op, Store, Token};
 use fencing_benches::report::{self, Goal, Line};
+use fencing_benches::run::Args;
 use postgres::types::Type;
 use postgres::{Client, NoTls, Statement};
 
@@ -53,22 +54,14 @@ struct Plan {
 }
 
 fn plan() -> Plan {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let filter = args.iter().find(|a| !a.starts_with("--")).cloned();
-    let smoke = !args.iter().any(|a| a == "--bench");
-    let (rounds, chunk, min_calls) = if smoke {
-        (1, 2, 1)
-    } else if args.iter().any(|a| a == "--quick") {
-        (3, 40, 5)
-    } else {
-        (7, 100, 10)
-    };
+    let args = Args::from_env();
+    let (rounds, chunk, min_calls) = args.pick((1, 2, 1), (3, 40, 5), (7, 100, 10));
     Plan {
         rounds,
         chunk,
         min_calls,
-        filter,
-        smoke,
+        smoke: args.smoke(),
+        filter: args.filter,
     }
 }
 

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use fencing::{aio, Fence, Store};
 use fencing_benches::report::{self, Line};
+use fencing_benches::run::Args;
 
 const CHUNKS: usize = 6;
 
@@ -30,19 +31,12 @@ struct Plan {
 }
 
 fn plan() -> Plan {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let smoke = !args.iter().any(|a| a == "--bench");
-    let (rounds, chunk) = if smoke {
-        (1, 2)
-    } else if args.iter().any(|a| a == "--quick") {
-        (3, 20)
-    } else {
-        (7, 50)
-    };
+    let args = Args::from_env();
+    let (rounds, chunk) = args.pick((1, 2), (3, 20), (7, 50));
     Plan {
         rounds,
         chunk,
-        smoke,
+        smoke: args.smoke(),
     }
 }
 

@@ -39,12 +39,12 @@
 //! `FENCING_BENCH_OUT` (see `fencing_benches::report`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use fencing::{Fence, Store, Token};
 use fencing_benches::report::{self, median, Goal, Line};
+use fencing_benches::run::{raw_sqlite, Args};
 use rusqlite::{params, Connection};
 
 const STRIDE: usize = 7919;
@@ -85,47 +85,28 @@ struct Plan {
 }
 
 fn plan() -> Plan {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let filter = args.iter().find(|a| !a.starts_with("--")).cloned();
-    let smoke = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--smoke");
-    let quick = args.iter().any(|a| a == "--quick");
-    let values = vec![64, 4096, 65536, 1 << 20];
-    if smoke {
-        Plan {
-            rounds: 1,
-            ops: 2,
-            scales: vec![10, 100],
-            list_entries: 100,
-            page: 10,
-            values,
-            filter,
-            smoke,
-            quick,
-        }
-    } else if quick {
-        Plan {
-            rounds: 3,
-            ops: 40,
-            scales: vec![1_000, 10_000, 100_000],
-            list_entries: 100_000,
-            page: 1000,
-            values,
-            filter,
-            smoke,
-            quick,
-        }
-    } else {
-        Plan {
-            rounds: 3,
-            ops: 50,
-            scales: vec![1_000, 10_000, 100_000, 1_000_000],
-            list_entries: 100_000,
-            page: 1000,
-            values,
-            filter,
-            smoke,
-            quick,
-        }
+    let args = Args::from_env();
+    let (rounds, ops, scales, list_entries, page) = args.pick(
+        (1, 2, vec![10, 100], 100, 10),
+        (3, 40, vec![1_000, 10_000, 100_000], 100_000, 1000),
+        (
+            3,
+            50,
+            vec![1_000, 10_000, 100_000, 1_000_000],
+            100_000,
+            1000,
+        ),
+    );
+    Plan {
+        rounds,
+        ops,
+        scales,
+        list_entries,
+        page,
+        values: vec![64, 4096, 65536, 1 << 20],
+        smoke: args.smoke(),
+        quick: args.quick(),
+        filter: args.filter,
     }
 }
 
@@ -694,15 +675,6 @@ struct Sqlite {
     raw: Connection,
 }
 
-fn raw_connection(path: &Path) -> Connection {
-    let conn = Connection::open(path).unwrap();
-    conn.busy_timeout(Duration::from_secs(10)).unwrap();
-    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
-        .unwrap();
-    conn.execute_batch("PRAGMA synchronous=FULL").unwrap();
-    conn
-}
-
 impl Sqlite {
     fn new() -> Sqlite {
         let dir = tempfile::tempdir().unwrap();
@@ -715,8 +687,8 @@ impl Sqlite {
         store
             .put("scale:template", "k", &value_of(64, 0), &Fence::new(t))
             .unwrap();
-        let lib = raw_connection(&dir.path().join("fencing.db"));
-        let raw = raw_connection(&dir.path().join("raw.db"));
+        let lib = raw_sqlite(&dir.path().join("fencing.db"));
+        let raw = raw_sqlite(&dir.path().join("raw.db"));
         raw.execute_batch(
             "CREATE TABLE lease_counter (lease_name TEXT PRIMARY KEY, value INTEGER NOT NULL);
              CREATE TABLE report_state (report_id TEXT PRIMARY KEY, body BLOB,

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use fencing::{Fence, Op, Store, Token};
 use fencing_benches::report::{self, Goal, Line};
+use fencing_benches::run::{raw_sqlite, Args};
 use rusqlite::{params, Connection, Statement};
 
 /// Acquisition scopes per worker: with a 1 ms lease, a scope's lease has
@@ -60,21 +61,13 @@ struct Plan {
 }
 
 fn plan() -> Plan {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let filter = args.iter().find(|a| !a.starts_with("--")).cloned();
-    let smoke = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--smoke");
-    let (rounds, ops) = if smoke {
-        (1, CHUNKS)
-    } else if args.iter().any(|a| a == "--quick") {
-        (3, 200)
-    } else {
-        (9, 1000)
-    };
+    let args = Args::from_env();
+    let (rounds, ops) = args.pick((1, CHUNKS), (3, 200), (9, 1000));
     Plan {
         rounds,
         ops,
-        filter,
-        smoke,
+        smoke: args.smoke(),
+        filter: args.filter,
     }
 }
 
@@ -95,16 +88,6 @@ fn value(i: usize) -> [u8; 64] {
     let mut v = VALUE;
     v[..8].copy_from_slice(&(i as u64).to_le_bytes());
     v
-}
-
-/// The raw side's connection, with the pragmas the library uses.
-fn raw_connection(path: &Path) -> Connection {
-    let conn = Connection::open(path).unwrap();
-    conn.busy_timeout(Duration::from_secs(10)).unwrap();
-    conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0))
-        .unwrap();
-    conn.execute_batch("PRAGMA synchronous=FULL").unwrap();
-    conn
 }
 
 struct Worker<'c> {
@@ -331,8 +314,8 @@ fn worker_main(spec: &str) {
     let (id, dir) = spec.split_once(':').expect("id:dir");
     let id: usize = id.parse().unwrap();
     let dir = Path::new(dir);
-    let raw = raw_connection(&dir.join("raw.db"));
-    let user = raw_connection(&dir.join("fencing.db"));
+    let raw = raw_sqlite(&dir.join("raw.db"));
+    let user = raw_sqlite(&dir.join("fencing.db"));
     let mut worker = Worker::new(id, dir, &raw, &user);
     // The raw side's token for this row matches the library's.
     let n = raw
@@ -530,7 +513,7 @@ impl Bench {
 fn setup(dir: &Path) {
     // The library creates its schema; the raw side gets the classic tables.
     drop(Store::open(&format!("sqlite:{}", dir.join("fencing.db").display())).unwrap());
-    let raw = raw_connection(&dir.join("raw.db"));
+    let raw = raw_sqlite(&dir.join("raw.db"));
     raw.execute_batch(
         "CREATE TABLE lease_counter (lease_name TEXT PRIMARY KEY, value INTEGER NOT NULL);
          CREATE TABLE report_state (report_id TEXT PRIMARY KEY, body BLOB,
@@ -556,7 +539,7 @@ fn setup(dir: &Path) {
     }
     raw.execute_batch("COMMIT").unwrap();
     // The user's own table, in the library's file.
-    let user = raw_connection(&dir.join("fencing.db"));
+    let user = raw_sqlite(&dir.join("fencing.db"));
     user.execute_batch(
         "CREATE TABLE user_state (id INTEGER PRIMARY KEY, body BLOB,
                                   fencing_token INTEGER NOT NULL);",

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use fencing::{Fence, Store, RECORD_INTERVAL};
 use fencing_benches::report::{self, Line};
+use fencing_benches::run::Args;
 
 const CHUNKS: usize = 10;
 
@@ -29,16 +30,13 @@ struct Plan {
 }
 
 fn plan() -> Plan {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let smoke = !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--smoke");
-    let (rounds, ops) = if smoke {
-        (1, CHUNKS)
-    } else if args.iter().any(|a| a == "--quick") {
-        (3, 200)
-    } else {
-        (9, 1000)
-    };
-    Plan { rounds, ops, smoke }
+    let args = Args::from_env();
+    let (rounds, ops) = args.pick((1, CHUNKS), (3, 200), (9, 1000));
+    Plan {
+        rounds,
+        ops,
+        smoke: args.smoke(),
+    }
 }
 
 /// One side's chunk: `n` stale puts, each after moving the clock by `step`.

@@ -11,6 +11,8 @@
 //!   to the file `FENCING_BENCH_OUT` names).
 //! - [`render`]: the table and the chart made from those lines (the
 //!   `bench-report` binary).
+//! - [`run`]: the depth and filter a bench was started with, and the raw
+//!   SQLite connection every SQLite baseline opens.
 //!
 //! ```text
 //! scripts/bench            # everything, a full run (~10-15 minutes)
@@ -23,3 +25,4 @@
 
 pub mod render;
 pub mod report;
+pub mod run;
