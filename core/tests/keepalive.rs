@@ -99,6 +99,27 @@ fn closing_the_store_ends_the_keep_alive() {
     assert_eq!(guard.check().unwrap_err(), Error::Closed);
 }
 
+/// Runs the test `name` of this binary as a child process with `env` set
+/// to `value`, once it printed `child-ready`; its stdout's lines after that.
+fn ready_child(
+    name: &str,
+    env: &str,
+    value: &std::ffi::OsStr,
+) -> (Child, std::io::Lines<BufReader<ChildStdout>>) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(env, value)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.ends_with("child-ready")));
+    (child, lines)
+}
+
 const CHILD: &str = "FENCING_KEEPALIVE_PAUSE_CHILD";
 
 /// Runs only inside the child process of `a_real_pause_is_detected`.
@@ -131,17 +152,7 @@ fn pause_child() {
 
 #[test]
 fn a_real_pause_is_detected() {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "pause_child", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert!(lines
-        .by_ref()
-        .map_while(Result::ok)
-        .any(|l| l.ends_with("child-ready")));
+    let (mut child, lines) = ready_child("pause_child", CHILD, "1".as_ref());
     let pid = child.id().to_string();
     // Pause the whole process (keep-alive thread included) for far longer
     // than the TTL, as a GC pause or VM suspend would.
@@ -221,17 +232,7 @@ fn a_paused_holder_is_told_who_holds_the_lease_now() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("named.db");
     let store = Store::open(&sqlite_url(&path)).unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "named_child", "--nocapture", "--test-threads=1"])
-        .env(NAMED_CHILD, &path)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert!(lines
-        .by_ref()
-        .map_while(Result::ok)
-        .any(|l| l.ends_with("child-ready")));
+    let (mut child, lines) = ready_child("named_child", NAMED_CHILD, path.as_os_str());
     let pid = child.id().to_string();
     let signal = |sig: &str| {
         assert!(Command::new("kill")

@@ -154,19 +154,32 @@ pub extern "C" fn fencing_acquire_wait(
     timeout_ms: u64,
     out_lease: *mut fencing_lease,
 ) -> fencing_status {
-    boundary(|| {
-        let store = self::store(store)?;
-        let scope = args::text(scope, "scope")?;
-        let holder = args::text(holder, "holder")?;
-        let out = args::out(out_lease, "out_lease")?;
-        let lease = store.acquire_wait(
-            scope,
-            holder,
-            args::duration(ttl_ms),
-            args::duration(timeout_ms),
-        )?;
-        write_lease(out, &lease)
-    })
+    boundary(|| acquire_waiting(store, scope, holder, ttl_ms, timeout_ms, None, out_lease))
+}
+
+/// `fencing_acquire_wait` and its cancellable twin: the wait ends early
+/// once `gave_up()` says so (asking it costs a wake-up every 20 ms, so the
+/// plain wait does not).
+fn acquire_waiting(
+    store: *const fencing_store,
+    scope: *const c_char,
+    holder: *const c_char,
+    ttl_ms: u64,
+    timeout_ms: u64,
+    gave_up: Option<&dyn Fn() -> bool>,
+    out_lease: *mut fencing_lease,
+) -> Result<(), Failure> {
+    let store = self::store(store)?;
+    let scope = args::text(scope, "scope")?;
+    let holder = args::text(holder, "holder")?;
+    let out = args::out(out_lease, "out_lease")?;
+    let ttl = args::duration(ttl_ms);
+    let timeout = args::duration(timeout_ms);
+    let lease = match gave_up {
+        Some(gave_up) => store.acquire_wait_unless(scope, holder, ttl, timeout, gave_up)?,
+        None => store.acquire_wait(scope, holder, ttl, timeout)?,
+    };
+    write_lease(out, &lease)
 }
 
 /// `fencing_acquire_wait` that another thread can end: once `cancel` is
@@ -184,19 +197,17 @@ pub extern "C" fn fencing_acquire_wait_cancellable(
     out_lease: *mut fencing_lease,
 ) -> fencing_status {
     boundary(|| {
-        let store = self::store(store)?;
-        let scope = args::text(scope, "scope")?;
-        let holder = args::text(holder, "holder")?;
         let cancel = args::object(cancel, "cancel")?;
-        let out = args::out(out_lease, "out_lease")?;
-        let lease = store.acquire_wait_unless(
+        let gave_up = || cancel.fired();
+        acquire_waiting(
+            store,
             scope,
             holder,
-            args::duration(ttl_ms),
-            args::duration(timeout_ms),
-            &|| cancel.fired(),
-        )?;
-        write_lease(out, &lease)
+            ttl_ms,
+            timeout_ms,
+            Some(&gave_up),
+            out_lease,
+        )
     })
 }
 
