@@ -541,12 +541,7 @@ pub extern "C" fn fencing_metrics_text(
     store: *const fencing_store,
     out_text: *mut *mut c_char,
 ) -> fencing_status {
-    boundary(|| {
-        let store = self::store(store)?;
-        let out = args::out(out_text, "out_text")?;
-        out.set(owned_text(&store.metrics_text()));
-        Ok(())
-    })
+    store_text(store, out_text, Store::metrics_text)
 }
 
 /// Writes where the store is as new NUL-terminated text to `*out_text`
@@ -559,10 +554,19 @@ pub extern "C" fn fencing_store_location(
     store: *const fencing_store,
     out_text: *mut *mut c_char,
 ) -> fencing_status {
+    store_text(store, out_text, |s| s.location().to_owned())
+}
+
+/// Text about the store, as new NUL-terminated text to `*out_text`.
+fn store_text(
+    store: *const fencing_store,
+    out_text: *mut *mut c_char,
+    text: impl FnOnce(&Store) -> String,
+) -> fencing_status {
     boundary(|| {
         let store = self::store(store)?;
         let out = args::out(out_text, "out_text")?;
-        out.set(owned_text(store.location()));
+        out.set(owned_text(&text(store)));
         Ok(())
     })
 }
