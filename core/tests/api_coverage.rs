@@ -535,58 +535,50 @@ struct Allow {
 }
 
 fn parse_allow(text: &str) -> Result<Allow, Vec<String>> {
+    let doc: toml_edit::DocumentMut = text.parse().map_err(|e| vec![format!("{ALLOW}: {e}")])?;
     let mut allow = Allow::default();
     let mut errors = Vec::new();
-    let mut section: Option<(bool, Face)> = None;
-    for (n, raw) in text.lines().enumerate() {
-        let at = format!("{ALLOW}:{}", n + 1);
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
+    let sections = FACES.map(Face::id).join(", ");
+    for (kind, faces) in doc.iter() {
+        let is_excuse = match kind {
+            "excuse" => true,
+            "alias" => false,
+            _ => {
+                errors.push(format!(
+                    "{ALLOW}: unknown `{kind}` (want [excuse.FACE] or [alias.FACE], FACE one of {sections})"
+                ));
+                continue;
+            }
+        };
+        let Some(faces) = faces.as_table() else {
+            errors.push(format!(
+                "{ALLOW}: `{kind}` must be a table of [{kind}.FACE] sections"
+            ));
             continue;
-        }
-        if let Some(head) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            let (kind, face) = head.split_once('.').unwrap_or((head, ""));
-            let face = FACES.iter().copied().find(|f| f.id() == face);
-            section = match (kind, face) {
-                ("excuse", Some(f)) => Some((true, f)),
-                ("alias", Some(f)) => Some((false, f)),
-                _ => {
-                    errors.push(format!(
-                        "{at}: unknown section [{head}] (want [excuse.FACE] or [alias.FACE], FACE one of {})",
-                        FACES.map(Face::id).join(", ")
-                    ));
-                    None
-                }
+        };
+        for (id, entries) in faces.iter() {
+            let face = FACES.iter().copied().find(|f| f.id() == id);
+            let (Some(face), Some(entries)) = (face, entries.as_table()) else {
+                errors.push(format!(
+                    "{ALLOW}: unknown section [{kind}.{id}] (FACE one of {sections})"
+                ));
+                continue;
             };
-            continue;
-        }
-        let parsed = line.split_once('=').and_then(|(k, v)| {
-            let v = v.trim();
-            let v = v.strip_prefix('"')?.strip_suffix('"')?;
-            (!v.contains(['"', '\\'])).then(|| (k.trim().to_owned(), v.to_owned()))
-        });
-        let Some((op, value)) = parsed else {
-            errors.push(format!(
-                "{at}: expected `operation = \"text\"` (no quotes or backslashes inside), got `{line}`"
-            ));
-            continue;
-        };
-        let Some((is_excuse, face)) = section else {
-            errors.push(format!(
-                "{at}: `{op}` is outside an [excuse.FACE] or [alias.FACE] section"
-            ));
-            continue;
-        };
-        if value.trim().is_empty() {
-            errors.push(format!("{at}: `{op}` has an empty value"));
-        }
-        let map = if is_excuse {
-            &mut allow.excuses
-        } else {
-            &mut allow.aliases
-        };
-        if map.insert((face, op.clone()), value).is_some() {
-            errors.push(format!("{at}: `{op}` is listed twice for {}", face.id()));
+            let map = if is_excuse {
+                &mut allow.excuses
+            } else {
+                &mut allow.aliases
+            };
+            for (op, value) in entries.iter() {
+                match value.as_str().map(str::trim) {
+                    Some(value) if !value.is_empty() => {
+                        map.insert((face, op.to_owned()), value.to_owned());
+                    }
+                    _ => errors.push(format!(
+                        "{ALLOW}: [{kind}.{id}] `{op}` must be non-empty text"
+                    )),
+                }
+            }
         }
     }
     if errors.is_empty() {
