@@ -119,8 +119,7 @@ pub fn duration(text: &str) -> Result<Duration, String> {
 pub fn wait(text: &str) -> Result<Duration, String> {
     match text {
         "forever" | "inf" => Ok(FOREVER),
-        _ => humantime::parse_duration(text)
-            .map_err(|e| format!("{e} (expected a duration like 30s, 500ms or 2m, or forever)")),
+        _ => duration(text).map_err(|e| format!("{e}, or forever")),
     }
 }
 
