@@ -246,6 +246,59 @@ fn a_copy_without_its_wal_restored_over_the_path_is_stepped() {
 }
 
 #[test]
+fn a_backup_whose_only_later_change_raised_a_fence_is_stepped() {
+    // No token was issued after the backup: only a write with a newer token
+    // the backup had already issued, which moved the fence.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let backup = dir.path().join("backup.db");
+    let store = open(&path);
+    let older = store.next_token("job").unwrap();
+    let newer = store.next_token("job").unwrap();
+    store.put("job", "k", b"v", &fence(older)).unwrap();
+    snapshot(&path, &backup);
+    store.put("job", "k", b"w", &fence(newer)).unwrap();
+    store.close();
+    std::fs::copy(&backup, &path).unwrap();
+    assert_stepped(&path, older, newer);
+}
+
+#[test]
+fn a_backup_whose_only_later_writes_changed_data_is_not_stepped() {
+    // Repeat puts, a renewal and a release move no counter, fence, floor or
+    // sequence number: the restored file has the store's token state, and
+    // keeps it (docs/semantics.md, "SQLite file identity").
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let backup = dir.path().join("backup.db");
+    let store = open(&path);
+    let lease = store.acquire("job", "a", TTL).unwrap();
+    let f = Fence::from(&lease);
+    store.put("job", "k", b"v", &f).unwrap();
+    snapshot(&path, &backup);
+    store.put("job", "k", b"w", &f).unwrap();
+    store.renew("job", lease.token, TTL).unwrap();
+    assert!(store.release("job", lease.token).unwrap());
+    store.close();
+    std::fs::copy(&backup, &path).unwrap();
+
+    let again = open(&path);
+    let entry = again.get("job", "k", None).unwrap().unwrap();
+    assert_eq!(entry.value, b"v", "the backup's data");
+    assert_eq!(entry.version, 1);
+    // Not stepped: the lease, its token and the counter are the backup's.
+    again.put("job", "k", b"x", &f).unwrap();
+    assert_eq!(
+        again.status("job").unwrap().lease.unwrap().token,
+        lease.token
+    );
+    assert_eq!(
+        again.next_token("job").unwrap().get(),
+        lease.token.get() + 1
+    );
+}
+
+#[test]
 fn an_unchanged_store_reopened_is_not_stepped() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.db");

@@ -3,14 +3,15 @@
 //! holds the latest state of this store, and ends by checking that its
 //! connection still writes the file at the path.
 //!
-//! - [`enter`], right after `BEGIN IMMEDIATE` (under the write lock): bumps
-//!   the file's transaction number and compares the file's record (its id,
-//!   the file it was last written in, that number) with the file at the path
-//!   and the sidecar. A restored or copied history takes the failover step,
-//!   in this same transaction, before anything else.
-//! - [`commit`], after the transaction's own work: refuses a connection whose
-//!   file was deleted or replaced (`SQLITE_FCNTL_HAS_MOVED`), commits, then
-//!   writes the sidecar's record.
+//! - [`enter`], right after `BEGIN IMMEDIATE` (under the write lock):
+//!   compares the file's record (its id, the file it was last written in,
+//!   the number of its latest transaction that moved tokens) with the file
+//!   at the path and the sidecar. A restored or copied history takes the
+//!   failover step, in this same transaction, before anything else.
+//! - [`commit`], after the transaction's own work: numbers a transaction
+//!   that moved tokens ([`Moves`]), refuses a connection whose file was
+//!   deleted or replaced (`SQLITE_FCNTL_HAS_MOVED`), commits, then writes
+//!   the sidecar's record.
 
 use std::os::raw::c_int;
 use std::path::Path;
@@ -51,6 +52,21 @@ pub(super) fn restored(file: &Recorded, here: (u64, u64), side: Option<&Record>)
 pub(super) struct Pending {
     store_id: [u8; 16],
     gen: u64,
+    /// Whether [`enter`] took the failover step: then the number and the
+    /// sidecar move whatever the operation did.
+    stepped: bool,
+}
+
+/// What a library write transaction changed (docs/semantics.md, "SQLite
+/// file identity"): only a transaction that moved a counter, fence, floor,
+/// sequence number or seal, the ceiling, or took a step, has to be told
+/// apart from the state before it, so only such a one takes a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Moves {
+    Tokens,
+    /// Values, versions, lease deadlines, records for operators: what a
+    /// restore loses by definition, and nothing a token's safety rests on.
+    OnlyData,
 }
 
 /// The (st_dev, st_ino) of the file at `path`; a missing file is one that
@@ -113,7 +129,8 @@ pub(super) fn enter(
     };
     let old = sidecar.read()?;
     let mut gen = file.gen + 1;
-    if restored(&file, here, old.as_ref()) {
+    let stepped = restored(&file, here, old.as_ref());
+    if stepped {
         // A file renamed over this handle's looks like a restore from here:
         // this connection is the one that is out of date.
         if has_moved(tx)? {
@@ -128,30 +145,28 @@ pub(super) fn enter(
     Ok(Pending {
         store_id: file.store_id,
         gen,
+        stepped,
     })
 }
 
 /// Commits a library write transaction begun with [`enter`], unless its
-/// connection no longer writes the file at `path`.
+/// connection no longer writes the file at `path`; one that `moves` tokens
+/// (or stepped) takes the next number, here and in the sidecar.
 pub(super) fn commit(
     tx: &Connection,
     path: &Path,
     sidecar: &Sidecar,
     pending: Pending,
+    moves: Moves,
 ) -> Result<()> {
-    // Here rather than in `enter`: an operation refused (a stale write)
-    // rolls back without having written anything.
-    tx.prepare_cached("UPDATE fencing_file SET gen = ?1 WHERE id = 1")
-        .and_then(|mut s| s.execute([sql(pending.gen)]))
-        .map_err(backend)?;
-    let (ceiling, base, room): (i64, i64, i64) = tx
-        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-        .map_err(backend)?;
-    let record = Record {
-        store_id: pending.store_id,
-        gen: pending.gen,
-        mark: stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?)),
+    // A state that differs from the one before it only in data need not be
+    // told apart from it: no number, no sidecar write (a repeat put; they
+    // were a third of its cost on tmpfs, one more page and a write).
+    let numbered = moves == Moves::Tokens || pending.stepped;
+    let record = if numbered {
+        Some(number(tx, &pending)?)
+    } else {
+        None
     };
     // As late as possible: COMMIT follows at once.
     if has_moved(tx)? {
@@ -165,8 +180,28 @@ pub(super) fn commit(
     // ending every lease. What this leaves open: a restore of exactly the
     // state before a commit whose process died in the microseconds between
     // its COMMIT and this write (docs/semantics.md, "SQLite file identity").
-    let _ = sidecar.write(Some(&record));
+    if let Some(record) = record {
+        let _ = sidecar.write(Some(&record));
+    }
     Ok(())
+}
+
+/// Writes the transaction's number into the file; returns the sidecar's
+/// record of the state about to be committed. Here rather than in `enter`:
+/// an operation refused (a stale write) rolls back having written nothing.
+fn number(tx: &Connection, pending: &Pending) -> Result<Record> {
+    tx.prepare_cached("UPDATE fencing_file SET gen = ?1 WHERE id = 1")
+        .and_then(|mut s| s.execute([sql(pending.gen)]))
+        .map_err(backend)?;
+    let (ceiling, base, room): (i64, i64, i64) = tx
+        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+        .map_err(backend)?;
+    Ok(Record {
+        store_id: pending.store_id,
+        gen: pending.gen,
+        mark: stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?)),
+    })
 }
 
 /// Whether the connection's main file is no longer the file at its path

@@ -35,6 +35,7 @@ mod newer;
 mod schema;
 mod sidecar;
 
+use identity::Moves;
 use sidecar::Sidecar;
 
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
@@ -260,6 +261,12 @@ impl Sqlite {
     /// that file holds a restored or copied history (`identity`;
     /// docs/semantics.md, "SQLite file identity").
     fn write_tx<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.write_tx_moving(|tx| f(tx).map(|out| (out, Moves::Tokens)))
+    }
+
+    /// [`Self::write_tx`] for an operation that says what it moved
+    /// ([`identity::Moves`]); one that moved only data commits unnumbered.
+    fn write_tx_moving<T>(&self, f: impl FnOnce(&Connection) -> Result<(T, Moves)>) -> Result<T> {
         let guard = self.conn()?;
         let owned = guard.as_ref().ok_or(Error::Closed)?;
         let conn = owned.conn.as_ref().ok_or(Error::Closed)?;
@@ -270,8 +277,8 @@ impl Sqlite {
         let out = newer::refuse_if_newer(conn)
             .and_then(|()| identity::enter(conn, path, owned.at, &owned.sidecar, step))
             .and_then(|pending| {
-                let out = f(conn)?;
-                identity::commit(conn, path, &owned.sidecar, pending).map(|()| out)
+                let (out, moves) = f(conn)?;
+                identity::commit(conn, path, &owned.sidecar, pending, moves).map(|()| out)
             });
         if out.is_err() && !conn.is_autocommit() {
             // Nothing of a failed operation may stay behind.
@@ -304,7 +311,7 @@ impl Sqlite {
         scope: &str,
         f: impl FnOnce(&Connection, &mut ScopeCore) -> Result<T>,
     ) -> Result<T> {
-        self.write_tx(|tx| {
+        self.write_tx_moving(|tx| {
             let loaded = load_scope(tx, scope)?;
             let mut core = match &loaded {
                 Some(core) => core.clone(),
@@ -318,7 +325,7 @@ impl Sqlite {
                 save_scope(tx, scope, &core)?;
                 cover(tx, core.top())?;
             }
-            Ok(out)
+            Ok((out, moves(loaded.as_ref(), &core)))
         })
     }
 }
@@ -748,6 +755,16 @@ fn load_or_fresh(tx: &Connection, scope: &str) -> Result<ScopeCore> {
     }
 }
 
+/// What an operation that turned `before` (`None`: no row) into `after`
+/// moved: a new row counts as moving tokens, a lease's deadline does not.
+fn moves(before: Option<&ScopeCore>, after: &ScopeCore) -> Moves {
+    let tokens = |c: &ScopeCore| (c.counter, c.fence, c.sealed, c.last_seq);
+    match before {
+        Some(b) if tokens(b) == tokens(after) => Moves::OnlyData,
+        _ => Moves::Tokens,
+    }
+}
+
 fn save_scope(tx: &Connection, scope: &str, core: &ScopeCore) -> Result<()> {
     let lease = core.lease.as_ref();
     let last = core.last_write.as_ref();
@@ -813,28 +830,31 @@ impl Backend for Sqlite {
 
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
         // A refused renewal commits too: the scope's time it saw stays.
-        self.write_tx(|tx| {
+        self.write_tx_moving(|tx| {
             let now = self.clock.now_ms();
             let Some(mut core) = load_scope(tx, scope)? else {
-                return Ok(Err(Error::LeaseLost {
+                let lost = Error::LeaseLost {
                     scope: scope.to_owned(),
                     current: None,
-                }));
+                };
+                return Ok((Err(lost), Moves::OnlyData));
             };
+            let before = core.clone();
             let renewed = core.renew(scope, token, ttl, now);
             save_scope(tx, scope, &core)?;
-            Ok(renewed)
+            Ok((renewed, moves(Some(&before), &core)))
         })?
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        self.write_tx(|tx| {
+        self.write_tx_moving(|tx| {
             let Some(mut core) = load_scope(tx, scope)? else {
-                return Ok(false);
+                return Ok((false, Moves::OnlyData));
             };
+            let before = core.clone();
             let released = core.release(token, self.clock.now_ms());
             save_scope(tx, scope, &core)?;
-            Ok(released)
+            Ok((released, moves(Some(&before), &core)))
         })
     }
 

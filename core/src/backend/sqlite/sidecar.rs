@@ -21,6 +21,8 @@ use crate::error::{BackendErrorKind, Error, Result};
 
 const MAGIC: &[u8; 8] = b"fencing1";
 const LEN: usize = 48;
+/// Reads of a record that fails its check before it counts as none.
+const TORN_READS: usize = 3;
 
 /// What the sidecar remembers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,12 +102,22 @@ impl Sidecar {
 
     /// The record, or `None` when there is none whole.
     pub fn read(&self) -> Result<Option<Record>> {
+        // The sidecar is written after COMMIT, outside the write lock, so a
+        // reader can meet a write in progress: a record that fails its check
+        // is read again before it counts as none (which would step).
         let mut b = [0u8; LEN];
-        match self.file.read_exact_at(&mut b, 0) {
-            Ok(()) => Ok(Record::decode(&b)),
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
-            Err(e) => Err(io_error(&self.path, "read", e)),
+        for _ in 0..TORN_READS {
+            match self.file.read_exact_at(&mut b, 0) {
+                Ok(()) => match Record::decode(&b) {
+                    Some(r) => return Ok(Some(r)),
+                    None if &b[..8] == MAGIC => std::thread::yield_now(),
+                    None => return Ok(None),
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+                Err(e) => return Err(io_error(&self.path, "read", e)),
+            }
         }
+        Ok(None)
     }
 
     /// Writes `record`, or (`None`) a record that reads as none.
