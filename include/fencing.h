@@ -919,8 +919,9 @@ fencing_status fencing_acquire_wait(const struct fencing_store *store,
 /**
  * `fencing_acquire_wait` that another thread can end: once `cancel` is
  * fired (`fencing_cancel_fire`), the wait ends within about 20 ms with
- * TIMEOUT and no lease taken. A lease it returns is the caller's, as with
- * `fencing_acquire_wait`.
+ * TIMEOUT and no lease taken; given a flag already fired, it returns
+ * TIMEOUT at once, even for a free scope. A lease it returns is the
+ * caller's, as with `fencing_acquire_wait`.
  */
 fencing_status fencing_acquire_wait_cancellable(const struct fencing_store *store,
                                                 const char *scope,

@@ -200,8 +200,10 @@ class Store {
     const { signal, leaseOptions } = splitSignal(options)
     signal?.throwIfAborted()
     const native = this.#native
-    const waiting = native.acquireWait(scope, leaseOptions)
-    if (signal === undefined) return jsonable(await waiting)
+    if (signal === undefined) return jsonable(await native.acquireWait(scope, leaseOptions))
+    const { cancel, detach } = nativeCancel(signal)
+    const waiting = native.acquireWait(scope, leaseOptions, cancel)
+    waiting.then(detach, detach)
     return jsonable(await abortable(waiting, signal, (late) => native.release(late).catch(() => {})))
   }
 
@@ -225,11 +227,14 @@ class Store {
     signal?.throwIfAborted()
     const controller = new AbortController()
     const native = this.#native
-    const acquiring = mapErrors(async () => native.lease(scope, leaseOptions, (error) => controller.abort(fencingError(error))))()
+    const { cancel, detach } = signal === undefined ? {} : nativeCancel(signal)
+    const onLost = (error) => controller.abort(fencingError(error))
+    const acquiring = mapErrors(async () => native.lease(scope, leaseOptions, onLost, cancel))()
     let keeper
     if (signal === undefined) {
       keeper = await acquiring
     } else {
+      acquiring.then(detach, detach)
       keeper = await abortable(acquiring, signal, (late) => late.release().catch(() => {}))
       const forward = () => controller.abort(signal.reason)
       signal.addEventListener('abort', forward, { once: true })
@@ -554,6 +559,18 @@ function splitSignal(options) {
  * `promise`, unless `signal` aborts first (then rejects with its reason);
  * a value that arrives after the abort is handed to `late`.
  */
+/**
+ * A native flag that `signal` fires, so that the native wait itself stops
+ * (within 20 ms) rather than only the promise; `detach` unhooks it once the
+ * call settled, so a long-lived signal does not collect listeners.
+ */
+function nativeCancel(signal) {
+  const cancel = new native.NativeCancel()
+  const fire = () => cancel.fire()
+  signal.addEventListener('abort', fire, { once: true })
+  return { cancel, detach: () => signal.removeEventListener('abort', fire) }
+}
+
 function abortable(promise, signal, late) {
   return new Promise((resolve, reject) => {
     let aborted = false

@@ -16,6 +16,12 @@ export declare class ExternalObject<T> {
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class NativeCancel {
+  constructor()
+  /** Gives up every wait this flag was passed to. */
+  fire(): void
+}
+
 /**
  * A fence as `store.fence` returns it: what it binds, and `handle`, which
  * the package passes to `fencePutSync` and `fencePut`.
@@ -85,7 +91,7 @@ export declare class NativeStore {
   nextToken(scope: string): Promise<bigint>
   advanceCounter(scope: string, floor: TokenLike): Promise<bigint>
   acquire(scope: string, options: AcquireOptions): Promise<Lease>
-  acquireWait(scope: string, options: AcquireWaitOptions): Promise<Lease>
+  acquireWait(scope: string, options: AcquireWaitOptions, cancel?: NativeCancel): Promise<Lease>
   renew(lease: LeaseRef & { ttlMs?: number }, options?: RenewOptions): Promise<Lease>
   release(lease: LeaseRef): Promise<boolean>
   /**
@@ -93,7 +99,7 @@ export declare class NativeStore {
    * alive with the core's keep-alive (renewal about every ttl/3 on a
    * background thread). `onLost` is called once if the lease is lost.
    */
-  lease(scope: string, options: LeaseOptions, onLost?: (error: Error) => void): Promise<NativeKeepAlive>
+  lease(scope: string, options: LeaseOptions, onLost?: (error: Error) => void, cancel?: NativeCancel): Promise<NativeKeepAlive>
   put(scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions): Promise<Receipt>
   /**
    * `put` on the calling thread: returns the receipt or throws, with no

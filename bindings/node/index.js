@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeCancel = nativeBinding.NativeCancel
 module.exports.NativeFence = nativeBinding.NativeFence
 module.exports.NativeKeepAlive = nativeBinding.NativeKeepAlive
 module.exports.NativeStore = nativeBinding.NativeStore

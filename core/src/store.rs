@@ -311,6 +311,11 @@ impl Store {
     ) -> Result<(Lease, Instant)> {
         let deadline = Instant::now().checked_add(timeout);
         loop {
+            // Before every attempt: once the caller gave up, no acquire is
+            // sent, so a lease freed meanwhile is never taken for nobody.
+            if gave_up.is_some_and(|g| g()) {
+                return Err(Error::Timeout);
+            }
             let sent = Instant::now();
             match self.acquire(scope, holder, ttl) {
                 Err(Error::LeaseHeld { remaining, .. }) => {
@@ -318,7 +323,7 @@ impl Store {
                         Some(d) => d.saturating_duration_since(Instant::now()),
                         None => Duration::MAX,
                     };
-                    if left.is_zero() || gave_up.is_some_and(|g| g()) {
+                    if left.is_zero() {
                         return Err(Error::Timeout);
                     }
                     let mut nap = remaining.max(Duration::from_millis(1)).min(left);
@@ -373,6 +378,23 @@ impl Store {
         on_lost: Option<crate::OnLost>,
     ) -> Result<crate::LeaseGuard> {
         self.lease_guard(scope, holder, ttl, timeout, on_lost)
+    }
+
+    /// [`Store::lease_wait`] that gives up waiting, with no lease taken
+    /// (`TIMEOUT`), once `gave_up` returns true, as
+    /// [`Store::acquire_wait_unless`] does: a face's blocking `lease` with a
+    /// timeout that a signal (Ctrl-C) or a cancellation can end.
+    pub fn lease_wait_unless(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        timeout: Duration,
+        on_lost: Option<crate::OnLost>,
+        gave_up: &dyn Fn() -> bool,
+    ) -> Result<crate::LeaseGuard> {
+        let (lease, sent) = self.acquire_wait_sent(scope, holder, ttl, timeout, Some(gave_up))?;
+        Ok(crate::LeaseGuard::start(self.clone(), lease, sent, on_lost))
     }
 
     /// Like [`Store::lease`], calling `on_lost` once if the lease is lost

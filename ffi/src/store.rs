@@ -184,8 +184,9 @@ fn acquire_waiting(
 
 /// `fencing_acquire_wait` that another thread can end: once `cancel` is
 /// fired (`fencing_cancel_fire`), the wait ends within about 20 ms with
-/// TIMEOUT and no lease taken. A lease it returns is the caller's, as with
-/// `fencing_acquire_wait`.
+/// TIMEOUT and no lease taken; given a flag already fired, it returns
+/// TIMEOUT at once, even for a free scope. A lease it returns is the
+/// caller's, as with `fencing_acquire_wait`.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_acquire_wait_cancellable(
     store: *const fencing_store,

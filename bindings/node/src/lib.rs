@@ -9,6 +9,7 @@
 
 #![deny(clippy::all)]
 
+mod cancel;
 mod convert;
 mod errors;
 mod fence;

@@ -9,6 +9,7 @@ use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi::Env;
 use napi_derive::napi;
 
+use crate::cancel::NativeCancel;
 use crate::convert::{self, Js, FENCE_KEYS};
 use crate::errors::{Conv, ErrorValue, Failure};
 use crate::fence::NativeFence;
@@ -195,7 +196,7 @@ impl NativeStore {
 
     #[napi(
         catch_unwind,
-        ts_args_type = "scope: string, options: AcquireWaitOptions",
+        ts_args_type = "scope: string, options: AcquireWaitOptions, cancel?: NativeCancel",
         ts_return_type = "Promise<Lease>"
     )]
     pub fn acquire_wait<'env>(
@@ -203,6 +204,7 @@ impl NativeStore {
         env: &'env Env,
         scope: Unknown,
         options: Unknown,
+        cancel: Option<&NativeCancel>,
     ) -> napi::Result<PromiseRaw<'env, Lease>> {
         // Blocks while it waits: never inline, whatever the backend.
         let args = (|| {
@@ -217,12 +219,16 @@ impl NativeStore {
         })()
         .map_err(|f: Failure| f.into_napi(env))?;
         let store = self.store();
+        let gave_up = cancel.map(NativeCancel::gave_up);
         run::settle(
             env,
             false,
             move || {
                 let (scope, holder, ttl, timeout) = args;
-                store.acquire_wait(&scope, &holder, ttl, timeout)
+                match gave_up {
+                    Some(g) => store.acquire_wait_unless(&scope, &holder, ttl, timeout, &g),
+                    None => store.acquire_wait(&scope, &holder, ttl, timeout),
+                }
             },
             |_env, lease| Ok(Lease::from(lease)),
         )
@@ -285,7 +291,7 @@ impl NativeStore {
     /// background thread). `onLost` is called once if the lease is lost.
     #[napi(
         catch_unwind,
-        ts_args_type = "scope: string, options: LeaseOptions, onLost?: (error: Error) => void",
+        ts_args_type = "scope: string, options: LeaseOptions, onLost?: (error: Error) => void, cancel?: NativeCancel",
         ts_return_type = "Promise<NativeKeepAlive>"
     )]
     pub fn lease<'env>(
@@ -294,6 +300,7 @@ impl NativeStore {
         scope: Unknown,
         options: Unknown,
         on_lost: Unknown,
+        cancel: Option<&NativeCancel>,
     ) -> napi::Result<PromiseRaw<'env, NativeKeepAlive>> {
         let args = (|| {
             let scope = convert::string(js(env, &scope), "scope")?;
@@ -314,6 +321,7 @@ impl NativeStore {
         // Shared: the guard's thread calls it, the HeldLease can unref it.
         let callback = callback.map(|tsfn| Arc::new(Mutex::new(tsfn)));
         let kept = callback.clone();
+        let gave_up = cancel.map(NativeCancel::gave_up);
         run::settle(
             env,
             inline && timeout.is_none(),
@@ -324,7 +332,12 @@ impl NativeStore {
                         tsfn.call(e.clone(), ThreadsafeFunctionCallMode::NonBlocking);
                     })
                 });
-                store.lease_wait(&scope, &holder, ttl, timeout, on_lost)
+                match (timeout, gave_up) {
+                    (Some(t), Some(g)) => {
+                        store.lease_wait_unless(&scope, &holder, ttl, t, on_lost, &g)
+                    }
+                    _ => store.lease_wait(&scope, &holder, ttl, timeout, on_lost),
+                }
             },
             move |_env, guard| Ok(NativeKeepAlive::new(guard, inline, kept)),
         )

@@ -256,9 +256,13 @@ test('acquireWait gives up on its signal, and a lease it gets later is released 
     const quitting = store.acquireWait('quit', { holder: 'quitter', ttlMs: 60_000, timeoutMs: 5_000, signal: controller.signal })
     setTimeout(() => controller.abort(new Error('gave up')), 50)
     await assert.rejects(quitting, /gave up/)
-    // The quitter's wait gets the lease when the first expires, and lets it go.
+    // The native wait stopped with the promise: once the first lease
+    // expires, the quitter takes no token (before, its wait ran on to take
+    // the lease, and let it go).
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.equal((await store.status('quit')).counter, first.token)
     const next = await store.acquireWait('quit', { holder: 'next', ttlMs: 60_000, timeoutMs: 5_000 })
-    assert.ok(next.token > first.token)
+    assert.equal(next.token, first.token + 1n)
     assert.equal((await store.status('quit')).lease.holder, 'next')
     const aborted = AbortSignal.abort()
     await assert.rejects(store.acquireWait('quit', { holder: 'x', ttlMs: 1000, timeoutMs: 10, signal: aborted }), { name: 'AbortError' })

@@ -13,7 +13,7 @@ use fencing::{Fence, Token};
 
 use crate::errors::{invalid, IntoPyResult};
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .qualname()
         .map(|n| n.to_string())

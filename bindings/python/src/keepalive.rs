@@ -14,9 +14,10 @@ use pyo3::types::PyType;
 
 use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, LeaseWriter, Op, WorkOutcome};
 
+use crate::cancel::Flag;
 use crate::convert::{self, text};
 use crate::errors::{build, set_lease_lost, to_py, IntoPyResult};
-use crate::store::ops_of;
+use crate::store::{interruptible, ops_of};
 use crate::types::{Entry, Lease, Receipt};
 
 enum Plan {
@@ -25,6 +26,7 @@ enum Plan {
         holder: String,
         ttl: Duration,
         timeout: Option<Duration>,
+        cancel: Flag,
     },
     Keep(fencing::Lease),
 }
@@ -110,6 +112,7 @@ impl KeepAlive {
         holder: String,
         ttl: Duration,
         timeout: Option<Duration>,
+        cancel: Flag,
     ) -> Self {
         let (loss_signal, writer) = loss_pair();
         KeepAlive {
@@ -121,6 +124,7 @@ impl KeepAlive {
                 holder,
                 ttl,
                 timeout,
+                cancel,
             })),
         }
     }
@@ -266,9 +270,16 @@ impl KeepAlive {
                 holder,
                 ttl,
                 timeout,
-            } => py
-                .detach(|| store.lease_wait(scope, holder, *ttl, *timeout, on_lost))
-                .py(py),
+                cancel,
+            } => match timeout {
+                // A wait that Ctrl-C or `cancel` can end, as acquire_wait's.
+                Some(timeout) => interruptible(py, cancel, |gave_up| {
+                    store.lease_wait_unless(scope, holder, *ttl, *timeout, on_lost, gave_up)
+                }),
+                None => py
+                    .detach(|| store.lease_wait(scope, holder, *ttl, None, on_lost))
+                    .py(py),
+            },
             Plan::Keep(lease) => Ok(py.detach(|| match on_lost {
                 Some(call) => store.keep_alive_with(lease.clone(), call),
                 None => store.keep_alive(lease.clone()),

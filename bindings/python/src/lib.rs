@@ -11,6 +11,8 @@
 //! `cargo build`, `clippy` and `nextest` never link against Python.
 
 #[cfg(feature = "python")]
+mod cancel;
+#[cfg(feature = "python")]
 mod convert;
 #[cfg(feature = "python")]
 mod errors;
@@ -31,6 +33,8 @@ mod types;
 mod _native {
     use pyo3::prelude::*;
 
+    #[pymodule_export]
+    use crate::cancel::Cancel;
     #[pymodule_export]
     use crate::errors::error_schema;
     #[pymodule_export]

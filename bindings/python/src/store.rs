@@ -7,6 +7,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyType};
 
 use fencing::Op;
 
+use crate::cancel::{flag_of, Flag};
 use crate::convert::{self, count, duration, fence, optional_text, text, token};
 use crate::errors::{invalid, IntoPyResult};
 use crate::keepalive::KeepAlive;
@@ -54,6 +55,30 @@ pub fn migrate(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<()> {
 pub fn parse_token(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<u64> {
     let text = convert::text(py, text, "token text")?;
     fencing::parse_token_value(&text).py(py)
+}
+
+/// Runs a wait with the GIL released that a signal handler's exception
+/// (KeyboardInterrupt) ends, as it would `time.sleep`: that exception is
+/// raised, and the wait takes nothing. Python runs handlers on the main
+/// thread only, so on other threads no signal ends it; a fired `cancel`
+/// ends it on any thread (TimeoutError).
+pub(crate) fn interruptible<T: Send>(
+    py: Python<'_>,
+    cancel: &Flag,
+    wait: impl FnOnce(&dyn Fn() -> bool) -> fencing::Result<T> + Send,
+) -> PyResult<T> {
+    let interrupted = std::sync::Mutex::new(None);
+    let gave_up = || {
+        cancel.fired()
+            || Python::attach(|py| py.check_signals())
+                .map_err(|e| *interrupted.lock().unwrap_or_else(|p| p.into_inner()) = Some(e))
+                .is_err()
+    };
+    let waited = py.detach(|| wait(&gave_up));
+    if let Some(e) = interrupted.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    waited.py(py)
 }
 
 /// Where a lease operation names its lease: a `Lease`, or a scope and token.
@@ -199,8 +224,9 @@ impl Store {
     /// Like ``acquire``, but waits (without spinning, the GIL released) until
     /// the lease is free or ``timeout`` seconds pass: then TimeoutError. A
     /// signal ends the wait as it would ``time.sleep`` (Ctrl-C raises
-    /// KeyboardInterrupt), with no lease taken.
-    #[pyo3(signature = (scope, *, holder, ttl, timeout))]
+    /// KeyboardInterrupt), with no lease taken; so does ``cancel.fire()``
+    /// from another thread (TimeoutError), given a ``Cancel``.
+    #[pyo3(signature = (scope, *, holder, ttl, timeout, cancel=None))]
     fn acquire_wait(
         &self,
         py: Python<'_>,
@@ -208,30 +234,18 @@ impl Store {
         holder: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
         timeout: &Bound<'_, PyAny>,
+        cancel: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Lease> {
         let scope = text(py, scope, "scope")?;
         let holder = text(py, holder, "holder")?;
         let ttl = convert::ttl(py, ttl)?;
         let timeout = duration(py, timeout, "timeout")?;
-        // A signal handler's exception (KeyboardInterrupt) ends the wait;
-        // Python runs handlers on the main thread only, so elsewhere this
-        // never fires.
-        let interrupted = std::sync::Mutex::new(None);
-        let gave_up = || {
-            Python::attach(|py| py.check_signals())
-                .map_err(|e| *interrupted.lock().unwrap_or_else(|p| p.into_inner()) = Some(e))
-                .is_err()
-        };
-        let waited = py.detach(|| {
+        let cancel = flag_of(py, cancel)?;
+        let inner = interruptible(py, &cancel, |gave_up| {
             self.inner
-                .acquire_wait_unless(&scope, &holder, ttl, timeout, &gave_up)
-        });
-        if let Some(e) = interrupted.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
-        }
-        Ok(Lease {
-            inner: waited.py(py)?,
-        })
+                .acquire_wait_unless(&scope, &holder, ttl, timeout, gave_up)
+        })?;
+        Ok(Lease { inner })
     }
 
     /// Extends a lease by ``ttl`` from now (default: the lease's own ttl),
@@ -272,13 +286,14 @@ impl Store {
     /// in the background about every ttl/3 while the block runs, and
     /// releases it at exit. A lease lost during the block raises the loss
     /// at exit (docs/semantics.md, "Ending a held lease").
-    #[pyo3(signature = (scope, *, holder, ttl, timeout=None))]
+    #[pyo3(signature = (scope, *, holder, ttl, timeout=None, cancel=None))]
     fn lease(
         slf: &Bound<'_, Self>,
         scope: &Bound<'_, PyAny>,
         holder: &Bound<'_, PyAny>,
         ttl: &Bound<'_, PyAny>,
         timeout: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<KeepAlive> {
         let py = slf.py();
         let scope = text(py, scope, "scope")?;
@@ -294,6 +309,7 @@ impl Store {
             String::from(&*holder),
             ttl,
             timeout,
+            flag_of(py, cancel)?,
         ))
     }
 

@@ -169,18 +169,24 @@ store = fencing.Store(sys.argv[1])
 store.acquire("busy", holder="other", ttl=3600)
 print("waiting", flush=True)
 try:
-    store.acquire_wait("busy", holder="me", ttl=60, timeout=120)
+    if sys.argv[2] == "acquire_wait":
+        store.acquire_wait("busy", holder="me", ttl=60, timeout=120)
+    else:
+        with store.lease("busy", holder="me", ttl=60, timeout=120):
+            pass
 except KeyboardInterrupt:
     print("interrupted", flush=True)
     raise
 """
 
 
-def test_ctrl_c_ends_a_blocking_wait(tmp_path: pathlib.Path) -> None:
-    # A blocking acquire_wait runs without the GIL; Ctrl-C (SIGINT) must
-    # still end it promptly with KeyboardInterrupt, as it would time.sleep.
+@pytest.mark.parametrize("wait", ["acquire_wait", "lease"])
+def test_ctrl_c_ends_a_blocking_wait(tmp_path: pathlib.Path, wait: str) -> None:
+    # A blocking acquire_wait (or lease with a timeout) runs without the
+    # GIL; Ctrl-C (SIGINT) must still end it promptly with
+    # KeyboardInterrupt, as it would time.sleep.
     proc = subprocess.Popen(
-        [sys.executable, "-c", INTERRUPTED, f"sqlite:{tmp_path / 'wait.db'}"],
+        [sys.executable, "-c", INTERRUPTED, f"sqlite:{tmp_path / 'wait.db'}", wait],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -197,3 +203,26 @@ def test_ctrl_c_ends_a_blocking_wait(tmp_path: pathlib.Path) -> None:
     assert "interrupted" in out, (out, err)
     assert "KeyboardInterrupt" in err, err
     assert proc.returncode != 0
+
+
+def test_a_cancel_fired_from_another_thread_ends_a_blocking_wait(mem: fencing.Store) -> None:
+    held = mem.acquire("busy", holder="a", ttl=3600)
+    cancel = fencing.Cancel()
+    assert not cancel.fired
+    threading.Timer(0.05, cancel.fire).start()
+    with pytest.raises(fencing.TimeoutError):
+        mem.acquire_wait("busy", holder="b", ttl=60, timeout=120, cancel=cancel)
+    assert cancel.fired
+    assert mem.status("busy").counter == held.token
+    # A fired flag stays fired: a call given it takes nothing, not even a
+    # free lease.
+    with pytest.raises(fencing.TimeoutError):
+        mem.acquire_wait("free", holder="b", ttl=60, timeout=1, cancel=cancel)
+    with pytest.raises(fencing.TimeoutError):
+        with mem.lease("free", holder="b", ttl=60, timeout=1, cancel=cancel):
+            pass
+    assert mem.status("free").counter == 0
+    for bad in ("no", 1, object()):
+        with pytest.raises(fencing.InvalidArgumentError, match="cancel must be a fencing.Cancel"):
+            mem.acquire_wait("free", holder="b", ttl=60, timeout=1, cancel=bad)  # type: ignore[arg-type]
+    assert repr(cancel) == "<fencing.Cancel fired=True>"

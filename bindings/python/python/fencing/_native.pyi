@@ -11,6 +11,7 @@ from typing_extensions import Self
 from ._errors import FencingError
 
 __all__ = [
+    "Cancel",
     "KeepAlive",
     "error_schema",
     "error_from_sqlite_message",
@@ -80,6 +81,19 @@ def error_from_sqlite_message(message: str) -> Optional[FencingError]:
     ``StaleTokenError``, ``SequenceOutOfOrderError`` or ``InvalidArgumentError``, whose
     details are None (the message carries none); None for any other message.
     Returned, not raised."""
+
+@final
+class Cancel:
+    """A flag to give up waits: ``store.acquire_wait(..., cancel=flag)`` ends with
+    TimeoutError and no lease within about 20 ms of ``flag.fire()``, from any thread. It
+    stays fired; one flag may serve many waits."""
+
+    def __new__(cls) -> Self: ...
+    def fire(self) -> None:
+        """Gives up every wait this flag was given."""
+    @property
+    def fired(self) -> bool:
+        """Whether ``fire`` was called."""
 
 @final
 class Lease:
@@ -290,10 +304,17 @@ class Store:
     def acquire(self, scope: str, *, holder: str, ttl: _Seconds) -> Lease:
         """Takes the scope's lease with a new token; LeaseHeldError while another lease is live."""
     def acquire_wait(
-        self, scope: str, *, holder: str, ttl: _Seconds, timeout: _Seconds
+        self,
+        scope: str,
+        *,
+        holder: str,
+        ttl: _Seconds,
+        timeout: _Seconds,
+        cancel: Optional[Cancel] = None,
     ) -> Lease:
         """Like ``acquire``, but waits up to ``timeout`` seconds for a live lease to end;
-        TimeoutError after."""
+        TimeoutError after, or once ``cancel`` is fired (no lease taken). Ctrl-C ends it
+        with KeyboardInterrupt."""
     @overload
     def renew(self, lease: Lease, *, token: None = None, ttl: Optional[_Seconds] = None) -> Lease:
         """Extends a lease by ``ttl`` from now (default: the lease's own ttl), only while it is the
@@ -313,11 +334,18 @@ class Store:
         """Ends a lease early if it is still live; returns whether it did. Never touches a newer
         lease."""
     def lease(
-        self, scope: str, *, holder: str, ttl: _Seconds, timeout: Optional[_Seconds] = None
+        self,
+        scope: str,
+        *,
+        holder: str,
+        ttl: _Seconds,
+        timeout: Optional[_Seconds] = None,
+        cancel: Optional[Cancel] = None,
     ) -> KeepAlive:
         """Acquires the lease (waiting up to ``timeout`` seconds for a live one to end, like
-        ``acquire_wait``) and keeps it alive in the background while a ``with`` block runs
-        (renewed about every ttl/3); ended at exit as docs/semantics.md "Ending a held lease" says."""
+        ``acquire_wait``, ``cancel`` and Ctrl-C included) and keeps it alive in the background
+        while a ``with`` block runs (renewed about every ttl/3); ended at exit as
+        docs/semantics.md "Ending a held lease" says."""
     def keep_alive(self, lease: Lease) -> KeepAlive:
         """Keeps an already acquired lease alive in the background, like ``lease``."""
     def put(

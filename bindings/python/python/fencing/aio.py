@@ -53,16 +53,21 @@ async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
     If the awaiting task is cancelled and the lease arrives anyway, it is
     released at once instead of being held until its ttl runs out.
     """
+    cancel = _native.Cancel()
     return await _on_own_thread(
-        functools.partial(store.acquire_wait, **kwargs),
+        functools.partial(store.acquire_wait, cancel=cancel, **kwargs),
         undo=lambda lease: _release_quietly(store, lease),
+        on_cancel=cancel.fire,
     )
 
 
-async def _on_own_thread(fn: Callable[[], _T], undo: Callable[[_T], None]) -> _T:
+async def _on_own_thread(
+    fn: Callable[[], _T], undo: Callable[[_T], None], on_cancel: Callable[[], None]
+) -> _T:
     """A call that may wait long, on a thread of its own (see
-    ``_wait_for_lease``); ``undo`` its result if nobody awaits it any more."""
-    return await _undoable(fn, undo, own_thread=True)
+    ``_wait_for_lease``); ``on_cancel`` stops it when the awaiting task is
+    cancelled, and ``undo`` undoes its result if nobody awaits it any more."""
+    return await _undoable(fn, undo, own_thread=True, on_cancel=on_cancel)
 
 
 async def _taking_lease(fn: Callable[[], _T], undo: Callable[[_T], None]) -> _T:
@@ -72,7 +77,13 @@ async def _taking_lease(fn: Callable[[], _T], undo: Callable[[_T], None]) -> _T:
     return await _undoable(fn, undo, own_thread=False)
 
 
-async def _undoable(fn: Callable[[], _T], undo: Callable[[_T], None], *, own_thread: bool) -> _T:
+async def _undoable(
+    fn: Callable[[], _T],
+    undo: Callable[[_T], None],
+    *,
+    own_thread: bool,
+    on_cancel: Optional[Callable[[], None]] = None,
+) -> _T:
     loop = asyncio.get_running_loop()
     future: asyncio.Future[_T] = loop.create_future()
     context = contextvars.copy_context()
@@ -107,7 +118,12 @@ async def _undoable(fn: Callable[[], _T], undo: Callable[[_T], None], *, own_thr
         threading.Thread(target=wait, name="fencing-aio-acquire-wait", daemon=True).start()
     else:
         loop.run_in_executor(None, wait)
-    return await future
+    try:
+        return await future
+    except asyncio.CancelledError:
+        if on_cancel is not None:
+            on_cancel()
+        raise
 
 
 def _release_quietly(store: _native.Store, lease: Lease) -> None:
@@ -163,9 +179,11 @@ class KeepAlive:
     the background, releases at exit, and raises LeaseLostError at exit if the
     lease was lost. See ``fencing.KeepAlive``."""
 
-    def __init__(self, keeper: _native.KeepAlive, waits: bool = False) -> None:
+    def __init__(self, keeper: _native.KeepAlive, cancel: Optional[_native.Cancel] = None) -> None:
         self._keeper = keeper
-        self._waits = waits
+        # A lease that waits (timeout=) was given this flag: fired when the
+        # entering task is cancelled, it stops the wait itself.
+        self._cancel = cancel
         self._signalled: Optional[asyncio.Future[None]] = None
         self._waiters = 0
 
@@ -175,9 +193,11 @@ class KeepAlive:
         return self._keeper
 
     async def __aenter__(self) -> KeepAlive:
-        if self._waits:
+        if self._cancel is not None:
             # A wait for the lease takes a thread of its own (_wait_for_lease).
-            await _on_own_thread(self._keeper.__enter__, undo=_release_keeper)
+            await _on_own_thread(
+                self._keeper.__enter__, undo=_release_keeper, on_cancel=self._cancel.fire
+            )
         else:
             await _taking_lease(self._keeper.__enter__, undo=_release_keeper)
         return self
@@ -398,8 +418,11 @@ class Store:
         """``async with store.lease(...) as lease``: acquire (waiting up to
         ``timeout`` seconds when given), keep alive, release; a lease lost
         during the block raises the loss at exit."""
-        keeper = self._store.lease(scope, holder=holder, ttl=ttl, timeout=timeout)
-        return KeepAlive(keeper, waits=timeout is not None)
+        if timeout is None:
+            return KeepAlive(self._store.lease(scope, holder=holder, ttl=ttl))
+        cancel = _native.Cancel()
+        keeper = self._store.lease(scope, holder=holder, ttl=ttl, timeout=timeout, cancel=cancel)
+        return KeepAlive(keeper, cancel)
 
     def keep_alive(self, lease: Lease) -> KeepAlive:
         """``async with store.keep_alive(lease)``: keep an acquired lease alive."""
