@@ -183,6 +183,12 @@ export declare class Store {
    * (`limit` 1..=256, default 20). Never any values.
    */
   events(options?: EventsOptions): Promise<Events>
+  /**
+   * Each rejection the store records from now on (of `scope`, or of every
+   * scope), oldest first: `for await (const r of await store.watchRejections())`.
+   * `signal` ends the iteration, rejecting with its reason.
+   */
+  watchRejections(options?: { scope?: string; signal?: AbortSignal }): Promise<RejectionWatch>
   close(): Promise<void>
   readonly closed: boolean
   /** `await using store = await open(url)`: closes the store. */
@@ -213,6 +219,14 @@ export declare class Fence {
 }
 
 /** A lease kept alive in the background. Present `token` with every write. */
+/** The rejections a store records, as they are recorded (`store.watchRejections()`). */
+export declare class RejectionWatch implements AsyncIterableIterator<RecordedRejection> {
+  private constructor()
+  next(): Promise<IteratorResult<RecordedRejection, undefined>>
+  return(): Promise<IteratorResult<RecordedRejection, undefined>>
+  [Symbol.asyncIterator](): RejectionWatch
+}
+
 export declare class HeldLease {
   private constructor()
   readonly scope: string

@@ -344,6 +344,20 @@ class Store {
     return await this.#native.events(options)
   }
 
+  /**
+   * Each rejection the store records from now on (of `scope`, or of every
+   * scope), oldest first, as `events()` gives them:
+   * `for await (const r of await store.watchRejections({ scope, signal }))`.
+   * `signal` ends the iteration (rejecting with its reason) and the wait
+   * behind it. No backend pushes them: the watch reads the record about
+   * every 250 ms while nothing is pending.
+   */
+  async watchRejections(options) {
+    const { signal, leaseOptions } = splitSignal(options)
+    signal?.throwIfAborted()
+    return new RejectionWatch(await this.#native.watchRejections(leaseOptions), signal, kConstruct)
+  }
+
   async close() {
     return await this.#native.close()
   }
@@ -366,8 +380,51 @@ mapMethods(Store, ['open'])
 mapMethods(Store.prototype, [
   'nextToken', 'advanceCounter', 'acquire', 'acquireWait', 'renew', 'release', 'put', 'putSync',
   'fence', 'delete', 'apply', 'claim', 'get', 'list', 'fenceOf', 'status', 'failover', 'retire',
-  'advanceClock', 'events', 'close',
+  'advanceClock', 'events', 'watchRejections', 'close',
 ])
+
+/**
+ * An async iterator of the rejections a store records (`watchRejections`).
+ * Each step waits off the event loop and only waits; the rejection is taken
+ * here, so a step its signal ends loses none. A store error (the store
+ * closed) rejects the step that meets it.
+ */
+class RejectionWatch {
+  #native
+  #signal
+
+  constructor(native, signal, key) {
+    if (key !== kConstruct) throw invalidType('use store.watchRejections() to get a RejectionWatch')
+    this.#native = native
+    this.#signal = signal
+  }
+
+  async next() {
+    for (;;) {
+      const pending = this.#native.pop()
+      if (pending !== null) return { value: jsonable(pending), done: false }
+      const signal = this.#signal
+      signal?.throwIfAborted()
+      const { cancel, detach } = signal === undefined ? { cancel: new native.NativeCancel() } : nativeCancel(signal)
+      const waiting = this.#native.wait(cancel)
+      if (signal === undefined) {
+        await waiting
+      } else {
+        waiting.then(detach, detach)
+        await abortable(waiting, signal, () => {})
+      }
+    }
+  }
+
+  async return() {
+    return { value: undefined, done: true }
+  }
+
+  [Symbol.asyncIterator]() {
+    return this
+  }
+}
+mapMethods(RejectionWatch.prototype, ['next'])
 
 /**
  * What a fence's write returns: `{ version, token }` like every receipt
@@ -677,6 +734,7 @@ module.exports = {
   Store,
   Fence,
   HeldLease,
+  RejectionWatch,
   parseToken,
   errorFromSqlstate,
   fromPostgresError,

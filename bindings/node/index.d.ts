@@ -76,6 +76,16 @@ export declare class NativeKeepAlive {
   unref(): void
 }
 
+export declare class NativeRejectionWatch {
+  /**
+   * Waits until a rejection is pending or `cancel` fires; resolves
+   * whether one is.
+   */
+  wait(cancel: NativeCancel): Promise<boolean>
+  /** The oldest pending rejection, or null, without waiting. */
+  pop(): RecordedRejection | null
+}
+
 /**
  * A handle on one fencing store (the core's `Store`). Made by `open()`.
  *
@@ -139,6 +149,11 @@ export declare class NativeStore {
    * wrote each scope, newest first. Never any values.
    */
   events(options?: EventsOptions): Promise<Events>
+  /**
+   * Each rejection the store records from now on (of `scope`, or of every
+   * scope), oldest first: fencing.js's `watchRejections` iterates it.
+   */
+  watchRejections(options?: { scope?: string }): Promise<NativeRejectionWatch>
   /**
    * Closes the store for every handle sharing it; later calls reject with
    * CLOSED.

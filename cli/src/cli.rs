@@ -329,6 +329,10 @@ pub struct EventsArgs {
     /// Rejections and last writes to show, each (1..=256) [default: 20, as in every face]
     #[arg(long, allow_hyphen_values = true)]
     pub limit: Option<OsString>,
+    /// Then print each rejection as the store records it (oldest first; with --json one JSON
+    /// object per line), until stopped (Ctrl-C) or the store fails
+    #[arg(long, short = 'f')]
+    pub follow: bool,
 }
 
 #[derive(Args, Debug)]

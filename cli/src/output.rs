@@ -132,7 +132,7 @@ pub fn last_write(w: &LastWrite) -> Value {
     })
 }
 
-fn rejection_text(r: &RecordedRejection) -> String {
+pub fn rejection_text(r: &RecordedRejection) -> String {
     let mut line = format!(
         "{}  {}  {}  token {} (fence {}) from {}",
         when(r.at),

@@ -295,7 +295,17 @@ pub fn main(url_arg: Option<&str>, json: bool, command: Command) -> Result<u8, F
         }
         _ => url(url_arg)?,
     };
-    let out = verb(&url, json, command)?;
+    if let Command::Events(a) = &command {
+        if a.follow {
+            return follow(&url, json, a);
+        }
+    }
+    emit(json, &verb(&url, json, command)?)?;
+    Ok(0)
+}
+
+/// Prints what a verb printed, at once (a followed record prints more).
+fn emit(json: bool, out: &Out) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
     let written = if json {
         writeln!(stdout, "{}", out.json)
@@ -304,8 +314,47 @@ pub fn main(url_arg: Option<&str>, json: bool, command: Command) -> Result<u8, F
     };
     written
         .and_then(|()| stdout.flush())
-        .map_err(|e| Failure::Other(format!("cannot write the result: {e}")))?;
+        .map_err(|e| Failure::Other(format!("cannot write the result: {e}")))
+}
+
+/// `fencing events --follow`: the record as `events` shows it, then each
+/// rejection as the store records it, until a signal or a failure ends it.
+fn follow(url: &str, json: bool, a: &crate::cli::EventsArgs) -> Result<u8, Failure> {
+    let (scope, limit) = events_args(a)?;
+    let store = open(url)?;
+    // The watch begins before the snapshot is read, so that nothing recorded
+    // in between is missed; what the snapshot shows is not printed twice.
+    let watch = store.watch_rejections(scope)?;
+    let ev = store.events(scope, limit)?;
+    let shown = ev.rejections.first().map_or(0, |r| r.id);
+    emit(
+        json,
+        &Out::new(output::events(scope, &ev), output::events_text(&ev)),
+    )?;
+    for r in watch {
+        let r = r?;
+        if r.id > shown {
+            emit(
+                json,
+                &Out::new(output::rejection(&r), line(output::rejection_text(&r))),
+            )?;
+        }
+    }
     Ok(0)
+}
+
+/// The scope and limit `fencing events` reads.
+fn events_args(a: &crate::cli::EventsArgs) -> Result<(Option<&str>, usize), Failure> {
+    let scope = a
+        .scope
+        .as_deref()
+        .map(|s| text("the scope", s))
+        .transpose()?;
+    let limit = match &a.limit {
+        None => fencing::defaults::EVENTS_LIMIT,
+        Some(raw) => usize::try_from(number("--limit", raw)?).unwrap_or(usize::MAX),
+    };
+    Ok((scope, limit))
 }
 
 fn line(text: impl std::fmt::Display) -> Vec<u8> {
@@ -429,15 +478,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             )
         }
         Command::Events(a) => {
-            let scope = a
-                .scope
-                .as_deref()
-                .map(|s| text("the scope", s))
-                .transpose()?;
-            let limit = match &a.limit {
-                None => fencing::defaults::EVENTS_LIMIT,
-                Some(raw) => usize::try_from(number("--limit", raw)?).unwrap_or(usize::MAX),
-            };
+            let (scope, limit) = events_args(&a)?;
             let ev = open(url)?.events(scope, limit)?;
             Out::new(output::events(scope, &ev), output::events_text(&ev))
         }

@@ -86,3 +86,62 @@ fn events_refuses_a_bad_limit_or_scope() {
     }
     env.run(["events", ""]).fails_with("INVALID_ARGUMENT", 17);
 }
+
+#[test]
+fn events_follow_prints_each_rejection_as_it_is_recorded() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    let env = Env::new();
+    stale_story(&env); // shown by the snapshot, not again
+    let mut child = env
+        .cmd(["--json", "events", "--follow"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // Bounded far above a poll interval: a hang, not a speed claim.
+    let next = || -> Value {
+        let line = rx.recv_timeout(Duration::from_secs(60)).expect("a line");
+        serde_json::from_str(&line).unwrap()
+    };
+    let snapshot = next();
+    assert_eq!(
+        snapshot["rejections"].as_array().unwrap().len(),
+        1,
+        "{snapshot}"
+    );
+    // Another process is refused on another scope: it arrives as one line.
+    let out = env.run(["put", "r:8", "k", "--token", "5", "--value", "v"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    env.run([
+        "put", "r:8", "k", "--token", "4", "--holder", "late", "--value", "SECRET",
+    ])
+    .fails_with("STALE_TOKEN", 10);
+    let r = next();
+    assert_eq!(
+        (r["scope"].as_str(), r["presented"].as_str()),
+        (Some("r:8"), Some("4")),
+        "{r}"
+    );
+    assert_eq!(
+        (r["current"].as_str(), r["holder"].as_str()),
+        (Some("5"), Some("late"))
+    );
+    assert!(!r.to_string().contains("SECRET"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        rx.recv_timeout(Duration::from_secs(10)).is_err(),
+        "nothing else"
+    );
+}

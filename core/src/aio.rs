@@ -18,12 +18,17 @@
 //! # Ok(()) }
 //! ```
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::runtime::Handle;
 use tokio::sync::{oneshot, watch};
 
 use crate::error::{BackendErrorKind, Error, Result};
+use crate::events::RecordedRejection;
 use crate::keepalive::{LeaseEnd, WorkOutcome};
 use crate::metrics::MetricsSnapshot;
 use crate::token::Token;
@@ -32,14 +37,7 @@ use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
 /// Runs a blocking call off the executor when there is a tokio runtime.
 async fn off_executor<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     match Handle::try_current() {
-        Ok(runtime) => runtime
-            .spawn_blocking(f)
-            .await
-            // It may have panicked after its write: the outcome is unknown.
-            .map_err(|e| {
-                let message = format!("fencing call did not finish: {e}");
-                Error::backend_from(BackendErrorKind::OutcomeUnknown, message, e)
-            }),
+        Ok(runtime) => runtime.spawn_blocking(f).await.map_err(unfinished),
         Err(_) => Ok(f()),
     }
 }
@@ -64,12 +62,14 @@ async fn taking_lease(
         }
     }));
     // Dropped without an answer: the call panicked, perhaps after its write.
-    rx.await.unwrap_or_else(|_| {
-        Err(Error::backend(
-            BackendErrorKind::OutcomeUnknown,
-            "fencing call did not finish",
-        ))
-    })
+    rx.await.map_err(unfinished)?
+}
+
+/// A call off the executor that never answered: it may have panicked after
+/// its write, so the outcome is unknown.
+fn unfinished(e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    let message = format!("fencing call did not finish: {e}");
+    Error::backend_from(BackendErrorKind::OutcomeUnknown, message, e)
 }
 
 /// An async handle on a store; clones share it, as [`crate::Store`]'s do.
@@ -223,6 +223,18 @@ impl Store {
         off_executor(move || s.events(scope.as_deref(), limit)).await?
     }
 
+    /// [`crate::Store::watch_rejections`]: each rejection recorded from now
+    /// on, as a [`RejectionWatch`] (`next().await`, or a `Stream`).
+    pub async fn watch_rejections(&self, scope: Option<&str>) -> Result<RejectionWatch> {
+        let (s, scope) = (self.inner.clone(), scope.map(str::to_owned));
+        let watch = off_executor(move || s.watch_rejections(scope.as_deref())).await??;
+        Ok(RejectionWatch {
+            inner: Arc::new(Mutex::new(watch)),
+            in_flight: None,
+            ended: false,
+        })
+    }
+
     pub async fn retire(&self, scope: &str) -> Result<bool> {
         let (s, scope) = (self.inner.clone(), scope.to_owned());
         off_executor(move || s.retire(&scope)).await?
@@ -371,5 +383,68 @@ impl Drop for LeaseGuard {
                 Err(_) => drop(guard),
             }
         }
+    }
+}
+
+/// [`crate::RejectionWatch`] for async code: `watch.next().await`, or a
+/// [`futures_core::Stream`] of the same items that ends after an error.
+/// Dropping a `next()` future (a timeout, a lost `select!` branch) stops
+/// its wait within 20 ms and loses no rejection: the wait off the executor
+/// only waits, and the rejection is taken here, by the future that returns
+/// it.
+pub struct RejectionWatch {
+    inner: Arc<Mutex<crate::RejectionWatch>>,
+    in_flight: Option<Pin<Box<dyn Future<Output = Result<RecordedRejection>> + Send>>>,
+    ended: bool,
+}
+
+impl RejectionWatch {
+    /// The next rejection recorded, oldest first, waiting as long as it takes.
+    pub async fn next(&mut self) -> Result<RecordedRejection> {
+        next_of(self.inner.clone()).await
+    }
+}
+
+async fn next_of(inner: Arc<Mutex<crate::RejectionWatch>>) -> Result<RecordedRejection> {
+    let pop = |w: &Mutex<crate::RejectionWatch>| {
+        let mut w = w.lock().unwrap_or_else(PoisonError::into_inner);
+        w.pop()
+    };
+    loop {
+        if let Some(r) = pop(&inner) {
+            return Ok(r);
+        }
+        let shared = inner.clone();
+        let Ok(runtime) = Handle::try_current() else {
+            let mut w = shared.lock().unwrap_or_else(PoisonError::into_inner);
+            w.wait_unless(Duration::MAX, &|| false)?;
+            continue;
+        };
+        let (tx, rx) = oneshot::channel();
+        drop(runtime.spawn_blocking(move || {
+            let mut w = shared.lock().unwrap_or_else(PoisonError::into_inner);
+            let waited = w.wait_unless(Duration::MAX, &|| tx.is_closed());
+            let _ = tx.send(waited);
+        }));
+        rx.await.map_err(unfinished)??;
+    }
+}
+
+impl futures_core::Stream for RejectionWatch {
+    type Item = Result<RecordedRejection>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        let inner = &this.inner;
+        let next = this
+            .in_flight
+            .get_or_insert_with(|| Box::pin(next_of(inner.clone())));
+        let item = std::task::ready!(next.as_mut().poll(cx));
+        this.in_flight = None;
+        this.ended = item.is_err();
+        Poll::Ready(Some(item))
     }
 }

@@ -626,6 +626,16 @@ impl Store {
         self.backend()?.events(scope, limit)
     }
 
+    /// The store's record of rejections, live: a [`crate::RejectionWatch`]
+    /// that yields each rejection recorded from now on (of `scope`, or of
+    /// every scope), oldest first, as the store records it.
+    pub fn watch_rejections(&self, scope: Option<&str>) -> Result<crate::RejectionWatch> {
+        if let Some(s) = scope {
+            limits::scope(s)?;
+        }
+        crate::RejectionWatch::new(self.clone(), scope)
+    }
+
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.metrics.snapshot()
     }

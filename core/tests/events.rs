@@ -350,3 +350,73 @@ fn postgres_record_is_checked_in_the_database_and_needs_only_execute() {
     store.close();
     owner.close();
 }
+
+#[test]
+fn a_watch_yields_each_rejection_recorded_after_it_began_oldest_first() {
+    for bed in beds() {
+        let store = Store::open(&bed.url).unwrap();
+        stale_story(&store, "before"); // recorded before the watch: not yielded
+        let mut all = store.watch_rejections(None).unwrap();
+        let mut only_b = store.watch_rejections(Some("b")).unwrap();
+        assert_eq!(
+            all.next_within(Duration::ZERO).unwrap(),
+            None,
+            "{}",
+            bed.url
+        );
+        let (a_token, _) = stale_story(&store, "a");
+        stale_story(&store, "b");
+        let first = all.next().unwrap().unwrap();
+        let second = all.next().unwrap().unwrap();
+        assert_eq!(
+            (first.scope.as_str(), second.scope.as_str()),
+            ("a", "b"),
+            "{}",
+            bed.url
+        );
+        assert!(first.id < second.id);
+        assert_eq!(
+            (first.presented, first.code),
+            (a_token, ErrorCode::StaleToken)
+        );
+        assert_eq!(only_b.next().unwrap().unwrap().scope, "b");
+        // Nothing more was recorded: a bounded wait ends empty.
+        assert_eq!(all.next_within(Duration::from_millis(50)).unwrap(), None);
+        assert_eq!(only_b.next_within(Duration::ZERO).unwrap(), None);
+        // A closed store ends the watch with CLOSED, once.
+        store.close();
+        assert_eq!(all.next().unwrap().unwrap_err().code(), ErrorCode::Closed);
+        assert!(all.next().is_none());
+        let bad = store.watch_rejections(Some("")).err().map(|e| e.code());
+        assert_eq!(bad, Some(ErrorCode::InvalidArgument));
+    }
+}
+
+#[test]
+fn an_async_watch_is_a_stream_and_outlives_a_given_up_wait() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = fencing::aio::Store::open("memory:?clock=manual")
+            .await
+            .unwrap();
+        let mut watch = store.watch_rejections(None).await.unwrap();
+        // Given up while nothing is recorded: the wait stops, takes nothing.
+        let gave_up = tokio::time::timeout(Duration::from_millis(50), watch.next()).await;
+        assert!(gave_up.is_err());
+        stale_story(store.blocking(), "a");
+        stale_story(store.blocking(), "b");
+        assert_eq!(watch.next().await.unwrap().scope, "a");
+        let mut stream = std::pin::pin!(watch);
+        let next = std::future::poll_fn(|cx| futures_core::Stream::poll_next(stream.as_mut(), cx));
+        assert_eq!(next.await.unwrap().unwrap().scope, "b");
+        store.close().await;
+        let end = std::future::poll_fn(|cx| futures_core::Stream::poll_next(stream.as_mut(), cx));
+        assert_eq!(end.await.unwrap().unwrap_err().code(), ErrorCode::Closed);
+        let after = std::future::poll_fn(|cx| futures_core::Stream::poll_next(stream.as_mut(), cx));
+        assert!(after.await.is_none());
+    });
+}

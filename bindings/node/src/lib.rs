@@ -20,6 +20,7 @@ mod sqlite_check;
 mod sqlstate;
 mod store;
 mod types;
+mod watch;
 
 use napi::bindgen_prelude::{Unknown, *};
 use napi_derive::napi;

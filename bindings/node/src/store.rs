@@ -16,6 +16,7 @@ use crate::fence::NativeFence;
 use crate::keepalive::NativeKeepAlive;
 use crate::run;
 use crate::types::{Entry, Events, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
+use crate::watch::NativeRejectionWatch;
 
 /// `events` without a limit (docs/operations.md).
 const DEFAULT_EVENTS_LIMIT: usize = fencing::defaults::EVENTS_LIMIT;
@@ -676,6 +677,31 @@ impl NativeStore {
             },
             |s, (scope, limit)| s.events(scope.as_deref(), limit),
             Events::from,
+        )
+    }
+
+    /// Each rejection the store records from now on (of `scope`, or of every
+    /// scope), oldest first: fencing.js's `watchRejections` iterates it.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "options?: { scope?: string }",
+        ts_return_type = "Promise<NativeRejectionWatch>"
+    )]
+    pub fn watch_rejections<'env>(
+        &self,
+        env: &'env Env,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, NativeRejectionWatch>> {
+        self.call(
+            env,
+            || {
+                let o = convert::options(js(env, &options), "options", &["scope"], false)?;
+                o.map(|o| o.optional_string("scope"))
+                    .transpose()
+                    .map(Option::flatten)
+            },
+            |s, scope| s.watch_rejections(scope.as_deref()),
+            NativeRejectionWatch::new,
         )
     }
 

@@ -244,25 +244,27 @@ pub struct Events {
     pub last_writes: Vec<LastWrite>,
 }
 
+impl From<fencing::RecordedRejection> for RecordedRejection {
+    fn from(r: fencing::RecordedRejection) -> RecordedRejection {
+        RecordedRejection {
+            id: r.id,
+            code: r.code.as_str().to_owned(),
+            scope: r.scope,
+            key: r.key,
+            presented: r.presented.get(),
+            current: r.current,
+            seq: r.seq,
+            holder: r.holder,
+            at: r.at.into(),
+            suppressed: r.suppressed,
+        }
+    }
+}
+
 impl From<fencing::Events> for Events {
     fn from(e: fencing::Events) -> Events {
         Events {
-            rejections: e
-                .rejections
-                .into_iter()
-                .map(|r| RecordedRejection {
-                    id: r.id,
-                    code: r.code.as_str().to_owned(),
-                    scope: r.scope,
-                    key: r.key,
-                    presented: r.presented.get(),
-                    current: r.current,
-                    seq: r.seq,
-                    holder: r.holder,
-                    at: r.at.into(),
-                    suppressed: r.suppressed,
-                })
-                .collect(),
+            rejections: e.rejections.into_iter().map(Into::into).collect(),
             last_writes: e
                 .last_writes
                 .into_iter()

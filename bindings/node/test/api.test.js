@@ -280,3 +280,39 @@ test('Symbol.asyncDispose: a store closes and a held lease releases', async () =
   await store[Symbol.asyncDispose]()
   assert.equal(store.closed, true)
 })
+
+test('watchRejections yields each rejection recorded after it began, and its signal ends it', async () => {
+  const store = await open('memory:')
+  try {
+    const stale = async (scope) => {
+      await store.advanceCounter(scope, 2n)
+      await store.put(scope, 'k', 'v', { token: 2n })
+      await assert.rejects(store.put(scope, 'k', 'SECRET', { token: 1n }), { code: 'STALE_TOKEN' })
+    }
+    await stale('before') // recorded before the watch: not yielded
+    const controller = new AbortController()
+    const watch = await store.watchRejections({ signal: controller.signal })
+    setTimeout(() => stale('a'), 20)
+    const first = await watch.next()
+    assert.equal(first.done, false)
+    assert.equal(first.value.scope, 'a')
+    assert.equal(first.value.presented, 1n)
+    assert.equal(first.value.current, 2n)
+    assert.ok(!JSON.stringify(first.value).includes('SECRET'))
+    await stale('b')
+    const seen = []
+    for await (const r of watch) {
+      seen.push(r.scope)
+      break
+    }
+    assert.deepEqual(seen, ['b'])
+    // Nothing pending: the signal ends the step that waits.
+    const waiting = watch.next()
+    controller.abort(new Error('enough'))
+    await assert.rejects(waiting, /enough/)
+    await assert.rejects(store.watchRejections({ scope: '' }), { code: 'INVALID_ARGUMENT' })
+    await assert.rejects(store.watchRejections({ signal: 'no' }), { code: 'INVALID_ARGUMENT' })
+  } finally {
+    await store.close()
+  }
+})

@@ -62,6 +62,7 @@ pub(crate) fn flag_of(py: Python<'_>, cancel: Option<&Bound<'_, PyAny>>) -> PyRe
 }
 
 /// What a wait without the GIL asks, beside Python's signal handlers.
+#[derive(Default)]
 pub struct Flag(Option<Arc<AtomicBool>>);
 
 impl Flag {

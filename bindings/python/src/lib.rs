@@ -26,6 +26,8 @@ mod sqlstate;
 mod store;
 #[cfg(feature = "python")]
 mod types;
+#[cfg(feature = "python")]
+mod watch;
 
 /// Native part of the `fencing` package: import `fencing`, not this module.
 #[cfg(feature = "python")]
@@ -47,6 +49,8 @@ mod _native {
     use crate::store::{migrate, open, parse_token, Store};
     #[pymodule_export]
     use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
+    #[pymodule_export]
+    use crate::watch::RejectionWatch;
 
     /// The greatest token: 2**63 - 1.
     #[pymodule_export]

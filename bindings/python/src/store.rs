@@ -12,6 +12,7 @@ use crate::convert::{self, count, duration, fence, optional_text, text, token};
 use crate::errors::{invalid, IntoPyResult};
 use crate::keepalive::KeepAlive;
 use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
+use crate::watch::RejectionWatch;
 
 /// A handle on one fencing store, opened from a URL:
 ///
@@ -558,6 +559,24 @@ impl Store {
         py.detach(|| self.inner.metrics_text())
     }
 
+    /// Each rejection the store records from now on (of ``scope``, or of
+    /// every scope), oldest first, as ``events()`` gives them: ``for r in
+    /// store.watch_rejections(): ...`` blocks until the next (Ctrl-C ends
+    /// it). No backend pushes them: the watch reads the record about every
+    /// 0.25 s while nothing is pending.
+    #[pyo3(signature = (scope=None))]
+    fn watch_rejections(
+        &self,
+        py: Python<'_>,
+        scope: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<RejectionWatch> {
+        let scope = optional_text(py, scope, "scope")?;
+        let watch = py
+            .detach(|| self.inner.watch_rejections(scope.as_deref()))
+            .py(py)?;
+        Ok(RejectionWatch::new(watch))
+    }
+
     /// The store's own record, shared by every process that uses the store
     /// (docs/operations.md): ``rejections``, the newest recorded stale-token
     /// rejections as dicts (id, code, scope, key, presented, current, seq,
@@ -581,18 +600,7 @@ impl Store {
             .py(py)?;
         let rejections = PyList::empty(py);
         for r in &ev.rejections {
-            let d = PyDict::new(py);
-            d.set_item("id", r.id)?;
-            d.set_item("code", r.code.as_str())?;
-            d.set_item("scope", &r.scope)?;
-            d.set_item("key", r.key.as_deref())?;
-            d.set_item("presented", r.presented.get())?;
-            d.set_item("current", r.current)?;
-            d.set_item("seq", r.seq)?;
-            d.set_item("holder", r.holder.as_deref())?;
-            d.set_item("at", convert::datetime(py, r.at)?)?;
-            d.set_item("suppressed", r.suppressed)?;
-            rejections.append(d)?;
+            rejections.append(rejection_dict(py, r)?)?;
         }
         let last_writes = PyList::empty(py);
         for w in &ev.last_writes {
@@ -608,6 +616,25 @@ impl Store {
         out.set_item("last_writes", last_writes)?;
         Ok(out)
     }
+}
+
+/// One recorded rejection as ``events()`` and a ``RejectionWatch`` give it.
+pub(crate) fn rejection_dict<'py>(
+    py: Python<'py>,
+    r: &fencing::RecordedRejection,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", r.id)?;
+    d.set_item("code", r.code.as_str())?;
+    d.set_item("scope", &r.scope)?;
+    d.set_item("key", r.key.as_deref())?;
+    d.set_item("presented", r.presented.get())?;
+    d.set_item("current", r.current)?;
+    d.set_item("seq", r.seq)?;
+    d.set_item("holder", r.holder.as_deref())?;
+    d.set_item("at", convert::datetime(py, r.at)?)?;
+    d.set_item("suppressed", r.suppressed)?;
+    Ok(d)
 }
 
 /// The operations of an ``apply`` call: an iterable of ``Put`` and ``Delete``.

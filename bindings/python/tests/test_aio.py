@@ -213,3 +213,29 @@ def test_a_cancelled_wait_stops_and_takes_nothing(mem: fencing.Store, how: str) 
         assert (await store.metrics())["leases_acquired"] == 1
 
     run(main())
+
+
+def test_an_async_watch_yields_rejections_and_outlives_a_cancelled_step(mem: fencing.Store) -> None:
+    store = fencing.aio.Store(mem)
+
+    def stale_write(scope: str) -> None:
+        mem.advance_counter(scope, 2)
+        mem.put(scope, "k", b"v", token=2)
+        with pytest.raises(fencing.StaleTokenError):
+            mem.put(scope, "k", b"x", token=1)
+
+    async def main() -> None:
+        watch = await store.watch_rejections()
+        # A step given up while nothing is recorded: its wait stops.
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(watch.__anext__(), 0.05)
+        stale_write("a")
+        stale_write("b")
+        seen = []
+        async for r in watch:
+            seen.append(r["scope"])
+            if len(seen) == 2:
+                break
+        assert seen == ["a", "b"]
+
+    run(main())

@@ -226,3 +226,33 @@ def test_a_cancel_fired_from_another_thread_ends_a_blocking_wait(mem: fencing.St
         with pytest.raises(fencing.InvalidArgumentError, match="cancel must be a fencing.Cancel"):
             mem.acquire_wait("free", holder="b", ttl=60, timeout=1, cancel=bad)  # type: ignore[arg-type]
     assert repr(cancel) == "<fencing.Cancel fired=True>"
+
+
+def stale_write(store: fencing.Store, scope: str) -> None:
+    """Token 2 writes, then token 1 is refused: one recorded rejection."""
+    store.advance_counter(scope, 2)
+    store.put(scope, "k", b"v", token=2)
+    with pytest.raises(fencing.StaleTokenError):
+        store.put(scope, "k", b"SECRET", token=1)
+
+
+def test_a_watch_yields_each_rejection_recorded_after_it_began() -> None:
+    with fencing.open("memory:") as store:
+        stale_write(store, "before")
+        watch = store.watch_rejections()
+        assert watch.pop() is None
+        assert watch.wait(timeout=0) is False
+        threading.Timer(0.05, stale_write, (store, "a")).start()
+        first = next(watch)
+        assert (first["scope"], first["presented"], first["current"]) == ("a", 1, 2)
+        assert "SECRET" not in repr(first)
+        only_b = store.watch_rejections("b")
+        stale_write(store, "b")
+        assert next(only_b)["scope"] == "b"
+        assert next(watch)["scope"] == "b"
+        store.close()
+        with pytest.raises(fencing.ClosedError):
+            next(watch)
+        assert list(watch) == []
+        with pytest.raises(fencing.InvalidArgumentError):
+            fencing.open("memory:").watch_rejections("")

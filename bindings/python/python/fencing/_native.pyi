@@ -27,6 +27,7 @@ __all__ = [
     "Put",
     "Receipt",
     "ScopeStatus",
+    "RejectionWatch",
     "MAX_TOKEN",
     "FAILOVER_STEP",
     "MAX_SCOPE_BYTES",
@@ -94,6 +95,20 @@ class Cancel:
     @property
     def fired(self) -> bool:
         """Whether ``fire`` was called."""
+
+@final
+class RejectionWatch:
+    """Each rejection the store records from the moment the watch began, oldest first, as the
+    dicts of ``Store.events()``. Iterating blocks until the next (Ctrl-C ends it); after a store
+    error iteration ends. ``wait`` and ``pop`` split a step in two."""
+
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> Dict[str, Any]: ...
+    def wait(self, timeout: Optional[_Seconds] = None, *, cancel: Optional[Cancel] = None) -> bool:
+        """Waits until a rejection is pending, ``timeout`` seconds pass (None: no limit) or
+        ``cancel`` is fired; returns whether one is pending."""
+    def pop(self) -> Optional[Dict[str, Any]]:
+        """The oldest pending rejection, or None, without waiting."""
 
 @final
 class Lease:
@@ -414,6 +429,10 @@ class Store:
         """The handle's counters and its last rejections, as a dict."""
     def metrics_text(self) -> str:
         """The handle's metrics in the Prometheus text format."""
+    def watch_rejections(self, scope: Optional[str] = None) -> RejectionWatch:
+        """Each rejection the store records from now on (of ``scope``, or of every scope),
+        oldest first, as ``events()`` gives them; ``for r in store.watch_rejections()`` blocks
+        until the next (Ctrl-C ends it)."""
     def events(self, scope: Optional[str] = None, *, limit: int = 20) -> Dict[str, Any]:
         """The store's own record (docs/operations.md): recent recorded rejections and the last
         writer of each scope (of ``scope`` only, if given), newest first, at most ``limit`` of

@@ -31,7 +31,7 @@ from . import _native
 from ._errors import FencingError
 from ._native import Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus
 
-__all__ = ["KeepAlive", "Opening", "Store", "open"]
+__all__ = ["KeepAlive", "Opening", "RejectionWatch", "Store", "open"]
 
 Seconds = Union[float, datetime.timedelta]
 Bytes = Union[bytes, bytearray, memoryview]
@@ -321,6 +321,37 @@ class KeepAlive:
         return repr(self._keeper).replace("fencing.", "fencing.aio.", 1)
 
 
+class RejectionWatch:
+    """Each rejection the store records from the moment the watch began,
+    oldest first, as the dicts of ``events()``: ``async for r in watch``.
+    Each wait runs on a thread of its own; a cancelled task stops it, and no
+    rejection is lost (the wait only waits; the rejection is taken here). A
+    store error (the store closed) is raised by the step that meets it."""
+
+    def __init__(self, watch: _native.RejectionWatch) -> None:
+        self._watch = watch
+
+    @property
+    def sync(self) -> _native.RejectionWatch:
+        """The underlying ``fencing.RejectionWatch``."""
+        return self._watch
+
+    def __aiter__(self) -> RejectionWatch:
+        return self
+
+    async def __anext__(self) -> Dict[str, Any]:
+        while True:
+            pending = self._watch.pop()
+            if pending is not None:
+                return pending
+            cancel = _native.Cancel()
+            await _on_own_thread(
+                functools.partial(self._watch.wait, cancel=cancel),
+                undo=lambda _: None,
+                on_cancel=cancel.fire,
+            )
+
+
 class Store:
     """A ``fencing.Store`` for asyncio: the same methods, as coroutines.
     ``async with`` closes it."""
@@ -531,3 +562,8 @@ class Store:
     async def events(self, scope: Optional[str] = None, *, limit: int = 20) -> Dict[str, Any]:
         """The store's own record of recent rejections and last writes."""
         return await _run(self._store.events, scope, limit=limit)
+
+    async def watch_rejections(self, scope: Optional[str] = None) -> RejectionWatch:
+        """``async for r in await store.watch_rejections():`` each rejection
+        the store records from now on, oldest first (see ``RejectionWatch``)."""
+        return RejectionWatch(await _run(self._store.watch_rejections, scope))
