@@ -55,14 +55,40 @@ async fn taking_lease(
         return call(&store, &|| false);
     };
     let (tx, rx) = oneshot::channel();
+    let taker = store.clone();
     drop(runtime.spawn_blocking(move || {
-        let taken = call(&store, &|| tx.is_closed());
+        let taken = call(&taker, &|| tx.is_closed());
         if let Err(Ok(lease)) = tx.send(taken) {
-            let _ = store.release(&lease.scope, lease.token);
+            let _ = taker.release(&lease.scope, lease.token);
         }
     }));
+    let mut answer = Answer { rx, store };
     // Dropped without an answer: the call panicked, perhaps after its write.
-    rx.await.map_err(unfinished)?
+    (&mut answer.rx).await.map_err(unfinished)?
+}
+
+/// The receiving end of [`taking_lease`]. A lease sent in the instant
+/// before its future was dropped sits in the channel, where the sender's
+/// check cannot see it: dropping the future releases it (off the executor).
+struct Answer {
+    rx: oneshot::Receiver<Result<Lease>>,
+    store: crate::Store,
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        // After `close`, a send fails and the sender releases; a value sent
+        // before it is still here.
+        self.rx.close();
+        if let Ok(Ok(lease)) = self.rx.try_recv() {
+            let store = self.store.clone();
+            let release = move || drop(store.release(&lease.scope, lease.token));
+            match Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn_blocking(release)),
+                Err(_) => release(),
+            }
+        }
+    }
 }
 
 /// A call off the executor that never answered: it may have panicked after

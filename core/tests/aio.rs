@@ -3,6 +3,7 @@
 //! the executor; a kept-alive lease's loss can be awaited; guards and
 //! stores dropped on runtime threads neither panic nor block.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -287,4 +288,34 @@ async fn a_dropped_acquire_takes_no_lease_on_every_backend() {
         store.close().await;
     }
     assert!(given_up >= 1, "no backend gave up a plain acquire");
+}
+
+/// The instant the test could only hit by luck: the lease arrives
+/// (sent to a future still alive) and the future is dropped before it is
+/// polled again. Polled by hand, so the order is certain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_that_arrived_just_before_its_future_was_dropped_is_released() {
+    let store = aio::Store::open("memory:").await.unwrap();
+    let mut acquiring = Box::pin(store.acquire("late", "quitter", Duration::from_secs(3600)));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(acquiring.as_mut().poll(&mut cx).is_pending());
+    // The blocking call took the lease and sent it; nobody polled since.
+    let held = || store.blocking().status("late").unwrap().lease.is_some();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !held() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the acquire never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    drop(acquiring);
+    // Bounded far above the release's few microseconds: a hang, not a speed claim.
+    while held() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the quitter kept the lease"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }

@@ -239,3 +239,27 @@ def test_an_async_watch_yields_rejections_and_outlives_a_cancelled_step(mem: fen
         assert seen == ["a", "b"]
 
     run(main())
+
+
+def test_a_task_cancelled_after_its_lease_arrived_releases_it(mem: fencing.Store) -> None:
+    # The order made certain: the lease arrives (its callback queued on the
+    # loop), then the task is cancelled before it resumes to take it.
+    store = fencing.aio.Store(mem)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(store.acquire("late", holder="quitter", ttl=3600))
+        await asyncio.sleep(0)  # the task starts its call on a thread
+        deadline = time.monotonic() + BOUND
+        while mem.status("late").lease is None:  # blocks the loop on purpose
+            assert time.monotonic() < deadline, "the acquire never ran"
+            time.sleep(0.001)
+        time.sleep(0.05)  # the thread hands the lease to the loop
+        loop.call_soon(task.cancel)  # runs right after the lease is delivered
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        while mem.status("late").lease is not None:
+            assert time.monotonic() < deadline, "the quitter kept the lease"
+            await asyncio.sleep(0.005)
+
+    run(main())

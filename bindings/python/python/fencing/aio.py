@@ -123,6 +123,10 @@ async def _undoable(
     except asyncio.CancelledError:
         if on_cancel is not None:
             on_cancel()
+        # Cancelled after the result arrived but before the task resumed:
+        # the result is here, and nobody will take it.
+        if future.done() and not future.cancelled() and future.exception() is None:
+            undo(future.result())
         raise
 
 
