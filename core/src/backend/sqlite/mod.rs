@@ -206,6 +206,17 @@ impl Sqlite {
         use_wal(&conn, busy_timeout)
     }
 
+    /// `Store::ping` of the file, without opening a store: no file is
+    /// created and no schema migrated (`fencing health`).
+    pub fn ping(path: &Path, synchronous: Synchronous, busy_timeout: Duration) -> Result<()> {
+        let settings = Settings {
+            path: path.to_owned(),
+            synchronous,
+            busy_timeout,
+        };
+        newer::refuse_unless_current(&settings.connect()?).map_err(|e| e.at(path.display()))
+    }
+
     pub fn open(
         path: &Path,
         synchronous: Synchronous,
@@ -1097,6 +1108,10 @@ impl Backend for Sqlite {
                 last_writes,
             })
         })
+    }
+
+    fn ping(&self) -> Result<()> {
+        self.read_tx(newer::refuse_unless_current)
     }
 
     fn advance_clock(&self, by: Duration) -> Result<()> {
