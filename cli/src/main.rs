@@ -25,6 +25,23 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let json = cli.json;
+    // Neither needs a store: answered before the URL is looked for.
+    match &cli.command {
+        Command::Completions(args) => return print_to_stdout(|out| cli::completions(args, out)),
+        Command::Man => return print_to_stdout(cli::man),
+        _ => {}
+    }
+    // clap cannot tie a subcommand's argument to a global option.
+    if let (Command::Health(args), true) =
+        (&cli.command, cli.url.is_some() || cli.url_file.is_some())
+    {
+        if args.store.is_some() {
+            let failure =
+                Failure::invalid("give the store once: as STORE or with --url/--url-file");
+            report(&failure, json);
+            return ExitCode::from(failure.exit_status());
+        }
+    }
     let result = verbs::given_url(cli.url, cli.url_file).and_then(|url| match cli.command {
         Command::Demo(args) => demo::main(url.as_deref(), args),
         Command::DemoWorker(args) => demo::worker(url.as_deref(), args),
@@ -36,6 +53,21 @@ fn main() -> ExitCode {
         Err(failure) => {
             report(&failure, json);
             ExitCode::from(failure.exit_status())
+        }
+    }
+}
+
+/// `fencing completions` and `fencing man`: 0, or 1 when stdout fails.
+fn print_to_stdout(print: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match print(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            report(
+                &Failure::Other(format!("cannot write the result: {e}")),
+                false,
+            );
+            ExitCode::from(exit::OTHER)
         }
     }
 }
