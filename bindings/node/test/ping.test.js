@@ -5,7 +5,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const Better = require('better-sqlite3')
 const { open, ClosedError, BackendError } = require('fencing-tokens')
-const { backends, tempDir, sqliteUrl } = require('./helpers')
+const { backends, tempDir, sqliteUrl, postgresOrSkip, freshSchema } = require('./helpers')
 
 for (const [name, url] of backends()) {
   test(`${name}: ping resolves while open, CLOSED after close`, async () => {
@@ -33,3 +33,13 @@ test('sqlite: ping refuses a file whose schema is older than this build', async 
     await store.close()
   }
 })
+
+const pg = postgresOrSkip(test)
+if (pg !== null) {
+  test('postgres: ping resolves on a current schema, CLOSED after close', async () => {
+    const store = await open(`${pg}?schema=${freshSchema('ping')}`)
+    await store.ping()
+    await store.close()
+    await assert.rejects(store.ping(), ClosedError)
+  })
+}

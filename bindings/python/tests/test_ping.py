@@ -52,3 +52,11 @@ def test_aio_ping(sqlite_url: str) -> None:
             await store.ping()
 
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_postgres_ping(pg_url: str) -> None:
+    store = fencing.open(pg_url)
+    store.ping()
+    store.close()
+    with pytest.raises(fencing.ClosedError):
+        store.ping()
