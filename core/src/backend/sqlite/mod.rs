@@ -506,13 +506,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(backend)?;
     if version > SCHEMA_VERSION {
-        return Err(Error::backend(
-            BackendErrorKind::Refused,
-            format!(
-                "sqlite: the file has schema version {version}, written by a newer fencing; \
-                 this build knows versions up to {SCHEMA_VERSION}"
-            ),
-        ));
+        return Err(newer::file_refused(version));
     }
     let file = schema::read(&tx)?;
     if version == 0 {

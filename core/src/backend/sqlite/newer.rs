@@ -34,13 +34,14 @@ pub(super) fn refuse_if_newer(tx: &Connection) -> Result<()> {
 }
 
 /// `Store::ping`: the file's schema is the one this build writes. Newer is
-/// the write's own refusal; older means the file at the store's path is not
+/// `open`'s refusal (a ping may come from a handle or from no handle at all,
+/// so not the write's, which speaks of the handle); older means the file at the store's path is not
 /// the one `open` migrated (replaced or restored underneath the store), and
 /// only a migration makes it usable again.
 pub(super) fn refuse_unless_current(conn: &Connection) -> Result<()> {
     let version = version(conn)?;
     if version > SCHEMA_VERSION {
-        return Err(newer(version));
+        return Err(file_refused(version));
     }
     if version < SCHEMA_VERSION {
         return Err(Error::backend(
@@ -52,6 +53,17 @@ pub(super) fn refuse_unless_current(conn: &Connection) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// How `open` refuses a file a newer fencing wrote.
+pub(super) fn file_refused(version: i64) -> Error {
+    Error::backend(
+        BackendErrorKind::Refused,
+        format!(
+            "sqlite: the file has schema version {version}, written by a newer fencing; this \
+             build knows versions up to {SCHEMA_VERSION}"
+        ),
+    )
 }
 
 fn newer(version: i64) -> Error {
