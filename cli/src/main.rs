@@ -31,15 +31,19 @@ fn main() -> ExitCode {
         Command::Man => return print_to_stdout(cli::man),
         _ => {}
     }
-    // clap cannot tie a subcommand's argument to a global option.
-    if let (Command::Health(args), true) =
-        (&cli.command, cli.url.is_some() || cli.url_file.is_some())
-    {
+    // STORE names the store: neither --url nor the environment is read (a
+    // URL file that is missing then fails nothing). Both given: which one?
+    // (clap cannot tie a subcommand's argument to a global option.)
+    if let Command::Health(args) = &cli.command {
         if args.store.is_some() {
-            let failure =
-                Failure::invalid("give the store once: as STORE or with --url/--url-file");
-            report(&failure, json);
-            return ExitCode::from(failure.exit_status());
+            let result = if cli.url.is_some() || cli.url_file.is_some() {
+                Err(Failure::invalid(
+                    "give the store once: as STORE or with --url/--url-file",
+                ))
+            } else {
+                verbs::main(None, json, cli.command)
+            };
+            return finish(result, json);
         }
     }
     let result = verbs::given_url(cli.url, cli.url_file).and_then(|url| match cli.command {
@@ -48,6 +52,11 @@ fn main() -> ExitCode {
         Command::Run(args) => run::main(url.as_deref(), args),
         verb => verbs::main(url.as_deref(), json, verb),
     });
+    finish(result, json)
+}
+
+/// The command's status, or its failure reported and turned into one.
+fn finish(result: Result<u8, Failure>, json: bool) -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status),
         Err(failure) => {

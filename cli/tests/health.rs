@@ -31,6 +31,13 @@ fn health_says_ok_for_a_current_store() {
     let mut c = bare(env.dir.path());
     c.args(["health", "memory:"]);
     assert_eq!(run(c, None).code, 0);
+    // STORE is the store: the environment's URL is not read at all.
+    let mut c = bare(env.dir.path());
+    c.args(["health", &env.url])
+        .env("FENCING_URL", "memory:")
+        .env("FENCING_URL_FILE", env.path("missing"));
+    let out = run(c, None);
+    assert_eq!((out.code, out.text().as_str()), (0, "ok\n"), "{out:?}");
 }
 
 /// A file of the development builds' schema (4): health refuses it, names
