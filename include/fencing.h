@@ -1071,6 +1071,14 @@ fencing_status fencing_failover(const struct fencing_store *store, uint64_t *out
 fencing_status fencing_advance_clock(const struct fencing_store *store, uint64_t ms);
 
 /**
+ * One cheap round trip that changes nothing, for health checks: OK when
+ * the store answers and its schema is the one this library writes. CLOSED
+ * once closed; BACKEND when it cannot be reached, or (kind "refused") when
+ * its schema is older (run `fencing migrate`) or newer than this library's.
+ */
+fencing_status fencing_ping(const struct fencing_store *store);
+
+/**
  * Writes a snapshot of the handle's counters to `*out`.
  */
 fencing_status fencing_metrics_snapshot(const struct fencing_store *store,

@@ -749,6 +749,14 @@ class Store {
     return call<std::monostate>({}, [&](const std::string *, std::monostate *) { return fencing_advance_clock(s_, ms); });
   }
 
+  /// One cheap round trip that changes nothing (see fencing_ping): ok while
+  /// the store answers and its schema is this library's; Closed once closed;
+  /// Backend when unreachable or its schema is older (run `fencing migrate`)
+  /// or newer.
+  Result<std::monostate> ping() const {
+    return call<std::monostate>({}, [&](const std::string *, std::monostate *) { return fencing_ping(s_); });
+  }
+
   /// The handle's counters.
   Result<Metrics> metrics() const {
     return call<Metrics>({}, [&](const std::string *, Metrics *out) { return fencing_metrics_snapshot(s_, out); });
@@ -1162,6 +1170,7 @@ class Store {
   bool retire(std::string_view scope) const { return detail::value_or_throw(s_.retire(scope)); }
   std::uint64_t failover() const { return detail::value_or_throw(s_.failover()); }
   void advance_clock(std::uint64_t ms) const { detail::value_or_throw(s_.advance_clock(ms)); }
+  void ping() const { detail::value_or_throw(s_.ping()); }
   Metrics metrics() const { return detail::value_or_throw(s_.metrics()); }
   std::vector<Rejection> rejections() const { return detail::value_or_throw(s_.rejections()); }
   std::string metrics_text() const { return detail::value_or_throw(s_.metrics_text()); }

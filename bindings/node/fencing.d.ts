@@ -173,6 +173,8 @@ export declare class Store {
   failover(): Promise<bigint>
   /** Moves a manual clock (`?clock=manual`) forward. */
   advanceClock(ms: number): Promise<void>
+  /** One cheap round trip that changes nothing: resolves while the store answers and its schema is this build's; rejects with CLOSED once closed, BACKEND when unreachable or (kind `refused`) when its schema is older (run `fencing migrate`) or newer. */
+  ping(): Promise<void>
 
   metrics(): MetricsSnapshot
   /** The metrics in the Prometheus text format. */

@@ -332,6 +332,10 @@ class Store {
     return await this.#native.advanceClock(ms)
   }
 
+  async ping() {
+    return await this.#native.ping()
+  }
+
   metrics() {
     return this.#native.metrics()
   }
@@ -380,7 +384,7 @@ mapMethods(Store, ['open'])
 mapMethods(Store.prototype, [
   'nextToken', 'advanceCounter', 'acquire', 'acquireWait', 'renew', 'release', 'put', 'putSync',
   'fence', 'delete', 'apply', 'claim', 'get', 'list', 'fenceOf', 'status', 'failover', 'retire',
-  'advanceClock', 'events', 'watchRejections', 'close',
+  'advanceClock', 'ping', 'events', 'watchRejections', 'close',
 ])
 
 /**

@@ -141,6 +141,14 @@ export declare class NativeStore {
   failover(): Promise<bigint>
   /** Moves a manual clock (`?clock=manual`) forward. */
   advanceClock(ms: number): Promise<void>
+  /**
+   * One cheap round trip that changes nothing, for health checks:
+   * resolves while the store answers and its schema is this build's;
+   * rejects with CLOSED once closed, and with BACKEND when unreachable or
+   * (kind `refused`) when its schema is older (run `fencing migrate`) or
+   * newer.
+   */
+  ping(): Promise<void>
   metrics(): MetricsSnapshot
   metricsText(): string
   /**

@@ -100,12 +100,71 @@ pub enum Command {
     /// Create or upgrade the store's schema (deploy time) without opening a store, so that
     /// fencing.check / fencing_check work before any process opened it; idempotent
     Migrate(MigrateArgs),
+    /// Check that the store answers and its schema is this build's, without opening it (nothing
+    /// is created or migrated); prints `ok`. Exit 0, or 19 (BACKEND: unreachable, not a store,
+    /// schema older (run `fencing migrate`) or newer than this build's), 17 (INVALID_ARGUMENT:
+    /// a bad URL)
+    Health(HealthArgs),
+    /// Print a shell completion script for SHELL to stdout (e.g. `fencing completions bash >
+    /// /etc/bash_completion.d/fencing`)
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to stdout (e.g. `fencing man | man -l -`)
+    Man,
     /// Print this process's store metrics as Prometheus text (they count what this process did:
     /// for what other processes did, see `fencing events`)
     Metrics,
     /// Internal: one worker of `fencing demo`
     #[command(hide = true)]
     DemoWorker(DemoWorkerArgs),
+}
+
+/// `fencing completions SHELL`: the script clap_complete writes for the
+/// command as clap knows it, so it never lags behind a new verb.
+pub fn completions(args: &CompletionsArgs, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    let name = command.get_name().to_owned();
+    // clap_complete panics on a write error; write to memory first.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, name, &mut script);
+    out.write_all(&script)
+}
+
+/// `fencing man`: fencing(1), one page that documents every verb: clap_mangen
+/// renders one command per page, so each visible subcommand's synopsis,
+/// description and options follow as a section of their own, their headings
+/// turned into subsections (instead of a list of fencing-VERB(1) pages that
+/// nothing installs).
+pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    let page = clap_mangen::Man::new(command.clone());
+    page.render_title(out)?;
+    page.render_name_section(out)?;
+    page.render_synopsis_section(out)?;
+    page.render_description_section(out)?;
+    page.render_options_section(out)?;
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        writeln!(out, ".SH \"FENCING {}\"", sub.get_name().to_uppercase())?;
+        let page =
+            clap_mangen::Man::new(sub.clone().bin_name(format!("fencing {}", sub.get_name())));
+        let mut section = Vec::new();
+        page.render_synopsis_section(&mut section)?;
+        page.render_description_section(&mut section)?;
+        page.render_options_section(&mut section)?;
+        for line in String::from_utf8_lossy(&section).lines() {
+            match line.strip_prefix(".SH ") {
+                Some(heading) => writeln!(out, ".SS {heading}")?,
+                None => writeln!(out, "{line}")?,
+            }
+        }
+    }
+    // The top command's after_help is the exit status table.
+    let mut extra = Vec::new();
+    page.render_extra_section(&mut extra)?;
+    let extra = String::from_utf8_lossy(&extra).replace(".SH EXTRA", ".SH \"EXIT STATUS\"");
+    out.write_all(extra.as_bytes())?;
+    page.render_version_section(out)
 }
 
 /// Durations like `30s`, `500ms`, `2m`, `1h 30m`.
@@ -353,6 +412,20 @@ pub struct MigrateArgs {
     /// repeat for several roles
     #[arg(long, value_name = "ROLE")]
     pub worker_timeouts: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct HealthArgs {
+    /// The store to check [default: --url, $FENCING_URL, $FENCING_URL_FILE, else
+    /// sqlite:fencing.db]
+    #[arg(value_name = "STORE")]
+    pub store: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, powershell or elvish
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args, Debug)]

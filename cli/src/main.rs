@@ -25,17 +25,58 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     let json = cli.json;
+    // Neither needs a store: answered before the URL is looked for.
+    match &cli.command {
+        Command::Completions(args) => return print_to_stdout(|out| cli::completions(args, out)),
+        Command::Man => return print_to_stdout(cli::man),
+        _ => {}
+    }
+    // STORE names the store: neither --url nor the environment is read (a
+    // URL file that is missing then fails nothing). Both given: which one?
+    // (clap cannot tie a subcommand's argument to a global option.)
+    if let Command::Health(args) = &cli.command {
+        if args.store.is_some() {
+            let result = if cli.url.is_some() || cli.url_file.is_some() {
+                Err(Failure::invalid(
+                    "give the store once: as STORE or with --url/--url-file",
+                ))
+            } else {
+                verbs::main(None, json, cli.command)
+            };
+            return finish(result, json);
+        }
+    }
     let result = verbs::given_url(cli.url, cli.url_file).and_then(|url| match cli.command {
         Command::Demo(args) => demo::main(url.as_deref(), args),
         Command::DemoWorker(args) => demo::worker(url.as_deref(), args),
         Command::Run(args) => run::main(url.as_deref(), args),
         verb => verbs::main(url.as_deref(), json, verb),
     });
+    finish(result, json)
+}
+
+/// The command's status, or its failure reported and turned into one.
+fn finish(result: Result<u8, Failure>, json: bool) -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status),
         Err(failure) => {
             report(&failure, json);
             ExitCode::from(failure.exit_status())
+        }
+    }
+}
+
+/// `fencing completions` and `fencing man`: 0, or 1 when stdout fails.
+fn print_to_stdout(print: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match print(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            report(
+                &Failure::Other(format!("cannot write the result: {e}")),
+                false,
+            );
+            ExitCode::from(exit::OTHER)
         }
     }
 }

@@ -574,12 +574,29 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             }
             Out::new(out, plain)
         }
+        Command::Health(args) => {
+            let url = match &args.store {
+                Some(store) => text("the store URL", store)?,
+                None => url,
+            };
+            // Without opening: an open would migrate an older schema, and
+            // create a missing SQLite file, instead of reporting them.
+            fencing::ping(url)?;
+            Out::new(
+                json!({ "ok": true, "url": without_password(url) }),
+                line("ok"),
+            )
+        }
         Command::Metrics => {
             let store = open(url)?;
             let m = store.metrics();
             Out::new(output::metrics(&m), store.metrics_text())
         }
-        Command::Demo(_) | Command::Run(_) | Command::DemoWorker(_) => {
+        Command::Demo(_)
+        | Command::Run(_)
+        | Command::DemoWorker(_)
+        | Command::Completions(_)
+        | Command::Man => {
             unreachable!("dispatched in main")
         }
     })

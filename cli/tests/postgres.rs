@@ -220,3 +220,27 @@ fn lower_wedged_recovers_a_wedged_scope_as_the_owner() {
     assert_eq!(json["lowered_to"], "5");
     assert_eq!(fencing(&["next-token", "victim:1"]).text(), "6\n");
 }
+
+/// `fencing health` of a schema no fencing made yet is refused, and makes
+/// none (an open would have created it); after `fencing migrate`, ok.
+#[test]
+fn health_on_postgres_refuses_a_schema_never_migrated() {
+    let Some(url) = pg_url("cli_health") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let health = || {
+        let mut c = bare(dir.path());
+        c.args(["health", &url]);
+        run(c, None)
+    };
+    let out = health();
+    out.fails_with("BACKEND", 19);
+    assert!(out.stderr.contains("fencing migrate"), "{out:?}");
+    assert!(health().stderr.contains("no fencing tables"), "still none");
+    let mut c = bare(dir.path());
+    c.args(["--url", &url, "migrate"]);
+    assert_eq!(run(c, None).code, 0);
+    let out = health();
+    assert_eq!((out.code, out.text().as_str()), (0, "ok\n"), "{out:?}");
+}

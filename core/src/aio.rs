@@ -271,6 +271,12 @@ impl Store {
         off_executor(move || s.advance_clock(by)).await?
     }
 
+    /// [`crate::Store::ping`].
+    pub async fn ping(&self) -> Result<()> {
+        let s = self.inner.clone();
+        off_executor(move || s.ping()).await?
+    }
+
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.metrics()
     }

@@ -52,7 +52,7 @@ pub use keepalive::{LeaseEnd, LeaseGuard, LeaseWriter, OnLost, WorkOutcome};
 pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
 pub use rules::FAILOVER_STEP;
 pub use sqlstate::SQLSTATES;
-pub use store::{migrate, BackendKind, Store};
+pub use store::{migrate, ping, BackendKind, Store};
 pub use token::{parse_token_value, Token};
 pub use types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
 pub use url::{ClockKind, Options, StoreOptions};

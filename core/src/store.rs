@@ -92,6 +92,23 @@ pub fn migrate(url: &str) -> Result<()> {
     Store::migrate(url)
 }
 
+/// [`Store::ping`] of the store `url` names, without opening a store: so
+/// without what opening does to it (creating a missing SQLite file,
+/// migrating an older schema), for health checks from outside
+/// (`fencing health`). One connection, closed before it returns.
+/// `memory:` names no store to reach: `Ok` after the URL is checked.
+pub fn ping(url: &str) -> Result<()> {
+    match url::parse(url)? {
+        StoreOptions::Memory(_) => Ok(()),
+        #[cfg(feature = "sqlite")]
+        StoreOptions::Sqlite(sqlite) => {
+            Sqlite::ping(&sqlite.path, sqlite.synchronous, sqlite.busy_timeout)
+        }
+        #[cfg(feature = "postgres")]
+        StoreOptions::Postgres(pg) => Postgres::ping(&pg.target),
+    }
+}
+
 impl Store {
     /// Opens the store a URL names: `memory:`, `sqlite:PATH` or
     /// `postgres://...`, optionally with options
@@ -634,6 +651,16 @@ impl Store {
             limits::scope(s)?;
         }
         crate::RejectionWatch::new(self.clone(), scope)
+    }
+
+    /// One cheap round trip that changes nothing, for health checks: `Ok`
+    /// when the store answers and its schema is the one this build writes.
+    /// `CLOSED` once closed; `BACKEND` (kind `refused`) when the schema is
+    /// older (run `fencing migrate`) or newer than this build's, and the
+    /// backend's usual errors when it cannot be reached. `memory:` answers
+    /// while it is open.
+    pub fn ping(&self) -> Result<()> {
+        self.backend()?.ping()
     }
 
     pub fn metrics(&self) -> MetricsSnapshot {

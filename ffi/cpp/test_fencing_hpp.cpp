@@ -82,6 +82,7 @@ static void bad_input() {
   CHECK(store.get("q", "bin")->value.size() == 4);
   store.close();
   EXPECT_THROW(fencing::ClosedError, store.next_token("a"));
+  EXPECT_THROW(fencing::ClosedError, store.ping());
 }
 
 static void moves() {
@@ -110,6 +111,9 @@ static void nothrow_face() {
   CHECK(stale.error().current == 2);
   CHECK(stale.error().presented == 1);
   CHECK(fencing::status_name(stale.status()) == "STALE_TOKEN");
+  CHECK(s.ping().ok());
+  CHECK(s.close().ok());
+  CHECK(s.ping().status() == fencing::Status::Closed);
   auto bad = fencing::nothrow::Store::open("nosuch:");
   CHECK(!bad.ok() && bad.status() == fencing::Status::InvalidArgument);
   CHECK(!bad.error().message.empty());
@@ -124,6 +128,7 @@ static void whole_contract() {
   CHECK(store.advance_counter("c", 10) == 10);
   CHECK(store.advance_counter("c", 5) == 10);  // never lowered
   CHECK(store.next_token("c") == 11);
+  store.ping();  // memory: answers while open
 
   fencing::Lease a = store.acquire("s", "worker-a", 1000);
   CHECK(a.scope == "s");

@@ -505,6 +505,18 @@ pub extern "C" fn fencing_advance_clock(store: *const fencing_store, ms: u64) ->
     })
 }
 
+/// One cheap round trip that changes nothing, for health checks: OK when
+/// the store answers and its schema is the one this library writes. CLOSED
+/// once closed; BACKEND when it cannot be reached, or (kind "refused") when
+/// its schema is older (run `fencing migrate`) or newer than this library's.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_ping(store: *const fencing_store) -> fencing_status {
+    boundary(|| {
+        self::store(store)?.ping()?;
+        Ok(())
+    })
+}
+
 /// Writes a snapshot of the handle's counters to `*out`.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_metrics_snapshot(

@@ -441,6 +441,17 @@ static void test_fenced_store(void) {
   fencing_store_free(s);
 }
 
+/* ping: OK while open, CLOSED after close, a NULL handle refused. */
+static void test_ping(void) {
+  fencing_store *s = open_store("");
+  CHECK_OK(fencing_ping(s));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_ping(NULL));
+  CHECK(strstr(last().message, "store") != NULL);
+  CHECK_OK(fencing_store_close(s));
+  CHECK_STATUS(FENCING_CLOSED, fencing_ping(s));
+  fencing_store_free(s);
+}
+
 static void test_options(void) {
   /* strict: a token writes once; lazy fencing: the old holder writes on. */
   fencing_store *s = open_store("strict=true");
@@ -510,6 +521,7 @@ int main(int argc, char **argv) {
   test_leases();
   test_fenced_store();
   test_receipts_are_optional();
+  test_ping();
   test_options();
   cleanup_db();
   printf("api on %s: ", backend);

@@ -485,6 +485,7 @@ static void bad_misc(void) {
   POISON(rej);
   REFUSED(FENCING_NULL_PARAMETER, fencing_store_close(NULL));
   REFUSED(FENCING_NULL_PARAMETER, fencing_advance_clock(NULL, 1));
+  REFUSED(FENCING_NULL_PARAMETER, fencing_ping(NULL));
   REFUSED(FENCING_NULL_PARAMETER, fencing_metrics_snapshot(NULL, &m));
   REFUSED(FENCING_NULL_PARAMETER, fencing_metrics_snapshot(s, NULL));
   REFUSED(FENCING_NULL_PARAMETER, fencing_rejections(NULL, &l));

@@ -635,6 +635,16 @@ impl NativeStore {
 
     // ----- observability -----
 
+    /// One cheap round trip that changes nothing, for health checks:
+    /// resolves while the store answers and its schema is this build's;
+    /// rejects with CLOSED once closed, and with BACKEND when unreachable or
+    /// (kind `refused`) when its schema is older (run `fencing migrate`) or
+    /// newer.
+    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    pub fn ping<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        self.call(env, || Ok(()), |s, ()| s.ping(), |()| ())
+    }
+
     #[napi(catch_unwind)]
     pub fn metrics(&self) -> MetricsSnapshot {
         self.metrics_core().into()

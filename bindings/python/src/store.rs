@@ -528,6 +528,14 @@ impl Store {
 
     // ----- observability -----
 
+    /// One cheap round trip that changes nothing, for health checks: returns
+    /// while the store answers and its schema is this build's. ``ClosedError``
+    /// once closed; ``BackendError`` when unreachable, or (kind ``refused``)
+    /// when its schema is older (run ``fencing migrate``) or newer.
+    fn ping(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.inner.ping()).py(py)
+    }
+
     /// This handle's counters (ints, by name), plus ``rejections``: the last
     /// 64 fence rejections as dicts (code, scope, key, presented, current,
     /// seq, holder, at). Never any values.

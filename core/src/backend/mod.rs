@@ -58,6 +58,9 @@ pub(crate) trait Backend: Send + Sync {
     /// or of all).
     fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events>;
     fn advance_clock(&self, by: Duration) -> Result<()>;
+    /// One cheap round trip that changes nothing: `Ok` when the store
+    /// answers and its schema is the one this build writes.
+    fn ping(&self) -> Result<()>;
     /// The owner's recovery of a wedged scope (`rules::lowered_wedge`):
     /// counter and fence down to `bound`, sealed, the lease ended. A backend
     /// that has no such recovery yet refuses.

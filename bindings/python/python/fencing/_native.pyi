@@ -425,6 +425,11 @@ class Store:
         that base: every token at or below it is stale."""
     def advance_clock(self, by: _Seconds) -> None:
         """Moves a manual clock (``?clock=manual``) forward by ``by`` seconds; for tests."""
+    def ping(self) -> None:
+        """One cheap round trip that changes nothing, for health checks: returns while the
+        store answers and its schema is this build's. ``ClosedError`` once closed;
+        ``BackendError`` when unreachable, or (kind ``refused``) when its schema is older (run
+        ``fencing migrate``) or newer."""
     def metrics(self) -> Dict[str, Any]:
         """The handle's counters and its last rejections, as a dict."""
     def metrics_text(self) -> str:

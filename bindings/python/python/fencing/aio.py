@@ -555,6 +555,10 @@ class Store:
         """Moves a manual clock forward (``?clock=manual``)."""
         await _run(self._store.advance_clock, by)
 
+    async def ping(self) -> None:
+        """One cheap round trip that changes nothing (see ``Store.ping``)."""
+        await _run(self._store.ping)
+
     async def metrics(self) -> Dict[str, Any]:
         """This handle's counters and recent rejections."""
         return await _run(self._store.metrics)

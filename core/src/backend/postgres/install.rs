@@ -96,6 +96,44 @@ async fn installed(client: &impl GenericClient, quoted: &str) -> Result<Option<(
     }
 }
 
+fn newer(schema: &str, current: i32) -> Error {
+    Error::backend(
+        BackendErrorKind::Refused,
+        format!(
+            "postgres: schema {schema:?} has version {current}, written by a newer fencing; \
+             this build knows versions up to {LATEST}"
+        ),
+    )
+}
+
+/// `Store::ping`: the schema is the one this build writes. Newer is
+/// `migrate`'s own refusal; older (a schema restored or dropped under the
+/// open store) is left to a migration, which a ping never runs.
+pub(super) async fn refuse_unless_current(
+    client: &impl GenericClient,
+    schema: &str,
+    quoted: &str,
+) -> Result<()> {
+    let current = schema_version(client, schema, quoted).await?;
+    if current > LATEST {
+        return Err(newer(schema, current));
+    }
+    if current < LATEST {
+        let has = match current {
+            ..0 => "no fencing tables".to_owned(),
+            _ => format!("version {current}"),
+        };
+        return Err(Error::backend(
+            BackendErrorKind::Refused,
+            format!(
+                "postgres: schema {schema:?} has {has}, older than this build's {LATEST}: run \
+                 `fencing migrate` on it"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(super) async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> Result<()> {
     let functions = Functions::ours();
     if schema_version(client, schema, quoted).await? == LATEST
@@ -113,13 +151,7 @@ pub(super) async fn migrate(client: &mut Client, schema: &str, quoted: &str) -> 
     .map_err(db)?;
     let current = schema_version(&tx, schema, quoted).await?;
     if current > LATEST {
-        return Err(Error::backend(
-            BackendErrorKind::Refused,
-            format!(
-                "postgres: schema {schema:?} has version {current}, written by a newer fencing; \
-             this build knows versions up to {LATEST}"
-            ),
-        ));
+        return Err(newer(schema, current));
     }
     if current < 0 {
         // A schema someone else made is not ours to take over.

@@ -191,6 +191,9 @@ pub(crate) struct Postgres {
     /// Unnamed statements only (`pooler=transaction`).
     unnamed: bool,
     mode: Mode,
+    /// The schema's name, and quoted for SQL text (`ping`).
+    schema: String,
+    quoted: String,
 }
 
 /// A statement's parameters paired with their declared types.
@@ -264,6 +267,28 @@ impl Postgres {
         pool.with("migrate", async |c| {
             Ok(install::migrate(&mut c.client, schema, &quoted).await)
         })?
+    }
+
+    /// `Store::ping` of the schema, on one connection that is then closed:
+    /// no store is opened and nothing is migrated (`fencing health`).
+    pub fn ping(target: &PostgresTarget) -> Result<()> {
+        let schema = target.schema.as_str();
+        let mut config = driver_config(&target.url, target.call_timeout)?;
+        config.ssl_mode(tls::driver_mode(target.tls.mode, config.get_hosts()));
+        let quoted = format!("\"{schema}\"");
+        let pool = Pool::new(
+            config,
+            tls::connector(&target.tls)?,
+            target.pooler == Pooler::None,
+            target.sync_replication,
+            1,
+            target.call_timeout,
+        )?;
+        let out = pool.with("ping", async |c| {
+            Ok(install::refuse_unless_current(&c.client, schema, &quoted).await)
+        });
+        pool.close();
+        out?
     }
 
     /// Sets the worker time limits on `role` (`crate::worker_role`), on one
@@ -346,6 +371,8 @@ impl Postgres {
             holders_sql: lock_wait::HOLDERS.replace("@schema@", &quoted),
             unnamed: target.pooler == Pooler::Transaction,
             mode,
+            schema: schema.to_owned(),
+            quoted,
         })
     }
 
@@ -694,6 +721,14 @@ impl Backend for Postgres {
             ));
         }
         Ok(())
+    }
+
+    fn ping(&self) -> Result<()> {
+        self.pool.with("ping", async |c| {
+            // A schema that is not current is the ping's answer, not a
+            // failure of the connection.
+            Ok(install::refuse_unless_current(&c.client, &self.schema, &self.quoted).await)
+        })?
     }
 
     fn close(&self) {

@@ -207,6 +207,17 @@ impl Sqlite {
         use_wal(&conn, busy_timeout)
     }
 
+    /// `Store::ping` of the file, without opening a store: no file is
+    /// created and no schema migrated (`fencing health`).
+    pub fn ping(path: &Path, synchronous: Synchronous, busy_timeout: Duration) -> Result<()> {
+        let settings = Settings {
+            path: path.to_owned(),
+            synchronous,
+            busy_timeout,
+        };
+        newer::refuse_unless_current(&settings.connect()?).map_err(|e| e.at(path.display()))
+    }
+
     pub fn open(
         path: &Path,
         synchronous: Synchronous,
@@ -502,13 +513,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(backend)?;
     if version > SCHEMA_VERSION {
-        return Err(Error::backend(
-            BackendErrorKind::Refused,
-            format!(
-                "sqlite: the file has schema version {version}, written by a newer fencing; \
-                 this build knows versions up to {SCHEMA_VERSION}"
-            ),
-        ));
+        return Err(newer::file_refused(version));
     }
     let file = schema::read(&tx)?;
     if version == 0 {
@@ -1117,6 +1122,10 @@ impl Backend for Sqlite {
                 last_writes,
             })
         })
+    }
+
+    fn ping(&self) -> Result<()> {
+        self.read_tx(newer::refuse_unless_current)
     }
 
     fn advance_clock(&self, by: Duration) -> Result<()> {
