@@ -45,7 +45,11 @@ pub fn install(py: Python<'_>) -> PyResult<()> {
     if RESET.get().is_some() {
         return Ok(());
     }
-    let logger = Logger::new(py, Caching::LoggersAndLevels)?.filter(LevelFilter::Debug);
+    // Only fencing's own records: the PostgreSQL driver logs statements'
+    // parameters (values) at DEBUG.
+    let logger = Logger::new(py, Caching::LoggersAndLevels)?
+        .filter(LevelFilter::Off)
+        .filter_target("fencing".to_owned(), LevelFilter::Debug);
     let reset = logger.reset_handle();
     if log::set_boxed_logger(Box::new(Bridge(logger))).is_ok() {
         log::set_max_level(LevelFilter::Debug);
