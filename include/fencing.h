@@ -99,6 +99,33 @@
 #define FENCING_TOKEN_TEXT_CAPACITY 20
 
 /**
+ * An error: the library cannot do what it was asked (none yet).
+ */
+#define FENCING_LOG_ERROR 1
+
+/**
+ * Something an operator should look at: a stale or out-of-order
+ * rejection, a lease the keep-alive lost, a renewal that failed, a
+ * failover step, a lost PostgreSQL connection.
+ */
+#define FENCING_LOG_WARN 2
+
+/**
+ * A PostgreSQL reconnect. Quiet at this level in normal operation.
+ */
+#define FENCING_LOG_INFO 3
+
+/**
+ * Normal operation: acquisitions, renewals, releases, renewal retries.
+ */
+#define FENCING_LOG_DEBUG 4
+
+/**
+ * Reserved for finer detail (none yet).
+ */
+#define FENCING_LOG_TRACE 5
+
+/**
  * `fencing_op.kind`: store `value` under `key`.
  */
 #define FENCING_OP_PUT 1
@@ -412,6 +439,17 @@ typedef struct fencing_lease {
    */
   char scope[FENCING_SCOPE_CAPACITY];
 } fencing_lease;
+
+/**
+ * Receives one log record: `level` 1 (`FENCING_LOG_ERROR`) to 5
+ * (`FENCING_LOG_TRACE`), `message` the record's NUL-terminated UTF-8 text
+ * (fields as `name=value`; scopes, tokens, holders and keys, never a value
+ * or a password), valid only during the call; `user_data` what
+ * `fencing_set_log_callback` was given. Called on the thread that logged:
+ * the caller's, or a keep-alive's. It must return promptly and must not
+ * unwind (a C++ exception); fencing calls it makes log nothing.
+ */
+typedef void (*fencing_log_callback)(uint32_t level, const char *message, void *user_data);
 
 /**
  * One rejected fenced operation (STALE_TOKEN or SEQUENCE_OUT_OF_ORDER).
@@ -741,6 +779,27 @@ fencing_status fencing_hold_finish(struct fencing_hold *hold,
  * deadline (docs/semantics.md, "Ending a held lease").
  */
 void fencing_hold_free(struct fencing_hold *hold);
+
+/**
+ * Sends the library's log records of level `max_level` or more severe
+ * (`FENCING_LOG_WARN` for what needs attention, `FENCING_LOG_INFO` adds
+ * reconnects, `FENCING_LOG_DEBUG` every acquisition, renewal and release)
+ * to `callback` with `user_data`, replacing any callback set before. A
+ * NULL `callback` or a `max_level` of 0 turns logging off (the default);
+ * a `max_level` above 5 means 5.
+ *
+ * Thread-safe; the callback may be called from any thread, at once from
+ * several, so `user_data` must be usable from all of them. When this call
+ * returns, the previous callback is no longer running and is never called
+ * again. It must not be called from inside the callback (INVALID_ARGUMENT).
+ *
+ * Fails with INVALID_ARGUMENT also when the process already has another
+ * Rust `log` logger in this copy of the library (a Rust program linking
+ * the static library and installing its own); logs then go there.
+ */
+fencing_status fencing_set_log_callback(fencing_log_callback callback,
+                                        uint32_t max_level,
+                                        void *user_data);
 
 /**
  * The entry's value: `fencing_entry_value_len` bytes, valid until the entry

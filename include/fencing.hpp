@@ -34,6 +34,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -933,6 +934,45 @@ inline Result<std::optional<Error>> error_from_sqlstate(std::string_view sqlstat
   return std::optional<Error>(detail::last_error(st));
 }
 
+/// Receives one of the library's log records: `level` FENCING_LOG_ERROR (1)
+/// .. FENCING_LOG_TRACE (5), `message` valid only during the call. Called on
+/// the thread that logged (the caller's or a keep-alive's), possibly on
+/// several at once; it must return promptly and must not throw (the call
+/// is noexcept: an exception ends the program).
+using LogCallback = std::function<void(std::uint32_t level, std::string_view message)>;
+
+namespace log_detail {
+
+inline thread_local bool in_log_callback = false;
+
+inline void log_trampoline(std::uint32_t level, const char *message, void *user_data) noexcept {
+  in_log_callback = true;
+  (*static_cast<LogCallback *>(user_data))(level, message);
+  in_log_callback = false;
+}
+
+/// The callback the library holds, kept until the library let it go.
+inline std::unique_ptr<LogCallback> log_callback;
+inline std::mutex log_callback_lock;
+
+}  // namespace log_detail
+
+/// fencing_set_log_callback: records of level `max_level` or more severe
+/// to `callback` (empty: off). When it returns, the previous callback is
+/// not running and has been freed. InvalidArgument from inside a callback.
+inline Result<std::monostate> set_log_callback(LogCallback callback,
+                                               std::uint32_t max_level = FENCING_LOG_INFO) {
+  // Checked before the lock: a callback waiting for it could wait for ever
+  // on a thread that, holding it, waits for the callback to return.
+  if (log_detail::in_log_callback) return fencing::detail::invalid_argument("set_log_callback called from inside the log callback");
+  std::lock_guard<std::mutex> lock(log_detail::log_callback_lock);
+  auto next = callback ? std::make_unique<LogCallback>(std::move(callback)) : nullptr;
+  fencing_status st = fencing_set_log_callback(next ? log_detail::log_trampoline : nullptr, max_level, next.get());
+  if (st != FENCING_OK) return fencing::detail::last_error(st);
+  log_detail::log_callback = std::move(next);
+  return std::monostate{};
+}
+
 }  // namespace nothrow
 
 #ifdef FENCING_HPP_EXCEPTIONS
@@ -1189,6 +1229,10 @@ class Store {
 };
 
 inline void migrate(std::string_view url) { detail::value_or_throw(nothrow::migrate(url)); }
+using nothrow::LogCallback;
+inline void set_log_callback(LogCallback callback, std::uint32_t max_level = FENCING_LOG_INFO) {
+  detail::value_or_throw(nothrow::set_log_callback(std::move(callback), max_level));
+}
 inline std::uint64_t token_parse(std::string_view text) { return detail::value_or_throw(nothrow::token_parse(text)); }
 inline std::string token_format(std::uint64_t value) { return detail::value_or_throw(nothrow::token_format(value)); }
 /// The rejection as an Error (throw_error(*e) throws its class), or nullopt.

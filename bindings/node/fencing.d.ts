@@ -60,6 +60,29 @@ export type Value = Buffer | Uint8Array | string
 /** The greatest token, 2^63-1. */
 export declare const MAX_TOKEN: bigint
 
+/** A level of the core's logs, most severe first (`'off'`: none). */
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
+
+/**
+ * What the package publishes on `diagnostics_channel.channel('fencing:log')`
+ * for each of the core's log records: `target` is `'fencing'`, `message`
+ * the event and its fields as `name=value` (scopes, tokens, holders and
+ * keys, never a value or a password).
+ */
+export interface LogRecord {
+  level: Exclude<LogLevel, 'off'>
+  target: string
+  message: string
+}
+
+/**
+ * Which records reach `fencing:log`, for the whole process: `'info'` by
+ * default (what needs attention, and reconnects; normal operation is
+ * silent), `'debug'` adds every acquisition, renewal and release.
+ * RangeError (INVALID_ARGUMENT) for anything else.
+ */
+export declare function setLogLevel(level: LogLevel): void
+
 /** Parses the token text form (canonical decimal): `parseToken('42') === 42n`. */
 export declare function parseToken(text: string): bigint
 

@@ -728,6 +728,44 @@ function fromSqliteError(err) {
   return errorFromSqliteMessage(err.message)
 }
 
+// ----- logs -----
+
+// The core's log records (docs/operations.md, "Logs") are published on
+// diagnostics_channel `fencing:log` as `{ level, target, message }`:
+// subscribing is all a user does. The native callback is registered at
+// load (diagnostics_channel cannot tell when a subscriber arrives), at
+// `info`, where normal operation is silent; it never keeps the process
+// alive. One process-wide level; records reach every thread that loaded
+// the package.
+const logChannel = require('node:diagnostics_channel').channel('fencing:log')
+const LOG_LEVELS = ['off', 'error', 'warn', 'info', 'debug', 'trace']
+const logQueue = native.setLogCallback(publishLogs, LOG_LEVELS.indexOf('info'))
+function publishLogs() {
+  for (const [level, target, message] of logQueue.take()) {
+    if (logChannel.hasSubscribers) logChannel.publish({ level: LOG_LEVELS[level], target, message })
+  }
+}
+// The wake-up is weak: what was logged just before the loop empties (an
+// inline `memory:` call's warning) is published here.
+process.on('beforeExit', publishLogs)
+
+/**
+ * Which records reach `fencing:log`: `'off'`, `'error'`, `'warn'`,
+ * `'info'` (the default: reconnects and everything that needs attention)
+ * `'debug'` (every acquisition, renewal and release) or `'trace'`. For the
+ * whole process.
+ */
+function setLogLevel(level) {
+  const n = LOG_LEVELS.indexOf(level)
+  if (typeof level !== 'string' || n < 0) {
+    const e = new RangeError(`log level must be one of ${LOG_LEVELS.join(', ')}, got ${String(level)}`)
+    e.code = 'INVALID_ARGUMENT'
+    Object.defineProperty(e, kFencing, { value: true })
+    throw e
+  }
+  native.setLogLevel(n)
+}
+
 // Names only, no expressions: Node reads them from this literal for
 // fencing.mjs's named exports (`export *` of a CommonJS module).
 const MAX_TOKEN = native.MAX_TOKEN
@@ -744,6 +782,7 @@ module.exports = {
   fromPostgresError,
   errorFromSqliteMessage,
   fromSqliteError,
+  setLogLevel,
   MAX_TOKEN,
   FencingError,
   StaleTokenError,

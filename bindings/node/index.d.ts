@@ -76,6 +76,15 @@ export declare class NativeKeepAlive {
   unref(): void
 }
 
+/** One thread's records, taken on that thread. */
+export declare class NativeLogQueue {
+  /**
+   * The records logged since the last call, oldest first, as
+   * `[level, target, message]`.
+   */
+  take(): Array<[number, string, string]>
+}
+
 export declare class NativeRejectionWatch {
   /**
    * Waits until a rejection is pending or `cancel` fires; resolves
@@ -442,6 +451,22 @@ export interface ScopeStatus {
   lease: Lease | null
   entries: bigint
 }
+
+/**
+ * Registers this thread for the records up to `maxLevel` (1 error .. 5
+ * trace, 0 none; for the whole process): `wake()` is called (weakly: it
+ * never keeps the thread alive) when there are records to `take()` from
+ * the queue returned. A record logged on this very thread (an inline
+ * `memory:` call) waits in the queue until then, or until the thread
+ * takes it itself, say before it exits.
+ */
+export declare function setLogCallback(wake: () => void, maxLevel: number): NativeLogQueue
+
+/**
+ * The process's level: records up to `maxLevel` (1 error .. 5 trace, 0
+ * none) go to the registered threads.
+ */
+export declare function setLogLevel(maxLevel: number): void
 
 /**
  * A token going in: a `bigint`, canonical decimal text (`'42'`), or a

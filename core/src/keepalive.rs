@@ -42,6 +42,8 @@ struct State {
     last_lateness: Duration,
     /// The process whose threads keep the lease alive.
     pid: u32,
+    /// The loss was logged (once, by whoever sees it first).
+    logged: bool,
 }
 
 impl State {
@@ -63,6 +65,32 @@ impl State {
             });
         }
         self.lost.clone()
+    }
+
+    /// The loss, once, for the log: called with the state locked, logged
+    /// after it is unlocked ([`log_lost`]).
+    fn unlogged_loss(&mut self) -> Option<(Lease, Error)> {
+        if self.logged || self.forked() {
+            return None;
+        }
+        let lost = self.lost.clone()?;
+        self.logged = true;
+        Some((self.lease.clone(), lost))
+    }
+}
+
+/// Logs a lost lease. Never with the state locked: a log handler may block
+/// (Python's takes the GIL, whose holder may be waiting for that lock).
+fn log_lost(loss: Option<(Lease, Error)>) {
+    if let Some((lease, error)) = loss {
+        tracing::warn!(
+            target: "fencing",
+            scope = lease.scope.as_str(),
+            token = lease.token.get(),
+            holder = lease.holder.as_str(),
+            reason = error.code().as_str(),
+            "lease lost: {error}"
+        );
     }
 }
 
@@ -123,6 +151,7 @@ impl LeaseGuard {
                 calling: false,
                 last_lateness: Duration::ZERO,
                 pid: std::process::id(),
+                logged: false,
             }),
             wake: Condvar::new(),
         });
@@ -229,8 +258,11 @@ impl LeaseGuard {
             }
         }
         let lease = s.lease.clone();
+        // A loss the watchdog had no time to log (it stops at `ended`).
+        let loss = s.unlogged_loss();
         drop(s);
         drop(on_lost);
+        log_lost(loss);
         Some(Ended { lease, lost })
     }
 }

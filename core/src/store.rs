@@ -279,7 +279,10 @@ impl Store {
         limits::ttl(ttl)?;
         let result = self.backend()?.acquire(scope, holder, ttl);
         match &result {
-            Ok(_) => self.inner.metrics.lease_acquired(),
+            Ok(lease) => {
+                self.inner.metrics.lease_acquired();
+                tracing::debug!(target: "fencing", scope, token = lease.token.get(), holder, "lease acquired");
+            }
             Err(Error::LeaseHeld { .. }) => self.inner.metrics.acquire_conflict(),
             Err(_) => {}
         }
@@ -361,6 +364,16 @@ impl Store {
         limits::ttl(ttl)?;
         let result = self.backend()?.renew(scope, token, ttl);
         self.inner.metrics.renewal(result.is_ok());
+        // Normal operation: a renewal the keep-alive could not make is its
+        // own WARN (keepalive/threads.rs); a caller's own renew answers it.
+        match &result {
+            Ok(_) => {
+                tracing::debug!(target: "fencing", scope, token = token.get(), "lease renewed")
+            }
+            Err(e) => {
+                tracing::debug!(target: "fencing", scope, token = token.get(), code = e.code().as_str(), "renewal refused")
+            }
+        }
         result
     }
 
@@ -372,6 +385,7 @@ impl Store {
         if released {
             self.inner.metrics.release();
         }
+        tracing::debug!(target: "fencing", scope, token = token.get(), released, "lease release");
         Ok(released)
     }
 
@@ -615,7 +629,14 @@ impl Store {
     ///
     /// [`FAILOVER_STEP`]: crate::FAILOVER_STEP
     pub fn failover(&self) -> Result<u64> {
-        self.backend()?.failover()
+        let base = self.backend()?.failover()?;
+        tracing::warn!(
+            target: "fencing",
+            store = self.location(),
+            base,
+            "failover step taken: every lease ended, every token at or below the base is stale"
+        );
+        Ok(base)
     }
 
     /// Moves a manual clock forward (`?clock=manual` only).
@@ -690,6 +711,19 @@ impl Store {
             Error::VersionMismatch { .. } => return metrics.version_conflict(),
             _ => return,
         };
+        // The one place every stale or out-of-order refusal passes: names
+        // the scope, the tokens, the holder and the key, never a value.
+        tracing::warn!(
+            target: "fencing",
+            code = error.code().as_str(),
+            scope,
+            presented = fence.token.get(),
+            current,
+            seq = fence.seq,
+            holder = fence.holder.as_deref(),
+            key,
+            "fenced operation rejected"
+        );
         metrics.reject(Rejection {
             code: error.code(),
             scope: scope.to_owned(),

@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 
@@ -214,7 +216,33 @@ static void whole_contract() {
   guard.finish();
 }
 
+// set_log_callback: a stale put reaches the callback as one WARN naming the
+// scope, never the value; an empty callback turns logging off.
+static void logs() {
+  std::vector<std::pair<std::uint32_t, std::string>> seen;
+  std::mutex lock;
+  fencing::set_log_callback([&](std::uint32_t level, std::string_view message) {
+    std::lock_guard<std::mutex> hold(lock);
+    seen.emplace_back(level, std::string(message));
+  });
+  auto store = fencing::Store::open("memory:");
+  auto a = store.acquire("cpp-log", "worker-a", 30000);
+  store.release("cpp-log", a.token);
+  store.acquire("cpp-log", "worker-b", 30000);
+  EXPECT_THROW(fencing::StaleTokenError, store.put("cpp-log", "k", "SECRET-VALUE", fencing::Fence{a.token}));
+  fencing::set_log_callback(nullptr);
+  CHECK(seen.size() == 1);
+  if (!seen.empty()) {
+    CHECK(seen[0].first == FENCING_LOG_WARN);
+    CHECK(seen[0].second.find("scope=\"cpp-log\"") != std::string::npos);
+    CHECK(seen[0].second.find("SECRET") == std::string::npos);
+  }
+  EXPECT_THROW(fencing::StaleTokenError, store.put("cpp-log", "k", "SECRET-VALUE", fencing::Fence{a.token}));
+  CHECK(seen.size() == 1);
+}
+
 int main() {
+  logs();
   paused_worker();
   whole_contract();
   bad_input();

@@ -18,6 +18,7 @@ mod boundary;
 mod cancel;
 mod events;
 mod hold;
+mod log;
 mod results;
 mod sqlite_check;
 mod sqlstate;
@@ -34,6 +35,7 @@ pub use boundary::{
 pub use events::*;
 pub use hold::*;
 pub use hold_write::*;
+pub use log::*;
 pub use results::*;
 pub use sqlite_check::fencing_error_from_sqlite;
 pub use sqlstate::fencing_error_from_sqlstate;

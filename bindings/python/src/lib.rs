@@ -19,6 +19,8 @@ mod errors;
 #[cfg(feature = "python")]
 mod keepalive;
 #[cfg(feature = "python")]
+mod logs;
+#[cfg(feature = "python")]
 mod sqlite_check;
 #[cfg(feature = "python")]
 mod sqlstate;
@@ -41,6 +43,8 @@ mod _native {
     use crate::errors::error_schema;
     #[pymodule_export]
     use crate::keepalive::KeepAlive;
+    #[pymodule_export]
+    use crate::logs::reset_log_cache;
     #[pymodule_export]
     use crate::sqlite_check::error_from_sqlite_message;
     #[pymodule_export]
@@ -83,6 +87,8 @@ mod _native {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        // The core's logs go to `logging.getLogger("fencing")` from import on.
+        crate::logs::install(m.py())?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use super::{Shared, State};
+use super::{log_lost, Shared, State};
 use crate::error::Error;
 use crate::rules::ttl_ms;
 use crate::store::Store;
@@ -67,11 +67,15 @@ fn watch(shared: &Shared) {
         let left = s.deadline.saturating_duration_since(Instant::now());
         s = shared.wait(s, left);
     };
+    let loss = s.unlogged_loss();
     let Some(on_lost) = s.on_lost.take() else {
+        drop(s);
+        log_lost(loss);
         return;
     };
     s.calling = true;
     drop(s);
+    log_lost(loss);
     // Cleared even if the callback panics, so that ending the guard does
     // not wait forever.
     let _calling = Calling(shared);
@@ -90,6 +94,8 @@ impl Drop for Calling<'_> {
 fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
     let mut s = shared.lock();
     let ttl = s.lease.ttl;
+    // Renewals that failed in a row, for the log.
+    let mut failures = 0u32;
     loop {
         if s.ended {
             return;
@@ -122,11 +128,15 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
         }
         let (scope, token) = (s.lease.scope.clone(), s.lease.token);
         drop(s);
+        if failures > 0 {
+            tracing::debug!(target: "fencing", scope, token = token.get(), attempt = failures + 1, "retrying lease renewal");
+        }
         let sent = Instant::now();
         let result = store.renew(&scope, token, ttl);
         s = shared.lock();
         match result {
             Ok(lease) => {
+                failures = 0;
                 if gave_up(&mut s) {
                     // Too late: the holder ended the guard or was told the
                     // lease is gone. A lost guard releases nothing, so do
@@ -153,7 +163,25 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
             }
             // Transient (a backend hiccup): retried at the next tick; the
             // watchdog ends it if the deadline passes first.
-            Err(_) => due = Instant::now() + interval(&s.lease),
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                let retry_in = interval(&s.lease);
+                due = Instant::now() + retry_in;
+                let left = s.deadline.saturating_duration_since(Instant::now());
+                let holder = s.lease.holder.clone();
+                drop(s);
+                tracing::warn!(
+                    target: "fencing",
+                    scope,
+                    token = token.get(),
+                    holder = holder.as_str(),
+                    failures,
+                    retry_in_ms = retry_in.as_millis() as u64,
+                    lease_left_ms = left.as_millis() as u64,
+                    "lease renewal failed: {e}"
+                );
+                s = shared.lock();
+            }
         }
     }
 }

@@ -15,6 +15,10 @@ greatest it has accepted::
 The work is done by the Rust core (``fencing._native``); the GIL is released
 during every call, so threads share one ``Store``. ``fencing.aio`` offers the
 same API to asyncio code.
+
+The core logs to the standard ``logging`` module, logger ``"fencing"``: a
+WARNING for every stale rejection, lost lease, failed renewal and failover
+step, DEBUG for normal operation (docs/operations.md, "Logs").
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from ._native import (
     migrate,
     open,
     parse_token,
+    reset_log_cache,
 )
 from ._postgres import from_postgres_error
 from ._sqlite import from_sqlite_error
@@ -107,4 +112,5 @@ __all__ = [
     "migrate",
     "open",
     "parse_token",
+    "reset_log_cache",
 ]

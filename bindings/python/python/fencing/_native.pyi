@@ -66,6 +66,11 @@ def migrate(url: str) -> None:
 def parse_token(text: str) -> int:
     """Parses a token's canonical decimal text (``"42"`` -> 42)."""
 
+def reset_log_cache() -> None:
+    """Makes fencing read the levels of the ``logging`` logger ``"fencing"``
+    again: it caches them when it first logs, so call this after changing
+    the ``logging`` configuration later than that."""
+
 def error_schema() -> List[Tuple[str, str, List[Tuple[str, str]]]]:
     """The core's error codes and their details, from which the exceptions'
     classes and attributes follow: ``[(code, class name, [(attribute,

@@ -67,6 +67,9 @@ struct State {
     closed: bool,
     /// The process the connections belong to.
     pid: u32,
+    /// A connection failed and the pool was emptied: the next connection
+    /// made is a reconnect, logged at INFO.
+    reconnecting: bool,
 }
 
 pub(crate) struct Pool {
@@ -109,6 +112,7 @@ impl Pool {
                 open: 0,
                 closed: false,
                 pid: std::process::id(),
+                reconnecting: false,
             }),
             freed: Condvar::new(),
             runtime: Mutex::new(Arc::new(Runtime::start()?)),
@@ -149,6 +153,19 @@ impl Pool {
         }
         if conn.client.is_closed() || matches!(&out, Err(e) if is_connection_failure(e)) {
             self.discard(conn);
+            let cause = match &out {
+                Err(e) => describe(e, Kind::Unreachable).1,
+                Ok(_) => "the connection closed".to_owned(),
+            };
+            // A read-only server (25006) is an old primary that came back
+            // as a standby: a failover happened.
+            tracing::warn!(
+                target: "fencing",
+                server = endpoints(&self.config),
+                call = what,
+                "postgres: connection lost ({cause}); the pool is emptied and the next call \
+                 reconnects"
+            );
         } else {
             self.checkin(conn);
         }
@@ -291,7 +308,7 @@ impl Pool {
             }
         }
         if !self.pin_session {
-            return Ok(conn);
+            return Ok(self.connected(conn));
         }
         let server_timeout = session::server_timeout(self.call_timeout);
         match wait(
@@ -303,8 +320,21 @@ impl Pool {
                 Err(self.connect_timed_out())
             }
             Some(Err(e)) => Err(self.unreachable(e)),
-            Some(Ok(())) => Ok(conn),
+            Some(Ok(())) => Ok(self.connected(conn)),
         }
+    }
+
+    /// A connection made: a reconnect after a loss is logged at INFO, the
+    /// pool's ordinary growth at DEBUG.
+    fn connected(&self, conn: Conn) -> Conn {
+        let reconnect = std::mem::take(&mut self.lock().reconnecting);
+        let server = endpoints(&self.config);
+        if reconnect {
+            tracing::info!(target: "fencing", server, "postgres: reconnected");
+        } else {
+            tracing::debug!(target: "fencing", server, "postgres: connected");
+        }
+        conn
     }
 
     /// With `sync_replication=required`, a server that would commit without
@@ -359,6 +389,7 @@ impl Pool {
         let mut state = self.lock();
         let stale = std::mem::take(&mut state.idle);
         state.open -= 1 + stale.len();
+        state.reconnecting = true;
         drop(state);
         drop(stale);
         self.freed.notify_all();

@@ -136,8 +136,17 @@ pub(super) fn enter(
         if has_moved(tx)? {
             return Err(moved(path));
         }
-        step(tx, old.map_or(0, |r| r.mark))?;
+        let base = step(tx, old.map_or(0, |r| r.mark))?;
         record(tx, here)?;
+        // Logged before the commit that makes it final: a step that rolls
+        // back is taken again by the next write, and logged again.
+        tracing::warn!(
+            target: "fencing",
+            store = %path.display(),
+            base,
+            "sqlite: the store file holds a restored, copied or moved history: failover \
+             step taken, every lease ended, every token at or below the base is stale"
+        );
         // Past every number the lost history used, so that any other copy
         // of it, a newer backup included, is behind the sidecar too.
         gen = gen.max(old.map_or(0, |r| r.gen) + 1);
@@ -229,6 +238,11 @@ fn has_moved(tx: &Connection) -> Result<bool> {
 }
 
 fn moved(path: &Path) -> Error {
+    tracing::warn!(
+        target: "fencing",
+        store = %path.display(),
+        "sqlite: the store file was deleted or replaced under an open handle"
+    );
     Error::backend(
         BackendErrorKind::Refused,
         format!(
