@@ -307,7 +307,9 @@ fn metrics_print_prometheus_text_and_json() {
         text.contains("# TYPE fencing_stale_rejections_total counter\n"),
         "{text}"
     );
-    assert!(text.contains("fencing_longest_pause_ms 0\n"), "{text}");
+    // Labelled with the store's location: the sqlite: URL of the test's file.
+    let pause = format!("fencing_longest_pause_seconds{{store=\"{}\"}} 0\n", env.url);
+    assert!(text.contains(&pause), "{text}");
     let m: Value = env.run(["--json", "metrics"]).json();
     assert_eq!(m["writes_accepted"], "0");
     assert_eq!(m["rejections"], json!([]));

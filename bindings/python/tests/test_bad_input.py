@@ -308,4 +308,4 @@ def test_closed_store_raises_closed_for_every_call(store: fencing.Store) -> None
     with pytest.raises(fencing.InvalidArgumentError):
         store.put("s", "k", b"v", token=0)
     assert store.metrics()["writes_accepted"] == 0
-    assert "fencing_writes_accepted_total 0" in store.metrics_text()
+    assert f'fencing_writes_accepted_total{{store="{store.location}"}} 0\n' in store.metrics_text()
