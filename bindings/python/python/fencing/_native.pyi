@@ -383,7 +383,9 @@ class Store:
     def advance_clock(self, by: _Seconds) -> None:
         """Moves a manual clock (``?clock=manual``) forward by ``by`` seconds; for tests."""
     def metrics(self) -> Dict[str, Any]:
-        """The handle's counters and its last rejections, as a dict."""
+        """The handle's counters, its last rejections (``rejections``) and its call durations per
+        operation (``call_durations``: ``buckets`` as cumulative ``(upper bound in seconds,
+        calls)``, ``count``, ``sum`` in seconds), as a dict."""
     def metrics_text(self) -> str:
         """The handle's metrics in the Prometheus text format."""
     def events(self, scope: Optional[str] = None, *, limit: int = 20) -> Dict[str, Any]:
