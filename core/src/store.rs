@@ -464,7 +464,12 @@ impl Store {
 
     /// One operation, with its conditions (e.g. `Op::put(..).if_version(3)`).
     pub fn execute(&self, scope: &str, fence: &Fence, op: Op) -> Result<Receipt> {
-        let _timer = self.inner.metrics.time(Call::Execute);
+        let call = if op.as_ref().value.is_some() {
+            Call::Put
+        } else {
+            Call::Delete
+        };
+        let _timer = self.inner.metrics.time(call);
         self.write_one(scope, fence, op.as_ref())
     }
 
