@@ -538,9 +538,16 @@ impl Store {
         out.set_item("rejections", rejections)?;
         // Per operation: cumulative (upper bound in seconds, calls) buckets
         // without +Inf, the call count, and the durations' sum in seconds:
-        // what prometheus_client's HistogramMetricFamily takes.
+        // what prometheus_client's HistogramMetricFamily takes. Every
+        // operation, called or not, as the Prometheus text has them (the
+        // core's snapshot leaves out the ones never called).
         let calls = PyDict::new(py);
-        for c in &snap.calls {
+        for op in fencing::CALL_OPS {
+            let c = snap.calls.iter().find(|c| c.op == op).cloned();
+            let c = c.unwrap_or(fencing::CallDurations {
+                op,
+                ..Default::default()
+            });
             let d = PyDict::new(py);
             let buckets: Vec<(f64, u64)> = fencing::CALL_BUCKETS_NS
                 .iter()
