@@ -29,11 +29,9 @@ pub fn main(url_arg: Option<&str>, addr: &str) -> Result<u8, Failure> {
         "fencing: serving metrics of {} on http://{bound}/metrics",
         store.location()
     );
-    for conn in listener.incoming() {
-        // A failed accept or a client gone mid-answer concerns that client only.
-        if let Ok(conn) = conn {
-            let _ = answer(&store, conn);
-        }
+    // A failed accept or a client gone mid-answer concerns that client only.
+    for conn in listener.incoming().flatten() {
+        let _ = answer(&store, conn);
     }
     Ok(0)
 }
