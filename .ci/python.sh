@@ -49,8 +49,10 @@ make_venv() { # name, pip arguments naming the package...
   local venv="$WORK/$1"
   shift
   "$PYTHON" -m venv "$venv"
-  # psycopg: the PostgreSQL tests run fencing.check in their own transactions.
-  "$venv/bin/pip" install --quiet --disable-pip-version-check 'pytest>=8' 'mypy>=1.10' 'psycopg[binary]>=3.1,<4'
+  # psycopg: the PostgreSQL tests run fencing.check in their own transactions;
+  # prometheus_client: fencing.metrics.Collector's test (an optional dependency).
+  "$venv/bin/pip" install --quiet --disable-pip-version-check 'pytest>=8' 'mypy>=1.10' 'psycopg[binary]>=3.1,<4' \
+    'prometheus_client>=0.17'
   "$venv/bin/pip" install --quiet --disable-pip-version-check "$@"
   (cd "$WORK" && "$venv/bin/python" -c '
 import importlib.metadata, pathlib, sys, fencing

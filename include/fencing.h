@@ -1152,8 +1152,10 @@ fencing_status fencing_rejections(const struct fencing_store *store,
 
 /**
  * Writes the handle's metrics in the Prometheus text format (names
- * prefixed `fencing_`, no per-scope labels) as new NUL-terminated text to
- * `*out_text` (free it with `fencing_string_free`).
+ * prefixed `fencing_`, base units, every sample labelled `store` with the
+ * store's location, no per-scope labels; the call-duration histogram is
+ * only here, not in `fencing_metrics_snapshot`) as new NUL-terminated text
+ * to `*out_text` (free it with `fencing_string_free`).
  */
 fencing_status fencing_metrics_text(const struct fencing_store *store, char **out_text);
 

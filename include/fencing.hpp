@@ -778,7 +778,7 @@ class Store {
     });
   }
 
-  /// The handle's metrics in the Prometheus text format.
+  /// The handle's metrics in the Prometheus text format, every sample labelled `store`.
   Result<std::string> metrics_text() const { return text(fencing_metrics_text); }
 
   /// The store's record, shared by every process using it: the newest

@@ -116,6 +116,30 @@ export declare function errorFromSqliteMessage(message: string): FencingError | 
  */
 export declare function fromSqliteError(err: unknown): FencingError | null
 
+/** A prom-client `Registry`, or anything that takes metrics the same way. */
+export interface MetricsRegistry {
+  registerMetric(metric: {
+    name: string
+    help: string
+    type: string
+    aggregator: string
+    get(): Promise<{
+      name: string
+      help: string
+      type: string
+      aggregator: string
+      values: Array<{ metricName: string; labels: Record<string, string>; value: number }>
+    }>
+    reset(): void
+  }): void
+}
+/**
+ * Registers the stores' metrics (`metricsText()`, read at each scrape) with a
+ * prom-client registry: counters, the pause gauge and the call-duration
+ * histogram, every sample labelled `store`. Pass every store of the process
+ * at once: a registry takes a metric name only once.
+ */
+export declare function registerMetrics(stores: Store | Store[], registry: MetricsRegistry): void
 /**
  * Opens the store a URL names: `sqlite:PATH`, `memory:`, `postgres://...`, options in the
  * query (`?clock=manual`); the grammar is in docs/semantics.md, "URLs and options".
@@ -200,7 +224,7 @@ export declare class Store {
   ping(): Promise<void>
 
   metrics(): MetricsSnapshot
-  /** The metrics in the Prometheus text format. */
+  /** The metrics in the Prometheus text format, every sample labelled `store`. */
   metricsText(): string
   /**
    * The store's own record, shared by every process using the store: recent

@@ -770,6 +770,74 @@ function setLogLevel(level) {
 // fencing.mjs's named exports (`export *` of a CommonJS module).
 const MAX_TOKEN = native.MAX_TOKEN
 
+// ----- prom-client -----
+
+/**
+ * The families of the core's Prometheus text (`store.metricsText()`), by
+ * name: `{ name, help, type, values: [{ metricName, labels, value }] }`.
+ * The text's shape is the core's (a `# HELP` and a `# TYPE` line, then the
+ * family's samples), so this reads only that shape; names, units and labels
+ * stay the core's.
+ */
+function metricFamilies(text) {
+  const families = new Map()
+  let family = null
+  for (const line of text.split('\n')) {
+    if (line.startsWith('# HELP ')) {
+      const [name, ...help] = line.slice(7).split(' ')
+      family = { name, help: help.join(' '), type: 'untyped', values: [] }
+      families.set(name, family)
+    } else if (line.startsWith('# TYPE ') && family) {
+      family.type = line.slice(line.lastIndexOf(' ') + 1)
+    } else if (line !== '' && family) {
+      const open = line.indexOf('{')
+      const close = line.lastIndexOf('} ')
+      const labels = {}
+      for (const [, name, value] of line.slice(open + 1, close).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
+        labels[name] = value.replace(/\\(.)/g, (_, c) => (c === 'n' ? '\n' : c))
+      }
+      family.values.push({ metricName: line.slice(0, open), labels, value: Number(line.slice(close + 2)) })
+    }
+  }
+  return families
+}
+
+/**
+ * Registers the stores' metrics with a prom-client `Registry` (or anything
+ * with `registerMetric`): one collect-time metric per family, read from
+ * `metricsText()` at each scrape, every sample labelled `store`. Pass every
+ * store of the process at once: a registry takes a metric name only once.
+ */
+function registerMetrics(stores, registry) {
+  const all = Array.isArray(stores) ? [...stores] : [stores]
+  if (all.length === 0 || !all.every((s) => s instanceof Store)) {
+    throw invalidType('registerMetrics: stores must be a Store or an array of Stores')
+  }
+  if (!registry || typeof registry.registerMetric !== 'function') {
+    throw invalidType('registerMetrics: registry must have registerMetric (a prom-client Registry)')
+  }
+  // One reading of every store per scrape: a registry asks every metric in
+  // the same tick, so the reading is dropped at the next microtask.
+  let reading = null
+  const read = () => {
+    if (!reading) {
+      reading = all.map((s) => metricFamilies(s.metricsText()))
+      queueMicrotask(() => { reading = null })
+    }
+    return reading
+  }
+  for (const { name, help, type } of read()[0].values()) {
+    const get = async () => ({
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      values: read().flatMap((families) => families.get(name)?.values ?? []),
+    })
+    registry.registerMetric({ name, help, type, aggregator: 'sum', get, reset() {} })
+  }
+}
+
 module.exports = {
   open,
   migrate,
@@ -784,6 +852,7 @@ module.exports = {
   fromSqliteError,
   setLogLevel,
   MAX_TOKEN,
+  registerMetrics,
   FencingError,
   StaleTokenError,
   SequenceOutOfOrderError,

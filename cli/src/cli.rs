@@ -111,8 +111,8 @@ pub enum Command {
     /// Print the manual page (roff) to stdout (e.g. `fencing man | man -l -`)
     Man,
     /// Print this process's store metrics as Prometheus text (they count what this process did:
-    /// for what other processes did, see `fencing events`)
-    Metrics,
+    /// for what other processes did, see `fencing events`), or serve them over HTTP
+    Metrics(MetricsArgs),
     /// Internal: one worker of `fencing demo`
     #[command(hide = true)]
     DemoWorker(DemoWorkerArgs),
@@ -402,6 +402,16 @@ pub struct LowerWedgedArgs {
     /// tokens from outside the store that it cannot see
     #[arg(long = "to", value_name = "BOUND", allow_hyphen_values = true)]
     pub bound: OsString,
+}
+
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// Serve GET /metrics on ADDR (127.0.0.1:9464 when given without a value; port 0 picks a
+    /// free one) until killed, printing the bound address on stderr. What it serves is this
+    /// process's own handle on the store, so it answers scrapes and shows the metrics' shape;
+    /// the numbers of a worker come from that worker's process (docs/operations.md, "Metrics")
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:9464")]
+    pub serve: Option<String>,
 }
 
 #[derive(Args, Debug)]

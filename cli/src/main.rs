@@ -8,6 +8,7 @@ mod demo;
 mod exit;
 mod output;
 mod run;
+mod serve;
 mod verbs;
 
 use std::io::Write;
@@ -50,6 +51,9 @@ fn main() -> ExitCode {
         Command::Demo(args) => demo::main(url.as_deref(), args),
         Command::DemoWorker(args) => demo::worker(url.as_deref(), args),
         Command::Run(args) => run::main(url.as_deref(), args),
+        Command::Metrics(cli::MetricsArgs { serve: Some(addr) }) => {
+            serve::main(url.as_deref(), &addr)
+        }
         verb => verbs::main(url.as_deref(), json, verb),
     });
     finish(result, json)

@@ -587,7 +587,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 line("ok"),
             )
         }
-        Command::Metrics => {
+        Command::Metrics(_) => {
             let store = open(url)?;
             let m = store.metrics();
             Out::new(output::metrics(&m), store.metrics_text())

@@ -307,7 +307,9 @@ fn metrics_print_prometheus_text_and_json() {
         text.contains("# TYPE fencing_stale_rejections_total counter\n"),
         "{text}"
     );
-    assert!(text.contains("fencing_longest_pause_ms 0\n"), "{text}");
+    // Labelled with the store's location: the sqlite: URL of the test's file.
+    let pause = format!("fencing_longest_pause_seconds{{store=\"{}\"}} 0\n", env.url);
+    assert!(text.contains(&pause), "{text}");
     let m: Value = env.run(["--json", "metrics"]).json();
     assert_eq!(m["writes_accepted"], "0");
     assert_eq!(m["rejections"], json!([]));
@@ -507,4 +509,77 @@ fn migrate_makes_the_file_and_is_idempotent() {
     let mut c = bare(env.dir.path());
     c.args(["--url", "sqlite:other.db", "migrate"]);
     run(c, None).fails_with("BACKEND", 19);
+}
+
+/// One HTTP/1.1 request to the server at `addr`; the whole answer.
+fn http(addr: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    // Bounded: a server that never answers fails the test instead of hanging it.
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    conn.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn metrics_serve_answers_scrapes_on_the_address_it_prints() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let mut child = env
+        .cmd(["metrics", "--serve", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed even when an assertion fails, so no server outlives the test.
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let stderr = child.stderr.take().unwrap();
+    let child = Kill(child);
+    let mut first = String::new();
+    std::io::BufReader::new(stderr)
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.strip_suffix("/metrics\n"))
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_owned();
+
+    let ok = http(&addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    let (head, body) = ok.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert!(
+        head.contains("\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+        "{head}"
+    );
+    assert!(
+        head.contains(&format!("\r\nContent-Length: {}\r\n", body.len())),
+        "{head}"
+    );
+    let label = format!("{{store=\"{}\"}}", env.url);
+    assert!(
+        body.contains(&format!("\nfencing_writes_accepted_total{label} 0\n")),
+        "{body}"
+    );
+
+    let missing = http(&addr, "GET /other HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(
+        missing.starts_with("HTTP/1.1 404 Not Found\r\n"),
+        "{missing}"
+    );
+    let post = http(&addr, "POST /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(
+        post.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"),
+        "{post}"
+    );
+    drop(child);
 }

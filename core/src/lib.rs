@@ -49,7 +49,10 @@ pub use events::{
     REJECTION_LOG,
 };
 pub use keepalive::{LeaseEnd, LeaseGuard, LeaseWriter, OnLost, WorkOutcome};
-pub use metrics::{prometheus_text, MetricsSnapshot, Rejection, REJECTION_HISTORY};
+pub use metrics::{
+    prometheus_text, CallDurations, MetricsSnapshot, Rejection, CALL_BUCKETS_NS, CALL_OPS,
+    REJECTION_HISTORY,
+};
 pub use rules::FAILOVER_STEP;
 pub use sqlstate::SQLSTATES;
 pub use store::{migrate, ping, BackendKind, Store};

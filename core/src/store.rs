@@ -15,7 +15,7 @@ use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{Events, Limiter, RejectionNote, MAX_EVENTS_LIMIT};
 use crate::limits;
-use crate::metrics::{prometheus_text, Metrics, MetricsSnapshot, Rejection};
+use crate::metrics::{prometheus_text, Call, Metrics, MetricsSnapshot, Rejection};
 use crate::rules::Mode;
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
@@ -258,6 +258,7 @@ impl Store {
 
     /// Increments the scope's counter and returns the new token (first: 1).
     pub fn next_token(&self, scope: &str) -> Result<Token> {
+        let _timer = self.inner.metrics.time(Call::NextToken);
         limits::scope(scope)?;
         let token = self.backend()?.next_token(scope)?;
         self.inner.metrics.token_issued();
@@ -267,6 +268,7 @@ impl Store {
     /// Raises the scope's counter to at least `floor` (never lowers it);
     /// returns the counter.
     pub fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
+        let _timer = self.inner.metrics.time(Call::AdvanceCounter);
         limits::scope(scope)?;
         self.backend()?.advance_counter(scope, floor)
     }
@@ -274,6 +276,7 @@ impl Store {
     // ----- leases -----
 
     pub fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+        let _timer = self.inner.metrics.time(Call::Acquire);
         limits::scope(scope)?;
         limits::holder(holder)?;
         limits::ttl(ttl)?;
@@ -329,6 +332,7 @@ impl Store {
         timeout: Duration,
         gave_up: Option<&dyn Fn() -> bool>,
     ) -> Result<(Lease, Instant)> {
+        let _timer = self.inner.metrics.time(Call::AcquireWait);
         let deadline = Instant::now().checked_add(timeout);
         loop {
             // Before every attempt: once the caller gave up, no acquire is
@@ -360,6 +364,7 @@ impl Store {
     /// Extends the lease with `token` by `ttl` from now, only while it is
     /// still current; else `LEASE_LOST`.
     pub fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+        let _timer = self.inner.metrics.time(Call::Renew);
         limits::scope(scope)?;
         limits::ttl(ttl)?;
         let result = self.backend()?.renew(scope, token, ttl);
@@ -380,6 +385,7 @@ impl Store {
     /// Ends the lease with `token` early if it is still current; returns
     /// whether it did. Never touches a newer lease, the counter or the fence.
     pub fn release(&self, scope: &str, token: Token) -> Result<bool> {
+        let _timer = self.inner.metrics.time(Call::Release);
         limits::scope(scope)?;
         let released = self.backend()?.release(scope, token)?;
         if released {
@@ -484,6 +490,7 @@ impl Store {
     // ----- the fenced store -----
 
     pub fn put(&self, scope: &str, key: &str, value: &[u8], fence: &Fence) -> Result<Receipt> {
+        let _timer = self.inner.metrics.time(Call::Put);
         self.write_one(
             scope,
             fence,
@@ -496,6 +503,7 @@ impl Store {
     }
 
     pub fn delete(&self, scope: &str, key: &str, fence: &Fence) -> Result<Receipt> {
+        let _timer = self.inner.metrics.time(Call::Delete);
         self.write_one(
             scope,
             fence,
@@ -509,11 +517,18 @@ impl Store {
 
     /// One operation, with its conditions (e.g. `Op::put(..).if_version(3)`).
     pub fn execute(&self, scope: &str, fence: &Fence, op: Op) -> Result<Receipt> {
+        let call = if op.as_ref().value.is_some() {
+            Call::Put
+        } else {
+            Call::Delete
+        };
+        let _timer = self.inner.metrics.time(call);
         self.write_one(scope, fence, op.as_ref())
     }
 
     /// Several puts and deletes under one check: all or nothing.
     pub fn apply(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let _timer = self.inner.metrics.time(Call::Apply);
         let ops: Vec<OpRef<'_>> = ops.iter().map(Op::as_ref).collect();
         limits::batch(&ops)?;
         self.write(scope, fence, &ops, None)
@@ -545,6 +560,7 @@ impl Store {
     /// Raises the fence to `fence.token` without writing, so that older
     /// holders are shut out before the new one reads.
     pub fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
+        let _timer = self.inner.metrics.time(Call::Claim);
         limits::scope(scope)?;
         limits::fence(fence)?;
         let result = self.backend()?.claim(scope, fence);
@@ -557,6 +573,7 @@ impl Store {
     /// Reads an entry. With a fence, the read is checked like a write
     /// (`STALE_TOKEN`) but raises nothing.
     pub fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
+        let _timer = self.inner.metrics.time(Call::Get);
         limits::scope(scope)?;
         limits::key(key)?;
         if let Some(f) = fence {
@@ -571,6 +588,7 @@ impl Store {
 
     /// Up to `limit` keys after `after`, in byte order.
     pub fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
+        let _timer = self.inner.metrics.time(Call::List);
         limits::scope(scope)?;
         if let Some(a) = after {
             limits::key(a)?;
@@ -585,6 +603,7 @@ impl Store {
     }
 
     pub fn status(&self, scope: &str) -> Result<ScopeStatus> {
+        let _timer = self.inner.metrics.time(Call::Status);
         limits::scope(scope)?;
         self.backend()?.status(scope)
     }
@@ -593,6 +612,7 @@ impl Store {
     /// does not grow forever. A scope created later starts above every token
     /// this one issued or accepted. Returns whether there was state to drop.
     pub fn retire(&self, scope: &str) -> Result<bool> {
+        let _timer = self.inner.metrics.time(Call::Retire);
         limits::scope(scope)?;
         self.backend()?.retire(scope)
     }
@@ -653,6 +673,7 @@ impl Store {
     /// newest `limit` (1..=256) recorded rejections and last writes, of
     /// `scope` or of every scope, newest first. Never any values.
     pub fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
+        let _timer = self.inner.metrics.time(Call::Events);
         if let Some(s) = scope {
             limits::scope(s)?;
         }
@@ -684,12 +705,16 @@ impl Store {
         self.backend()?.ping()
     }
 
+    /// This handle's counters, call durations and recent rejections (its
+    /// clones share them); what other handles and processes did is not here.
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.metrics.snapshot()
     }
 
+    /// [`Store::metrics`] as Prometheus text, labelled `store` with
+    /// [`Store::location`] ([`prometheus_text`]).
     pub fn metrics_text(&self) -> String {
-        prometheus_text(&self.metrics())
+        prometheus_text(self.location(), &self.metrics())
     }
 
     /// Closes the store for every clone; later calls fail with `CLOSED`.

@@ -547,8 +547,10 @@ pub extern "C" fn fencing_rejections(
 }
 
 /// Writes the handle's metrics in the Prometheus text format (names
-/// prefixed `fencing_`, no per-scope labels) as new NUL-terminated text to
-/// `*out_text` (free it with `fencing_string_free`).
+/// prefixed `fencing_`, base units, every sample labelled `store` with the
+/// store's location, no per-scope labels; the call-duration histogram is
+/// only here, not in `fencing_metrics_snapshot`) as new NUL-terminated text
+/// to `*out_text` (free it with `fencing_string_free`).
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_metrics_text(
     store: *const fencing_store,

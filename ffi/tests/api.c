@@ -407,10 +407,19 @@ static void test_fenced_store(void) {
   CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_rejection_list_get(list, 3, &rej));
   fencing_rejection_list_free(list);
   char *text = NULL;
+  char *where = NULL;
+  CHECK_OK(fencing_store_location(s, &where));
+  REQUIRE(where != NULL);
   CHECK_OK(fencing_metrics_text(s, &text));
   REQUIRE(text != NULL);
-  CHECK(strstr(text, "# TYPE fencing_writes_accepted_total counter\nfencing_writes_accepted_total 8\n") != NULL);
-  CHECK(strstr(text, "fencing_stale_rejections_total 2\n") != NULL);
+  /* Every sample is labelled with the store's location. */
+  char want[1024];
+  snprintf(want, sizeof want, "# TYPE fencing_writes_accepted_total counter\nfencing_writes_accepted_total{store=\"%s\"} 8\n", where);
+  CHECK(strstr(text, want) != NULL);
+  snprintf(want, sizeof want, "fencing_stale_rejections_total{store=\"%s\"} 2\n", where);
+  CHECK(strstr(text, want) != NULL);
+  CHECK(strstr(text, "# TYPE fencing_call_duration_seconds histogram\n") != NULL);
+  fencing_string_free(where);
   fencing_string_free(text);
   text = NULL;
   CHECK_OK(fencing_store_location(s, &text));

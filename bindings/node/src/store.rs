@@ -652,7 +652,7 @@ impl NativeStore {
 
     #[napi(catch_unwind)]
     pub fn metrics_text(&self) -> String {
-        fencing::prometheus_text(&self.metrics_core())
+        fencing::prometheus_text(&self.location, &self.metrics_core())
     }
 
     /// The store's own record, shared by every process using the store

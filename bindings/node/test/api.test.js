@@ -140,14 +140,22 @@ test('metrics() has one field for every Prometheus line, and counts as it says',
     await assert.rejects(store.put('s', 'k', 'v', { token: 1n, holder: 'old' }))
     const m = store.metrics()
     const text = store.metricsText()
-    const lines = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))
+    // Every sample is labelled with the store; the call-duration histogram
+    // has no field of its own in metrics().
+    const label = `{store="${store.location}"}`
+    const lines = text.split('\n').filter((l) => l !== '' && !l.startsWith('#') &&
+      !l.startsWith('fencing_call_duration_seconds'))
     const camel = (s) => s.replace(/_([a-z])/g, (_, c) => c.toUpperCase())
     const fromText = Object.fromEntries(lines.map((l) => {
-      const [metric, value] = l.split(' ')
+      const [series, value] = l.split(' ')
+      assert.ok(series.endsWith(label), series)
+      const metric = series.slice(0, -label.length)
+      if (metric === 'fencing_longest_pause_seconds') return ['longestPauseMs', BigInt(Number(value) * 1000)]
       return [camel(metric.replace(/^fencing_/, '').replace(/_total$/, '')), BigInt(value)]
     }))
     const { rejections, ...counters } = m
     assert.deepEqual(counters, fromText)
+    assert.match(text, /^fencing_call_duration_seconds_count\{store="memory:",op="put"\} 2$/m)
     assert.equal(m.writesAccepted, 1n)
     assert.equal(m.staleRejections, 1n)
     assert.equal(rejections.length, 1)

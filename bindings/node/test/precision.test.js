@@ -116,7 +116,7 @@ for (const [name, url] of backends()) {
           const m = store.metrics()
           assert.equal(m.rejections.at(-1).presented, MAX - 1n)
           assert.equal(m.rejections.at(-1).current, MAX)
-          assert.match(store.metricsText(), /^fencing_stale_rejections_total 1$/m)
+          assert.match(store.metricsText(), /^fencing_stale_rejections_total\{store="[^"]*"\} 1$/m)
         } finally {
           await store.close()
         }

@@ -538,7 +538,9 @@ impl Store {
 
     /// This handle's counters (ints, by name), plus ``rejections``: the last
     /// 64 fence rejections as dicts (code, scope, key, presented, current,
-    /// seq, holder, at). Never any values.
+    /// seq, holder, at), and ``call_durations``: per operation, ``buckets``
+    /// (cumulative ``(upper bound in seconds, calls)``), ``count`` and ``sum``
+    /// (seconds). Never any values.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let snap = py.detach(|| self.inner.metrics());
         let out = PyDict::new(py);
@@ -559,10 +561,34 @@ impl Store {
             rejections.append(d)?;
         }
         out.set_item("rejections", rejections)?;
+        // Per operation: cumulative (upper bound in seconds, calls) buckets
+        // without +Inf, the call count, and the durations' sum in seconds:
+        // what prometheus_client's HistogramMetricFamily takes. Every
+        // operation, called or not, as the Prometheus text has them (the
+        // core's snapshot leaves out the ones never called).
+        let calls = PyDict::new(py);
+        for op in fencing::CALL_OPS {
+            let c = snap.calls.iter().find(|c| c.op == op).cloned();
+            let c = c.unwrap_or(fencing::CallDurations {
+                op,
+                ..Default::default()
+            });
+            let d = PyDict::new(py);
+            let buckets: Vec<(f64, u64)> = fencing::CALL_BUCKETS_NS
+                .iter()
+                .zip(c.buckets)
+                .map(|(&ns, n)| (ns as f64 / 1e9, n))
+                .collect();
+            d.set_item("buckets", buckets)?;
+            d.set_item("count", c.count)?;
+            d.set_item("sum", c.sum_ns as f64 / 1e9)?;
+            calls.set_item(c.op, d)?;
+        }
+        out.set_item("call_durations", calls)?;
         Ok(out)
     }
 
-    /// The counters in the Prometheus text format.
+    /// The metrics in the Prometheus text format, labelled ``store``.
     fn metrics_text(&self, py: Python<'_>) -> String {
         py.detach(|| self.inner.metrics_text())
     }

@@ -58,7 +58,7 @@ def test_round_trip(sqlite_url: str) -> None:
             assert await store.advance_counter("other", 10) == 10
             assert await store.retire("other") is True
             assert (await store.metrics())["stale_rejections"] == 1
-            assert "fencing_stale_rejections_total 1" in await store.metrics_text()
+            assert f'fencing_stale_rejections_total{{store="{store.location}"}} 1\n' in await store.metrics_text()
             assert store.sync.fence_of("report") == 3
         assert store.closed
         with pytest.raises(fencing.ClosedError):

@@ -327,8 +327,10 @@ def test_metrics(store: fencing.Store) -> None:
     [rej] = m["rejections"]
     assert rej["scope"] == "s" and rej["key"] == "k" and rej["presented"] == 1 and rej["current"] == 7
     text = store.metrics_text()
-    assert "fencing_writes_accepted_total 1\n" in text
-    assert "fencing_stale_rejections_total 1\n" in text
+    label = '{store="%s"}' % store.location
+    assert f"fencing_writes_accepted_total{label} 1\n" in text
+    assert f"fencing_stale_rejections_total{label} 1\n" in text
+    assert f"fencing_longest_pause_seconds{label} 0\n" in text
     assert "k" not in [line.split()[0] for line in text.splitlines() if not line.startswith("#")]
 
 

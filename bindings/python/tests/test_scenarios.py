@@ -173,7 +173,7 @@ def render_entry(e: Optional[fencing.Entry]) -> Dict[str, Json]:
 
 def render_metrics(store: fencing.Store) -> Dict[str, Json]:
     m = store.metrics()
-    out: Dict[str, Json] = {k: str(v) for k, v in m.items() if k != "rejections"}
+    out: Dict[str, Json] = {k: str(v) for k, v in m.items() if k not in ("rejections", "call_durations")}
     out["rejections"] = [
         {
             "code": r["code"],

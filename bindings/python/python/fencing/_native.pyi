@@ -436,7 +436,9 @@ class Store:
         ``BackendError`` when unreachable, or (kind ``refused``) when its schema is older (run
         ``fencing migrate``) or newer."""
     def metrics(self) -> Dict[str, Any]:
-        """The handle's counters and its last rejections, as a dict."""
+        """The handle's counters, its last rejections (``rejections``) and its call durations per
+        operation (``call_durations``: ``buckets`` as cumulative ``(upper bound in seconds,
+        calls)``, ``count``, ``sum`` in seconds), as a dict."""
     def metrics_text(self) -> str:
         """The handle's metrics in the Prometheus text format."""
     def watch_rejections(self, scope: Optional[str] = None) -> RejectionWatch:
