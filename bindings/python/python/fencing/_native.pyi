@@ -14,6 +14,7 @@ __all__ = [
     "Cancel",
     "KeepAlive",
     "error_schema",
+    "reset_log_cache",
     "error_from_sqlite_message",
     "error_from_sqlstate",
     "migrate",
