@@ -93,6 +93,44 @@ macro_rules! counters {
             }
         }
 
+        /// The `metrics` facade's handles on one store's metrics (feature
+        /// `metrics`): the names, units and labels of [`prometheus_text`].
+        #[cfg(feature = "metrics")]
+        struct Exported {
+            $($name: ::metrics::Counter,)*
+            pauses_detected: ::metrics::Counter,
+            longest_pause: ::metrics::Gauge,
+            /// One per [`CALL_OPS`] name, in that order.
+            calls: Vec<::metrics::Histogram>,
+        }
+
+        #[cfg(feature = "metrics")]
+        impl Exported {
+            /// Registers with the recorder installed now (so install it
+            /// before opening stores).
+            fn register(location: &str) -> Exported {
+                let store = location.to_owned();
+                Exported {
+                    $($name: ::metrics::counter!(
+                        concat!("fencing_", stringify!($name), "_total"),
+                        "store" => store.clone()
+                    ),)*
+                    pauses_detected: ::metrics::counter!(
+                        "fencing_pauses_detected_total", "store" => store.clone()
+                    ),
+                    longest_pause: ::metrics::gauge!(
+                        "fencing_longest_pause_seconds", "store" => store.clone()
+                    ),
+                    calls: CALL_OPS
+                        .iter()
+                        .map(|&op| ::metrics::histogram!(
+                            "fencing_call_duration_seconds", "store" => store.clone(), "op" => op
+                        ))
+                        .collect(),
+                }
+            }
+        }
+
         impl Metrics {
             pub fn snapshot(&self) -> MetricsSnapshot {
                 MetricsSnapshot {
@@ -271,14 +309,14 @@ impl Calls {
 
 /// Records one call's duration when dropped, whatever the call returned.
 pub(crate) struct CallTimer<'a> {
-    calls: &'a Calls,
+    metrics: &'a Metrics,
     call: Call,
     start: Instant,
 }
 
 impl Drop for CallTimer<'_> {
     fn drop(&mut self) {
-        self.calls.record(self.call, self.start.elapsed());
+        self.metrics.record_call(self.call, self.start.elapsed());
     }
 }
 
@@ -289,49 +327,83 @@ pub(crate) struct Metrics {
     pauses_detected: AtomicU64,
     longest_pause_ms: AtomicU64,
     rejections: Mutex<VecDeque<Rejection>>,
+    #[cfg(feature = "metrics")]
+    exported: Option<Exported>,
+}
+
+/// Adds one to a counter, and to its `metrics` facade twin (feature
+/// `metrics`).
+macro_rules! bump {
+    ($m:expr, $name:ident) => {{
+        $m.counters.$name.add(1);
+        #[cfg(feature = "metrics")]
+        if let Some(e) = &$m.exported {
+            e.$name.increment(1);
+        }
+    }};
 }
 
 impl Metrics {
+    /// A store's metrics; with the `metrics` feature, also sent to the
+    /// `metrics` facade's recorder, labelled `store` with `location`.
+    pub fn for_store(location: &str) -> Metrics {
+        #[cfg(not(feature = "metrics"))]
+        let _ = location;
+        Metrics {
+            #[cfg(feature = "metrics")]
+            exported: Some(Exported::register(location)),
+            ..Metrics::default()
+        }
+    }
+
     /// Times a Store API call until the returned guard is dropped.
     pub fn time(&self, call: Call) -> CallTimer<'_> {
         CallTimer {
-            calls: &self.calls,
+            metrics: self,
             call,
             start: Instant::now(),
         }
     }
 
+    fn record_call(&self, call: Call, took: Duration) {
+        self.calls.record(call, took);
+        #[cfg(feature = "metrics")]
+        if let Some(e) = &self.exported {
+            e.calls[call as usize].record(took.as_secs_f64());
+        }
+    }
+
     pub fn token_issued(&self) {
-        self.counters.tokens_issued.add(1);
+        bump!(self, tokens_issued);
     }
     pub fn lease_acquired(&self) {
-        self.counters.tokens_issued.add(1);
-        self.counters.leases_acquired.add(1);
+        bump!(self, tokens_issued);
+        bump!(self, leases_acquired);
     }
     pub fn acquire_conflict(&self) {
-        self.counters.acquire_conflicts.add(1);
+        bump!(self, acquire_conflicts);
     }
     pub fn renewal(&self, ok: bool) {
         if ok {
-            self.counters.renewals.add(1);
+            bump!(self, renewals);
         } else {
-            self.counters.renewal_failures.add(1);
+            bump!(self, renewal_failures);
         }
     }
     pub fn release(&self) {
-        self.counters.releases.add(1);
+        bump!(self, releases);
     }
     pub fn write_accepted(&self) {
-        self.counters.writes_accepted.add(1);
+        bump!(self, writes_accepted);
     }
     pub fn version_conflict(&self) {
-        self.counters.version_conflicts.add(1);
+        bump!(self, version_conflicts);
     }
 
     pub fn reject(&self, rejection: Rejection) {
         match rejection.code {
-            ErrorCode::SequenceOutOfOrder => self.counters.sequence_rejections.add(1),
-            _ => self.counters.stale_rejections.add(1),
+            ErrorCode::SequenceOutOfOrder => bump!(self, sequence_rejections),
+            _ => bump!(self, stale_rejections),
         }
         if let Ok(mut history) = self.rejections.lock() {
             if history.len() == REJECTION_HISTORY {
@@ -346,8 +418,17 @@ impl Metrics {
         let ms = Duration::from_millis;
         if crate::defaults::is_pause(ms(lateness_ms), ms(ttl_ms)) {
             self.pauses_detected.fetch_add(1, Ordering::Relaxed);
-            self.longest_pause_ms
-                .fetch_max(lateness_ms, Ordering::Relaxed);
+            let longest = self
+                .longest_pause_ms
+                .fetch_max(lateness_ms, Ordering::Relaxed)
+                .max(lateness_ms);
+            #[cfg(feature = "metrics")]
+            if let Some(e) = &self.exported {
+                e.pauses_detected.increment(1);
+                e.longest_pause.set(longest as f64 / 1e3);
+            }
+            #[cfg(not(feature = "metrics"))]
+            let _ = longest;
         }
     }
 }

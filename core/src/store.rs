@@ -183,7 +183,7 @@ impl Store {
             inner: Arc::new(Inner {
                 backend,
                 kind,
-                metrics: Metrics::default(),
+                metrics: Metrics::for_store(&location),
                 closed: AtomicBool::new(false),
                 limiter: Limiter::default(),
                 limiter_clock,
