@@ -5,6 +5,16 @@
 //! none) a call runs in place, blocking its caller. Cheap to clone, usable
 //! from many tasks at once. Every backend works through it.
 //!
+//!
+//! **Cancelling** (dropping a future: `tokio::time::timeout`, a lost
+//! `select!` branch): a call that takes a lease (`acquire`, `acquire_wait`,
+//! `lease`) leaves none behind: a wait stops within 20 ms and sends no
+//! further acquire, and a lease that arrived anyway is released at once. A
+//! `RejectionWatch::next` stops its wait and loses no rejection. Every other
+//! call runs to its end on the blocking pool: dropping it is like losing
+//! its answer, so its write may or may not have happened (read to find out).
+//! docs/semantics.md, "Giving up a call".
+//!
 //! ```no_run
 //! # async fn demo() -> fencing::Result<()> {
 //! use std::time::Duration;

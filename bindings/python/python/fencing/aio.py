@@ -15,6 +15,14 @@ and exceptions are the same as in ``fencing``::
 Tasks may share one ``Store``. Calls run on the event loop's default executor,
 except ``acquire_wait``, which waits on a thread of its own so that waiters
 never starve the executor that the lease holder's calls need.
+
+Cancelling a task: a call that takes a lease (``acquire``, ``acquire_wait``,
+``lease``) leaves none behind (a wait stops within 20 ms and sends no further
+acquire; a lease that arrived anyway is released at once); a
+``RejectionWatch`` step stops its wait and loses no rejection. Every other
+call runs to its end on its thread: cancelling it is like losing its answer,
+so its write may or may not have happened (docs/semantics.md, "Giving up a
+call").
 """
 
 from __future__ import annotations
