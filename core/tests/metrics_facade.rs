@@ -64,7 +64,9 @@ impl Recorder for Seen {
 impl Seen {
     fn counter(&self, series: &str) -> u64 {
         let all = self.counters.lock().unwrap();
-        let c = all.get(series).unwrap_or_else(|| panic!("{series} in {:?}", all.keys()));
+        let c = all
+            .get(series)
+            .unwrap_or_else(|| panic!("{series} in {:?}", all.keys()));
         c.load(Ordering::Relaxed)
     }
 
@@ -90,20 +92,37 @@ fn a_stores_counters_and_call_durations_reach_the_installed_recorder() {
     store.acquire("t", "b", Duration::from_secs(30)).unwrap();
     let newer = store.next_token("s").unwrap();
     store.put("s", "k", b"x", &Fence::new(newer)).unwrap();
-    let stale = store.put("s", "k", b"late", &Fence::from(&lease)).unwrap_err();
+    let stale = store
+        .put("s", "k", b"late", &Fence::from(&lease))
+        .unwrap_err();
     assert_eq!(stale.code(), ErrorCode::StaleToken);
 
     let label = "{store=\"memory:\"}";
-    assert_eq!(seen.counter(&format!("fencing_tokens_issued_total{label}")), 3);
-    assert_eq!(seen.counter(&format!("fencing_leases_acquired_total{label}")), 2);
-    assert_eq!(seen.counter(&format!("fencing_writes_accepted_total{label}")), 3);
-    assert_eq!(seen.counter(&format!("fencing_stale_rejections_total{label}")), 1);
+    assert_eq!(
+        seen.counter(&format!("fencing_tokens_issued_total{label}")),
+        3
+    );
+    assert_eq!(
+        seen.counter(&format!("fencing_leases_acquired_total{label}")),
+        2
+    );
+    assert_eq!(
+        seen.counter(&format!("fencing_writes_accepted_total{label}")),
+        3
+    );
+    assert_eq!(
+        seen.counter(&format!("fencing_stale_rejections_total{label}")),
+        1
+    );
     // The same numbers as the handle's own snapshot.
     let snapshot = store.metrics();
     assert_eq!(snapshot.writes_accepted, 3);
     let puts = seen.calls("put");
     assert_eq!(puts.len(), 4, "{puts:?}");
-    assert!(puts.iter().all(|s| (0.0..10.0).contains(s)), "seconds: {puts:?}");
+    assert!(
+        puts.iter().all(|s| (0.0..10.0).contains(s)),
+        "seconds: {puts:?}"
+    );
     assert_eq!(seen.calls("acquire").len(), 2);
     assert!(seen.calls("retire").is_empty());
     // Every fixed series was registered, called or not.
