@@ -307,11 +307,14 @@ impl Calls {
     }
 }
 
-/// Records one call's duration when dropped, whatever the call returned.
+/// One Store API call while it runs: a DEBUG span around it (target
+/// `fencing`, fields `op` and `scope`; docs/operations.md, "Logs"), and its
+/// duration recorded when dropped, whatever the call returned.
 pub(crate) struct CallTimer<'a> {
     metrics: &'a Metrics,
     call: Call,
     start: Instant,
+    _span: tracing::span::EnteredSpan,
 }
 
 impl Drop for CallTimer<'_> {
@@ -356,12 +359,18 @@ impl Metrics {
         }
     }
 
-    /// Times a Store API call until the returned guard is dropped.
-    pub fn time(&self, call: Call) -> CallTimer<'_> {
+    /// Times a Store API call on `scope` (`None`: every scope) until the
+    /// returned guard is dropped, inside its span. A span no subscriber
+    /// wants costs one load; `otel.name` names it by its operation for
+    /// OpenTelemetry.
+    pub fn time(&self, call: Call, scope: Option<&str>) -> CallTimer<'_> {
+        let op = CALL_OPS[call as usize];
+        let span = tracing::debug_span!(target: "fencing", "call", op, scope, otel.name = op);
         CallTimer {
             metrics: self,
             call,
             start: Instant::now(),
+            _span: span.entered(),
         }
     }
 
@@ -633,8 +642,8 @@ mod tests {
     #[test]
     fn calls_are_named_in_call_ops_order() {
         let m = Metrics::default();
-        drop(m.time(Call::Events));
-        drop(m.time(Call::NextToken));
+        drop(m.time(Call::Events, None));
+        drop(m.time(Call::NextToken, Some("s")));
         let calls = m.snapshot().calls;
         // Only the operations called, in CALL_OPS order.
         let timed: Vec<(&str, u64)> = calls.iter().map(|c| (c.op, c.count)).collect();

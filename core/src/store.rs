@@ -258,7 +258,7 @@ impl Store {
 
     /// Increments the scope's counter and returns the new token (first: 1).
     pub fn next_token(&self, scope: &str) -> Result<Token> {
-        let _timer = self.inner.metrics.time(Call::NextToken);
+        let _timer = self.inner.metrics.time(Call::NextToken, Some(scope));
         limits::scope(scope)?;
         let token = self.backend()?.next_token(scope)?;
         self.inner.metrics.token_issued();
@@ -268,7 +268,7 @@ impl Store {
     /// Raises the scope's counter to at least `floor` (never lowers it);
     /// returns the counter.
     pub fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
-        let _timer = self.inner.metrics.time(Call::AdvanceCounter);
+        let _timer = self.inner.metrics.time(Call::AdvanceCounter, Some(scope));
         limits::scope(scope)?;
         self.backend()?.advance_counter(scope, floor)
     }
@@ -276,7 +276,7 @@ impl Store {
     // ----- leases -----
 
     pub fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
-        let _timer = self.inner.metrics.time(Call::Acquire);
+        let _timer = self.inner.metrics.time(Call::Acquire, Some(scope));
         limits::scope(scope)?;
         limits::holder(holder)?;
         limits::ttl(ttl)?;
@@ -332,7 +332,7 @@ impl Store {
         timeout: Duration,
         gave_up: Option<&dyn Fn() -> bool>,
     ) -> Result<(Lease, Instant)> {
-        let _timer = self.inner.metrics.time(Call::AcquireWait);
+        let _timer = self.inner.metrics.time(Call::AcquireWait, Some(scope));
         let deadline = Instant::now().checked_add(timeout);
         loop {
             // Before every attempt: once the caller gave up, no acquire is
@@ -364,7 +364,7 @@ impl Store {
     /// Extends the lease with `token` by `ttl` from now, only while it is
     /// still current; else `LEASE_LOST`.
     pub fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
-        let _timer = self.inner.metrics.time(Call::Renew);
+        let _timer = self.inner.metrics.time(Call::Renew, Some(scope));
         limits::scope(scope)?;
         limits::ttl(ttl)?;
         let result = self.backend()?.renew(scope, token, ttl);
@@ -385,7 +385,7 @@ impl Store {
     /// Ends the lease with `token` early if it is still current; returns
     /// whether it did. Never touches a newer lease, the counter or the fence.
     pub fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        let _timer = self.inner.metrics.time(Call::Release);
+        let _timer = self.inner.metrics.time(Call::Release, Some(scope));
         limits::scope(scope)?;
         let released = self.backend()?.release(scope, token)?;
         if released {
@@ -490,7 +490,7 @@ impl Store {
     // ----- the fenced store -----
 
     pub fn put(&self, scope: &str, key: &str, value: &[u8], fence: &Fence) -> Result<Receipt> {
-        let _timer = self.inner.metrics.time(Call::Put);
+        let _timer = self.inner.metrics.time(Call::Put, Some(scope));
         self.write_one(
             scope,
             fence,
@@ -503,7 +503,7 @@ impl Store {
     }
 
     pub fn delete(&self, scope: &str, key: &str, fence: &Fence) -> Result<Receipt> {
-        let _timer = self.inner.metrics.time(Call::Delete);
+        let _timer = self.inner.metrics.time(Call::Delete, Some(scope));
         self.write_one(
             scope,
             fence,
@@ -522,13 +522,13 @@ impl Store {
         } else {
             Call::Delete
         };
-        let _timer = self.inner.metrics.time(call);
+        let _timer = self.inner.metrics.time(call, Some(scope));
         self.write_one(scope, fence, op.as_ref())
     }
 
     /// Several puts and deletes under one check: all or nothing.
     pub fn apply(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
-        let _timer = self.inner.metrics.time(Call::Apply);
+        let _timer = self.inner.metrics.time(Call::Apply, Some(scope));
         let ops: Vec<OpRef<'_>> = ops.iter().map(Op::as_ref).collect();
         limits::batch(&ops)?;
         self.write(scope, fence, &ops, None)
@@ -560,7 +560,7 @@ impl Store {
     /// Raises the fence to `fence.token` without writing, so that older
     /// holders are shut out before the new one reads.
     pub fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
-        let _timer = self.inner.metrics.time(Call::Claim);
+        let _timer = self.inner.metrics.time(Call::Claim, Some(scope));
         limits::scope(scope)?;
         limits::fence(fence)?;
         let result = self.backend()?.claim(scope, fence);
@@ -573,7 +573,7 @@ impl Store {
     /// Reads an entry. With a fence, the read is checked like a write
     /// (`STALE_TOKEN`) but raises nothing.
     pub fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
-        let _timer = self.inner.metrics.time(Call::Get);
+        let _timer = self.inner.metrics.time(Call::Get, Some(scope));
         limits::scope(scope)?;
         limits::key(key)?;
         if let Some(f) = fence {
@@ -588,7 +588,7 @@ impl Store {
 
     /// Up to `limit` keys after `after`, in byte order.
     pub fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
-        let _timer = self.inner.metrics.time(Call::List);
+        let _timer = self.inner.metrics.time(Call::List, Some(scope));
         limits::scope(scope)?;
         if let Some(a) = after {
             limits::key(a)?;
@@ -603,7 +603,7 @@ impl Store {
     }
 
     pub fn status(&self, scope: &str) -> Result<ScopeStatus> {
-        let _timer = self.inner.metrics.time(Call::Status);
+        let _timer = self.inner.metrics.time(Call::Status, Some(scope));
         limits::scope(scope)?;
         self.backend()?.status(scope)
     }
@@ -612,7 +612,7 @@ impl Store {
     /// does not grow forever. A scope created later starts above every token
     /// this one issued or accepted. Returns whether there was state to drop.
     pub fn retire(&self, scope: &str) -> Result<bool> {
-        let _timer = self.inner.metrics.time(Call::Retire);
+        let _timer = self.inner.metrics.time(Call::Retire, Some(scope));
         limits::scope(scope)?;
         self.backend()?.retire(scope)
     }
@@ -673,7 +673,7 @@ impl Store {
     /// newest `limit` (1..=256) recorded rejections and last writes, of
     /// `scope` or of every scope, newest first. Never any values.
     pub fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
-        let _timer = self.inner.metrics.time(Call::Events);
+        let _timer = self.inner.metrics.time(Call::Events, scope);
         if let Some(s) = scope {
             limits::scope(s)?;
         }

@@ -1,9 +1,14 @@
 //! Logs (docs/operations.md, "Logs"): what the core tells a `tracing`
 //! subscriber. One process-wide capturing subscriber, since the keep-alive
-//! logs from its own threads; each test looks only at its own scope.
+//! logs from its own threads; each test looks only at its own scope (or
+//! store). Some need `FENCING_TEST_PG_URL`.
 
+mod support;
+
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
@@ -17,6 +22,8 @@ struct Captured {
     level: Level,
     target: String,
     fields: BTreeMap<String, String>,
+    /// The span the event was emitted in, if any.
+    span: Option<Span>,
 }
 
 impl Captured {
@@ -25,7 +32,21 @@ impl Captured {
     }
 }
 
+#[derive(Clone, Debug)]
+struct Span {
+    name: String,
+    level: Level,
+    target: String,
+    fields: BTreeMap<String, String>,
+}
+
 static EVENTS: Mutex<Vec<Captured>> = Mutex::new(Vec::new());
+static SPANS: Mutex<BTreeMap<u64, Span>> = Mutex::new(BTreeMap::new());
+
+thread_local! {
+    /// The spans entered on this thread, innermost last.
+    static ENTERED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
 
 struct Capture;
 
@@ -44,8 +65,22 @@ impl Subscriber for Capture {
     fn enabled(&self, _: &Metadata<'_>) -> bool {
         true
     }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
+    fn new_span(&self, span: &Attributes<'_>) -> Id {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let mut fields = BTreeMap::new();
+        span.record(&mut Fields(&mut fields));
+        let meta = span.metadata();
+        SPANS.lock().unwrap().insert(
+            id,
+            Span {
+                name: meta.name().to_owned(),
+                level: *meta.level(),
+                target: meta.target().to_owned(),
+                fields,
+            },
+        );
+        Id::from_u64(id)
     }
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
@@ -53,14 +88,27 @@ impl Subscriber for Capture {
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
         let meta = event.metadata();
+        let span = ENTERED
+            .with(|e| e.borrow().last().copied())
+            .and_then(|id| SPANS.lock().unwrap().get(&id).cloned());
         EVENTS.lock().unwrap().push(Captured {
             level: *meta.level(),
             target: meta.target().to_owned(),
             fields,
+            span,
         });
     }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
+    fn enter(&self, id: &Id) {
+        ENTERED.with(|e| e.borrow_mut().push(id.into_u64()));
+    }
+    fn exit(&self, id: &Id) {
+        ENTERED.with(|e| {
+            let mut e = e.borrow_mut();
+            if let Some(at) = e.iter().rposition(|x| *x == id.into_u64()) {
+                e.remove(at);
+            }
+        });
+    }
 }
 
 fn capture() {
@@ -70,11 +118,16 @@ fn capture() {
 
 /// The events whose `scope` field is `scope`.
 fn events_of(scope: &str) -> Vec<Captured> {
+    events_with("scope", scope)
+}
+
+/// The events whose field `name` is `value`.
+fn events_with(name: &str, value: &str) -> Vec<Captured> {
     EVENTS
         .lock()
         .unwrap()
         .iter()
-        .filter(|e| e.field("scope") == Some(scope))
+        .filter(|e| e.field(name) == Some(value))
         .cloned()
         .collect()
 }
@@ -113,6 +166,62 @@ fn a_stale_put_is_one_warning_naming_scope_and_tokens_never_the_value() {
     let all = format!("{w:?}");
     assert!(!all.contains("value-bytes"), "a value was logged: {all}");
     assert!(!all.contains("fresh"), "a value was logged: {all}");
+
+    // Emitted inside the call's span, which names the operation and scope.
+    let span = w
+        .span
+        .as_ref()
+        .expect("the warning is inside the put's span");
+    assert_eq!(
+        (span.name.as_str(), span.target.as_str()),
+        ("call", "fencing")
+    );
+    assert_eq!(span.level, Level::DEBUG, "quiet at INFO");
+    assert_eq!(span.fields.get("op").map(String::as_str), Some("put"));
+    assert_eq!(span.fields.get("scope").map(String::as_str), Some(scope));
+    assert_eq!(
+        span.fields.get("otel.name").map(String::as_str),
+        Some("put")
+    );
+}
+
+#[test]
+fn every_call_runs_in_a_span_named_by_its_operation() {
+    capture();
+    let store = Store::open("memory:").unwrap();
+    let scope = "log-spans";
+    let lease = store.acquire(scope, "worker", TTL).unwrap();
+    store.renew(scope, lease.token, TTL).unwrap();
+    store.release(scope, lease.token).unwrap();
+    // Each DEBUG event of a call is inside that call's span.
+    let ops: Vec<(String, String)> = events_of(scope)
+        .iter()
+        .map(|e| {
+            let span = e.span.as_ref().expect("inside a span");
+            (
+                e.field("message").unwrap_or_default().to_owned(),
+                span.fields["op"].clone(),
+            )
+        })
+        .collect();
+    let want = [
+        ("lease acquired", "acquire"),
+        ("lease renewed", "renew"),
+        ("lease release", "release"),
+    ];
+    for (message, op) in want {
+        assert!(
+            ops.contains(&(message.to_owned(), op.to_owned())),
+            "{message} in {op}: {ops:?}"
+        );
+    }
+    // A call with no scope (the record of every scope) has no scope field.
+    store.events(None, 1).unwrap();
+    let spans = SPANS.lock().unwrap();
+    assert!(spans
+        .values()
+        .any(|s| s.fields.get("op").map(String::as_str) == Some("events")
+            && !s.fields.contains_key("scope")));
 }
 
 #[test]
@@ -179,4 +288,155 @@ fn a_keep_alive_losing_its_lease_warns() {
         .filter(|e| e.field("reason").is_some())
         .count();
     assert_eq!(lost, 1);
+}
+
+#[test]
+fn a_sqlite_file_found_restored_warns_once_with_its_step() {
+    capture();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let url = support::sqlite_url(&path);
+    let scope = "log-restored";
+    let backup = dir.path().join("backup.db");
+    {
+        let store = Store::open(&url).unwrap();
+        store.next_token(scope).unwrap();
+        store.close();
+    }
+    // A copy of the closed file (checkpointed, no WAL), then more history.
+    std::fs::copy(&path, &backup).unwrap();
+    {
+        let store = Store::open(&url).unwrap();
+        store.next_token(scope).unwrap();
+        store.close();
+    }
+    std::fs::copy(&backup, &path).unwrap();
+
+    let store = Store::open(&url).unwrap();
+    let token = store.next_token(scope).unwrap();
+    store.next_token(scope).unwrap();
+    let location = store.location().to_owned();
+    let steps = events_with("store", &path.display().to_string());
+    assert_eq!(steps.len(), 1, "one warning, for one step: {steps:#?}");
+    let w = &steps[0];
+    assert_eq!((w.level, w.target.as_str()), (Level::WARN, "fencing"));
+    let base: u64 = w.field("base").unwrap().parse().unwrap();
+    assert_eq!(
+        token.get(),
+        base + 1,
+        "the step the warning names ({location})"
+    );
+    assert!(w.field("message").unwrap().contains("failover step taken"));
+    let span = w.span.as_ref().expect("inside the call that stepped");
+    assert_eq!(span.fields["op"], "next_token");
+}
+
+/// A PostgreSQL store of its own schema, and a client to the same server.
+fn postgres_store(tag: &str, extra: &str) -> Option<(Store, String, postgres::Client)> {
+    let base = support::postgres_test_url()?;
+    let schema = support::fresh_schema(tag);
+    let store = Store::open(&format!("{base}?schema={schema}{extra}")).unwrap();
+    let client = base
+        .parse::<postgres::Config>()
+        .unwrap()
+        .connect(postgres::NoTls)
+        .unwrap();
+    Some((store, schema, client))
+}
+
+#[test]
+fn a_lost_postgres_connection_warns_and_its_reconnect_is_info() {
+    capture();
+    let app = format!("fencing_log_{}", std::process::id());
+    let Some((store, _, mut admin)) =
+        postgres_store("logreconnect", &format!("&application_name={app}"))
+    else {
+        return;
+    };
+    let scope = "log-reconnect";
+    store.next_token(scope).unwrap();
+    let killed = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+            &[&app],
+        )
+        .unwrap()
+        .get::<_, i64>(0);
+    assert!(killed >= 1, "the store's connection was not found");
+
+    // The first call after the kill meets the dead connection; one of the
+    // next ones connects again (a call may be retried by the caller).
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        outcomes.push(store.next_token(scope).map(|t| t.get()));
+    }
+    assert!(outcomes.last().unwrap().is_ok(), "{outcomes:?}");
+    let server_events: Vec<_> = EVENTS
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e.span
+                .as_ref()
+                .and_then(|s| s.fields.get("scope"))
+                .map(String::as_str)
+                == Some(scope)
+        })
+        .cloned()
+        .collect();
+    let lost = server_events.iter().find(|e| {
+        e.level == Level::WARN
+            && e.field("message")
+                .is_some_and(|m| m.contains("connection lost"))
+    });
+    let back = server_events
+        .iter()
+        .find(|e| e.level == Level::INFO && e.field("message") == Some("postgres: reconnected"));
+    let lost =
+        lost.unwrap_or_else(|| panic!("no WARN for the lost connection: {server_events:#?}"));
+    let back = back.unwrap_or_else(|| panic!("no INFO for the reconnect: {server_events:#?}"));
+    for e in [lost, back] {
+        let server = e.field("server").unwrap();
+        assert!(
+            server.contains("127.0.0.1") || server.contains('/'),
+            "{server}"
+        );
+        assert!(!format!("{e:?}").contains("password"), "{e:?}");
+    }
+    store.close();
+}
+
+#[test]
+fn a_postgres_automatic_failover_step_is_a_warning() {
+    capture();
+    let Some((store, schema, mut admin)) = postgres_store("logstep", "") else {
+        return;
+    };
+    let scope = "log-pg-step";
+    store.next_token(scope).unwrap();
+    // As a standby promoted from the recorded timeline (core/tests/promotion.rs).
+    admin
+        .batch_execute(&format!(
+            "UPDATE {schema}.history SET timeline = timeline - 1"
+        ))
+        .unwrap();
+    let token = store.next_token(scope).unwrap();
+    store.next_token(scope).unwrap();
+
+    let steps = events_with("schema", &schema);
+    assert_eq!(
+        steps.len(),
+        1,
+        "once, not again on the next call: {steps:#?}"
+    );
+    let w = &steps[0];
+    assert_eq!((w.level, w.target.as_str()), (Level::WARN, "fencing"));
+    assert_eq!(w.field("steps"), Some("3"));
+    let base: u64 = w.field("base").unwrap().parse().unwrap();
+    assert_eq!(token.get(), base + 1);
+    assert!(
+        w.field("message").unwrap().contains("automatic failover"),
+        "{w:?}"
+    );
+    store.close();
 }

@@ -138,19 +138,31 @@ $$;
 -- than the one it records, the steps are taken first, under the row's lock,
 -- once whatever the number of callers racing (the ones that waited find
 -- them recorded).
+-- The caller that takes them is told with a WARNING of SQLSTATE FN100
+-- (the server's log has it too; the library logs it, docs/operations.md).
 CREATE OR REPLACE FUNCTION @schema@.durable() RETURNS @schema@.history
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     h @schema@.history;
+    was bigint;
 BEGIN
     PERFORM @schema@.pin_durable();
     SELECT * INTO h FROM @schema@.history;
     IF NOT @schema@.on_recorded_server(h) THEN
         SELECT * INTO h FROM @schema@.history FOR UPDATE;
+        was := h.epoch;
         h := @schema@.here(h);
         UPDATE @schema@.history
            SET ceiling = h.ceiling, epoch = h.epoch, base = h.base,
                system_id = h.system_id, timeline = h.timeline;
+        IF h.epoch > was THEN
+            RAISE WARNING USING ERRCODE = 'FN100',
+                MESSAGE = format('fencing: schema %s runs on another server history (a promotion, '
+                                 'a recovery or a restore): %s automatic failover steps taken, every '
+                                 'token at or below %s is stale', btrim('@schema@', '"'), h.epoch - was, h.base),
+                DETAIL = jsonb_build_object('schema', btrim('@schema@', '"'), 'steps', h.epoch - was,
+                                            'base', h.base)::text;
+        END IF;
     END IF;
     RETURN h;
 END

@@ -27,16 +27,26 @@ impl Warnings {
     }
 }
 
-/// Runs the connection until it closes, recording warnings.
-pub(crate) async fn drive<S, T>(mut connection: Connection<S, T>, warnings: Warnings)
-where
+/// The warning the functions raise when they take the automatic failover
+/// step (functions.sql, `durable`).
+const STEPPED: &str = "FN100";
+
+/// Runs the connection to `server` until it closes, recording warnings and
+/// logging automatic failover steps.
+pub(crate) async fn drive<S, T>(
+    mut connection: Connection<S, T>,
+    warnings: Warnings,
+    server: String,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
     T: AsyncRead + AsyncWrite + Unpin,
 {
     while let Some(Ok(message)) = poll_fn(|cx| connection.poll_message(cx)).await {
         if let AsyncMessage::Notice(notice) = message {
+            if notice.code().code() == STEPPED {
+                log_step(&notice, &server);
             // SQLSTATE class 01 is a warning, in any locale of the server.
-            if notice.code().code().starts_with("01") {
+            } else if notice.code().code().starts_with("01") {
                 let detail = notice
                     .detail()
                     .map(|d| format!(" ({d})"))
@@ -45,4 +55,23 @@ where
             }
         }
     }
+}
+
+/// An automatic failover step, as the WARNING of `durable` tells it (its
+/// detail: `{"schema": ..., "steps": n, "base": b}`).
+fn log_step(notice: &tokio_postgres::error::DbError, server: &str) {
+    let detail: serde_json::Value = notice
+        .detail()
+        .and_then(|d| serde_json::from_str(d).ok())
+        .unwrap_or_default();
+    tracing::warn!(
+        target: "fencing",
+        server,
+        schema = detail["schema"].as_str().unwrap_or_default(),
+        steps = detail["steps"].as_u64().unwrap_or_default(),
+        base = detail["base"].as_u64().unwrap_or_default(),
+        "postgres: the store found itself on another server history (a promotion, a recovery \
+         or a restore): automatic failover steps taken, every lease ended, every token at or \
+         below the base is stale"
+    );
 }

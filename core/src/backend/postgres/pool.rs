@@ -272,11 +272,13 @@ impl Pool {
         let config = self.config.clone();
         let tls = self.tls.clone();
         let runtime = Arc::clone(&self.runtime.lock().unwrap_or_else(|p| p.into_inner()));
+        let server = endpoints(&self.config);
         let task = runtime.spawn(async move {
             let (client, connection) = config.connect(tls).await?;
             // The socket task ends when the client is dropped, or is aborted.
             let warnings = Warnings::default();
-            let socket = tokio::spawn(notices::drive(connection, warnings.clone())).abort_handle();
+            let socket =
+                tokio::spawn(notices::drive(connection, warnings.clone(), server)).abort_handle();
             Ok::<_, tokio_postgres::Error>((client, socket, warnings))
         });
         let abort = task.abort_handle();
