@@ -307,7 +307,7 @@ impl Calls {
     }
 }
 
-/// One Store API call while it runs: a DEBUG span around it (target
+/// One Store API call while it runs: a TRACE span around it (target
 /// `fencing`, fields `op` and `scope`; docs/operations.md, "Logs"), and its
 /// duration recorded when dropped, whatever the call returned.
 pub(crate) struct CallTimer<'a> {
@@ -362,10 +362,12 @@ impl Metrics {
     /// Times a Store API call on `scope` (`None`: every scope) until the
     /// returned guard is dropped, inside its span. A span no subscriber
     /// wants costs one load; `otel.name` names it by its operation for
-    /// OpenTelemetry.
+    /// OpenTelemetry. TRACE, not DEBUG: without a subscriber `tracing`
+    /// sends a span's creation to `log` as a record of its own, which the
+    /// faces' log bridges would pass on at DEBUG, once per call.
     pub fn time(&self, call: Call, scope: Option<&str>) -> CallTimer<'_> {
         let op = CALL_OPS[call as usize];
-        let span = tracing::debug_span!(target: "fencing", "call", op, scope, otel.name = op);
+        let span = tracing::trace_span!(target: "fencing", "call", op, scope, otel.name = op);
         CallTimer {
             metrics: self,
             call,

@@ -737,18 +737,32 @@ impl Store {
             _ => return,
         };
         // The one place every stale or out-of-order refusal passes: names
-        // the scope, the tokens, the holder and the key, never a value.
-        tracing::warn!(
-            target: "fencing",
-            code = error.code().as_str(),
-            scope,
-            presented = fence.token.get(),
-            current,
-            seq = fence.seq,
-            holder = fence.holder.as_deref(),
-            key,
-            "fenced operation rejected"
-        );
+        // the scope, the tokens, the holder and the key, never a value. At
+        // WARN as often as the store's record takes one (once a second per
+        // scope): a stale worker retrying in a loop must not flood the log;
+        // the rest at DEBUG, counted in the next warning's `suppressed`.
+        let inner = &self.inner;
+        let admitted = inner.limiter.admit(scope, inner.limiter_clock.now_ms());
+        macro_rules! rejected {
+            ($level:ident $(, $extra:ident = $value:expr)?) => {
+                tracing::$level!(
+                    target: "fencing",
+                    code = error.code().as_str(),
+                    scope,
+                    presented = fence.token.get(),
+                    current,
+                    seq = fence.seq,
+                    holder = fence.holder.as_deref(),
+                    key,
+                    $($extra = $value,)?
+                    "fenced operation rejected"
+                )
+            };
+        }
+        match admitted {
+            Some(suppressed) => rejected!(warn, suppressed = suppressed),
+            None => rejected!(debug),
+        }
         metrics.reject(Rejection {
             code: error.code(),
             scope: scope.to_owned(),
@@ -759,16 +773,23 @@ impl Store {
             holder: fence.holder.clone(),
             at: SystemTime::now(),
         });
-        self.record_in_store(error.code(), scope, key, fence);
+        if let Some(skipped) = admitted {
+            self.record_in_store(error.code(), scope, key, fence, skipped);
+        }
     }
 
-    /// Best effort and rate-limited: a record the store cannot take is
-    /// counted into the scope's next one, and never changes the answer.
-    fn record_in_store(&self, code: ErrorCode, scope: &str, key: Option<&str>, fence: &Fence) {
+    /// Best effort (and admitted by the rate limit, `skipped` since the
+    /// last): a record the store cannot take is counted into the scope's
+    /// next one, and never changes the answer.
+    fn record_in_store(
+        &self,
+        code: ErrorCode,
+        scope: &str,
+        key: Option<&str>,
+        fence: &Fence,
+        skipped: u64,
+    ) {
         let inner = &self.inner;
-        let Some(skipped) = inner.limiter.admit(scope, inner.limiter_clock.now_ms()) else {
-            return;
-        };
         let note = RejectionNote {
             code,
             scope,

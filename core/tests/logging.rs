@@ -176,7 +176,7 @@ fn a_stale_put_is_one_warning_naming_scope_and_tokens_never_the_value() {
         (span.name.as_str(), span.target.as_str()),
         ("call", "fencing")
     );
-    assert_eq!(span.level, Level::DEBUG, "quiet at INFO");
+    assert_eq!(span.level, Level::TRACE, "quiet at DEBUG");
     assert_eq!(span.fields.get("op").map(String::as_str), Some("put"));
     assert_eq!(span.fields.get("scope").map(String::as_str), Some(scope));
     assert_eq!(
@@ -439,4 +439,48 @@ fn a_postgres_automatic_failover_step_is_a_warning() {
         "{w:?}"
     );
     store.close();
+}
+
+#[test]
+fn a_stale_worker_retrying_in_a_loop_warns_once_a_second_and_counts_the_rest() {
+    capture();
+    let store = Store::open("memory:?clock=manual").unwrap();
+    let scope = "log-flood";
+    let old = store.acquire(scope, "worker-a", TTL).unwrap();
+    store.release(scope, old.token).unwrap();
+    store.acquire(scope, "worker-b", TTL).unwrap();
+    let stale = Fence::new(old.token).with_holder("worker-a");
+    let put_stale = || {
+        let err = store.put(scope, "k", b"v", &stale).unwrap_err();
+        assert!(matches!(err, Error::StaleToken { .. }), "{err:?}");
+    };
+    for _ in 0..50 {
+        put_stale();
+    }
+    let rejected = || -> Vec<Captured> {
+        events_of(scope)
+            .into_iter()
+            .filter(|e| e.field("message") == Some("fenced operation rejected"))
+            .collect()
+    };
+    let warnings = |all: &[Captured]| -> Vec<Captured> {
+        all.iter()
+            .filter(|e| e.level == Level::WARN)
+            .cloned()
+            .collect()
+    };
+    let all = rejected();
+    assert_eq!(all.len(), 50, "every rejection is logged, at some level");
+    let warned = warnings(&all);
+    assert_eq!(warned.len(), 1, "{warned:#?}");
+    assert_eq!(warned[0].field("suppressed"), Some("0"));
+    assert!(all.iter().filter(|e| e.level == Level::DEBUG).count() == 49);
+
+    // A second later (the store's clock), the next one warns again and
+    // counts the ones only logged at DEBUG.
+    store.advance_clock(Duration::from_millis(1_001)).unwrap();
+    put_stale();
+    let warned = warnings(&rejected());
+    assert_eq!(warned.len(), 2, "{warned:#?}");
+    assert_eq!(warned[1].field("suppressed"), Some("49"));
 }
