@@ -296,11 +296,28 @@ async fn a_dropped_acquire_takes_no_lease_on_every_backend() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_that_arrived_just_before_its_future_was_dropped_is_released() {
     let store = aio::Store::open("memory:").await.unwrap();
-    let mut acquiring = Box::pin(store.acquire("late", "quitter", Duration::from_secs(3600)));
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    assert!(acquiring.as_mut().poll(&mut cx).is_pending());
+    // The first poll starts the blocking call; on a busy machine that call
+    // can finish before the poll looks for its answer, and the future is
+    // ready at once: then try again on another scope (a first poll that
+    // returns the lease is an ordinary acquire, released here).
+    let scopes: Vec<String> = (0..100).map(|i| format!("late-{i}")).collect();
+    let mut tries = scopes.iter();
+    let (scope, mut acquiring) = loop {
+        let scope = tries
+            .next()
+            .expect("the first poll never left the call running");
+        let mut acquiring = Box::pin(store.acquire(scope, "quitter", Duration::from_secs(3600)));
+        match acquiring.as_mut().poll(&mut cx) {
+            std::task::Poll::Pending => break (scope, acquiring),
+            std::task::Poll::Ready(lease) => {
+                drop(acquiring);
+                store.release(scope, lease.unwrap().token).await.unwrap();
+            }
+        }
+    };
     // The blocking call took the lease and sent it; nobody polled since.
-    let held = || store.blocking().status("late").unwrap().lease.is_some();
+    let held = || store.blocking().status(scope).unwrap().lease.is_some();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while !held() {
         assert!(
