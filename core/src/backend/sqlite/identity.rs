@@ -63,7 +63,10 @@ pub(super) struct Pending {
 /// apart from the state before it, so only such a one takes a number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Moves {
-    Tokens,
+    /// `mark`: the sidecar's mark of the state about to commit (the greater
+    /// of its ceiling and jump limit), when the operation read it last
+    /// already; `None`: [`commit`] reads it.
+    Tokens { mark: Option<u64> },
     /// Values, versions, lease deadlines, records for operators: what a
     /// restore loses by definition, and nothing a token's safety rests on.
     OnlyData,
@@ -171,11 +174,10 @@ pub(super) fn commit(
     // A state that differs from the one before it only in data need not be
     // told apart from it: no number, no sidecar write (a repeat put; they
     // were a third of its cost on tmpfs, one more page and a write).
-    let numbered = moves == Moves::Tokens || pending.stepped;
-    let record = if numbered {
-        Some(number(tx, &pending)?)
-    } else {
-        None
+    let record = match moves {
+        Moves::Tokens { mark } => Some(number(tx, &pending, mark)?),
+        Moves::OnlyData if pending.stepped => Some(number(tx, &pending, None)?),
+        Moves::OnlyData => None,
     };
     // As late as possible: COMMIT follows at once.
     if has_moved(tx)? {
@@ -196,20 +198,27 @@ pub(super) fn commit(
 }
 
 /// Writes the transaction's number into the file; returns the sidecar's
-/// record of the state about to be committed. Here rather than in `enter`:
-/// an operation refused (a stale write) rolls back having written nothing.
-fn number(tx: &Connection, pending: &Pending) -> Result<Record> {
+/// record of the state about to be committed (its `mark` read here unless
+/// the operation knows it). Here rather than in `enter`: an operation
+/// refused (a stale write) rolls back having written nothing.
+fn number(tx: &Connection, pending: &Pending, mark: Option<u64>) -> Result<Record> {
     tx.prepare_cached("UPDATE fencing_file SET gen = ?1 WHERE id = 1")
         .and_then(|mut s| s.execute([sql(pending.gen)]))
         .map_err(backend)?;
-    let (ceiling, base, room): (i64, i64, i64) = tx
-        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-        .map_err(backend)?;
+    let mark = match mark {
+        Some(mark) => mark,
+        None => {
+            let (ceiling, base, room): (i64, i64, i64) = tx
+                .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
+                .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+                .map_err(backend)?;
+            stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?))
+        }
+    };
     Ok(Record {
         store_id: pending.store_id,
         gen: pending.gen,
-        mark: stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?)),
+        mark,
     })
 }
 

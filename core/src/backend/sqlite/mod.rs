@@ -272,7 +272,7 @@ impl Sqlite {
     /// that file holds a restored or copied history (`identity`;
     /// docs/semantics.md, "SQLite file identity").
     fn write_tx<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.write_tx_moving(|tx| f(tx).map(|out| (out, Moves::Tokens)))
+        self.write_tx_moving(|tx| f(tx).map(|out| (out, Moves::Tokens { mark: None })))
     }
 
     /// [`Self::write_tx`] for an operation that says what it moved
@@ -332,11 +332,12 @@ impl Sqlite {
             // An unchanged row is not written again (a repeat put by the
             // holder): SQLite would keep the identical row anyway, but only
             // after running the 13-column upsert, a fifth of a put's CPU.
+            let mut mark = None;
             if loaded.as_ref() != Some(&core) {
                 save_scope(tx, scope, &core)?;
-                cover(tx, core.top())?;
+                mark = Some(cover(tx, core.top())?);
             }
-            Ok((out, moves(loaded.as_ref(), &core)))
+            Ok((out, moves(loaded.as_ref(), &core, mark)))
         })
     }
 }
@@ -642,17 +643,20 @@ fn set_ceiling(tx: &Connection, ceiling: u64) -> Result<()> {
 
 /// Raises the store's ceiling to cover `value` (a scope's counter or fence
 /// just saved), in the same transaction.
-fn cover(tx: &Connection, value: u64) -> Result<()> {
+/// Returns the sidecar's mark of the state it leaves: the greater of the
+/// ceiling and the jump limit (`identity::Moves`).
+fn cover(tx: &Connection, value: u64) -> Result<u64> {
     let (h, base, room): (i64, i64, i64) = tx
         .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
         .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
         .map_err(backend)?;
     let h = stored(h)?;
-    let raised = ceiling_covering(h, jump_limit(stored(base)?, stored(room)?), value);
+    let limit = jump_limit(stored(base)?, stored(room)?);
+    let raised = ceiling_covering(h, limit, value);
     if raised != h {
         set_ceiling(tx, raised)?;
     }
-    Ok(())
+    Ok(raised.max(limit))
 }
 
 /// The failover step (docs/semantics.md, "Failover") in the transaction
@@ -762,11 +766,12 @@ fn load_or_fresh(tx: &Connection, scope: &str) -> Result<ScopeCore> {
 
 /// What an operation that turned `before` (`None`: no row) into `after`
 /// moved: a new row counts as moving tokens, a lease's deadline does not.
-fn moves(before: Option<&ScopeCore>, after: &ScopeCore) -> Moves {
+/// `mark`: what [`cover`] returned, if it ran last.
+fn moves(before: Option<&ScopeCore>, after: &ScopeCore, mark: Option<u64>) -> Moves {
     let tokens = |c: &ScopeCore| (c.counter, c.fence, c.sealed, c.last_seq);
     match before {
         Some(b) if tokens(b) == tokens(after) => Moves::OnlyData,
-        _ => Moves::Tokens,
+        _ => Moves::Tokens { mark },
     }
 }
 
@@ -847,7 +852,7 @@ impl Backend for Sqlite {
             let before = core.clone();
             let renewed = core.renew(scope, token, ttl, now);
             save_scope(tx, scope, &core)?;
-            Ok((renewed, moves(Some(&before), &core)))
+            Ok((renewed, moves(Some(&before), &core, None)))
         })?
     }
 
@@ -859,7 +864,7 @@ impl Backend for Sqlite {
             let before = core.clone();
             let released = core.release(token, self.clock.now_ms());
             save_scope(tx, scope, &core)?;
-            Ok((released, moves(Some(&before), &core)))
+            Ok((released, moves(Some(&before), &core, None)))
         })
     }
 
