@@ -1,8 +1,8 @@
-//! Waits for a future on the caller's own thread, up to a deadline. The
-//! client half of a tokio-postgres connection only talks to its socket task
-//! (on `runtime::Runtime`) through channels, so its futures can be polled
-//! here without any runtime; the socket task wakes this thread when a reply
-//! arrives. Dropping the future at the deadline is what gives up the call.
+//! Waits for a future on the caller's own thread, up to a deadline. A call
+//! polls its client half and its socket here (`notices::Socket::run`), with
+//! no runtime entered: the socket was made on `runtime::Runtime`, whose
+//! thread only watches it and wakes this one when a reply can be read.
+//! Dropping the future at the deadline is what gives up the call.
 
 use std::future::Future;
 use std::pin::pin;

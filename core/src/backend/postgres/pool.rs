@@ -11,26 +11,43 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use tokio::task::AbortHandle;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Config, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::deadline::wait;
-use super::notices::{self, Warnings};
+use super::notices::Socket;
 use super::runtime::Runtime;
 use super::{session, tls, to_error};
 use crate::error::{BackendErrorKind as Kind, Error, Result};
 
+/// What a call uses of a connection: its client half.
 pub(crate) struct Conn {
     pub client: Client,
     /// Named statements, prepared once per connection (not behind a
     /// transaction pooler, which would not keep them).
     statements: Vec<Option<Statement>>,
-    /// The task that drives the socket, on the backend's runtime.
-    socket: AbortHandle,
-    /// What the server warned about during the current call.
-    warnings: Warnings,
+}
+
+/// A connection of the pool: the client half, and the socket that the
+/// thread making a call drives while the call runs (`notices::Socket`).
+struct Pooled {
+    conn: Conn,
+    socket: Socket,
+}
+
+impl Pooled {
+    /// `f` on this connection, the socket driven meanwhile by this thread;
+    /// `None` if the deadline passed first.
+    fn run<T>(&mut self, deadline: Instant, f: impl AsyncFnOnce(&mut Conn) -> T) -> Option<T> {
+        let Pooled { conn, socket } = self;
+        wait(socket.run(f(conn)), deadline)
+    }
+
+    /// Closes the socket now, without a goodbye the server may never read.
+    fn kill(self) {
+        drop(self);
+    }
 }
 
 impl Conn {
@@ -53,15 +70,8 @@ impl Conn {
     }
 }
 
-impl Conn {
-    /// Closes the socket now, without a goodbye the server may never read.
-    fn kill(self) {
-        self.socket.abort();
-    }
-}
-
 struct State {
-    idle: Vec<Conn>,
+    idle: Vec<Pooled>,
     /// Connections handed out or idle.
     open: usize,
     closed: bool,
@@ -86,8 +96,9 @@ pub(crate) struct Pool {
     call_timeout: Duration,
     state: Mutex<State>,
     freed: Condvar,
-    /// Declared last: dropped after every connection it drives. Replaced
-    /// in a forked child, where its thread does not exist.
+    /// Declared last: dropped after every connection whose socket it
+    /// watches (it connects them, and wakes a caller when its socket is
+    /// ready). Replaced in a forked child, where its thread does not exist.
     runtime: Mutex<Arc<Runtime>>,
 }
 
@@ -133,12 +144,12 @@ impl Pool {
     ) -> Result<T> {
         let deadline = Instant::now() + self.call_timeout;
         let mut conn = self.checkout(deadline)?;
-        conn.warnings.take();
-        let Some(out) = wait(f(&mut conn), deadline) else {
+        conn.socket.take_warning();
+        let Some(out) = conn.run(deadline, f) else {
             self.discard_one(conn);
             return Err(self.timed_out(what));
         };
-        if let (true, Some(warning)) = (self.sync_replication, conn.warnings.take()) {
+        if let (true, Some(warning)) = (self.sync_replication, conn.socket.take_warning()) {
             // Committed locally, perhaps not on any standby: a promoted
             // standby may not have it, so it is no answer to hand on.
             self.discard_one(conn);
@@ -151,7 +162,7 @@ impl Pool {
                 ),
             ));
         }
-        if conn.client.is_closed() || matches!(&out, Err(e) if is_connection_failure(e)) {
+        if conn.conn.client.is_closed() || matches!(&out, Err(e) if is_connection_failure(e)) {
             self.discard(conn);
             let cause = match &out {
                 Err(e) => describe(e, Kind::Unreachable).1,
@@ -214,7 +225,7 @@ impl Pool {
         Ok(())
     }
 
-    fn checkout(&self, deadline: Instant) -> Result<Conn> {
+    fn checkout(&self, deadline: Instant) -> Result<Pooled> {
         let mut state = self.lock();
         self.leave_the_parent(&mut state)?;
         loop {
@@ -268,19 +279,13 @@ impl Pool {
 
     /// Connects on the runtime (the driver needs it for sockets and its
     /// `connect_timeout`) and pins the session's settings.
-    fn connect(&self, deadline: Instant) -> Result<Conn> {
+    fn connect(&self, deadline: Instant) -> Result<Pooled> {
         let config = self.config.clone();
         let tls = self.tls.clone();
-        let runtime = Arc::clone(&self.runtime.lock().unwrap_or_else(|p| p.into_inner()));
-        let server = endpoints(&self.config);
-        let task = runtime.spawn(async move {
-            let (client, connection) = config.connect(tls).await?;
-            // The socket task ends when the client is dropped, or is aborted.
-            let warnings = Warnings::default();
-            let socket =
-                tokio::spawn(notices::drive(connection, warnings.clone(), server)).abort_handle();
-            Ok::<_, tokio_postgres::Error>((client, socket, warnings))
-        });
+        let runtime = self.runtime();
+        // The socket is made on the runtime, which then watches it; the
+        // threads that make calls drive it (`Pooled::run`).
+        let task = runtime.spawn(async move { config.connect(tls).await });
         let abort = task.abort_handle();
         let connected = match wait(task, deadline) {
             None => {
@@ -293,18 +298,19 @@ impl Pool {
             }
             Some(Ok(connected)) => connected,
         };
-        let (client, socket, warnings) = connected.map_err(|e| match tls::explain(&e) {
+        let (client, wire) = connected.map_err(|e| match tls::explain(&e) {
             Some(tls) => Error::backend_from(Kind::Refused, tls, e),
             None => self.unreachable(e),
         })?;
-        let conn = Conn {
-            client,
-            statements: Vec::new(),
-            socket,
-            warnings,
+        let mut conn = Pooled {
+            conn: Conn {
+                client,
+                statements: Vec::new(),
+            },
+            socket: Socket::new(wire, endpoints(&self.config)),
         };
         if self.sync_replication {
-            if let Err(e) = self.require_standbys(&conn, deadline) {
+            if let Err(e) = self.require_standbys(&mut conn, deadline) {
                 conn.kill();
                 return Err(e);
             }
@@ -313,10 +319,10 @@ impl Pool {
             return Ok(self.connected(conn));
         }
         let server_timeout = session::server_timeout(self.call_timeout);
-        match wait(
-            session::pin(&conn.client, server_timeout, self.sync_replication),
-            deadline,
-        ) {
+        let sync = self.sync_replication;
+        match conn.run(deadline, async |c| {
+            session::pin(&c.client, server_timeout, sync).await
+        }) {
             None => {
                 conn.kill();
                 Err(self.connect_timed_out())
@@ -328,7 +334,7 @@ impl Pool {
 
     /// A connection made: a reconnect after a loss is logged at INFO, the
     /// pool's ordinary growth at DEBUG.
-    fn connected(&self, conn: Conn) -> Conn {
+    fn connected(&self, conn: Pooled) -> Pooled {
         let reconnect = std::mem::take(&mut self.lock().reconnecting);
         let server = endpoints(&self.config);
         if reconnect {
@@ -342,14 +348,15 @@ impl Pool {
     /// With `sync_replication=required`, a server that would commit without
     /// waiting for a standby is refused: a misconfiguration fails loudly
     /// instead of silently handing out tokens only one server has.
-    fn require_standbys(&self, conn: &Conn, deadline: Instant) -> Result<()> {
-        let names = wait(
-            conn.client
-                .query_one("SELECT current_setting('synchronous_standby_names')", &[]),
-            deadline,
-        )
-        .ok_or_else(|| self.connect_timed_out())?
-        .map_err(|e| self.unreachable(e))?;
+    fn require_standbys(&self, conn: &mut Pooled, deadline: Instant) -> Result<()> {
+        let names = conn
+            .run(deadline, async |c| {
+                c.client
+                    .query_one("SELECT current_setting('synchronous_standby_names')", &[])
+                    .await
+            })
+            .ok_or_else(|| self.connect_timed_out())?
+            .map_err(|e| self.unreachable(e))?;
         let names: String = names.try_get(0).map_err(|e| {
             Error::backend_from(
                 Kind::Corrupt,
@@ -368,7 +375,7 @@ impl Pool {
         Ok(())
     }
 
-    fn checkin(&self, conn: Conn) {
+    fn checkin(&self, conn: Pooled) {
         let mut state = self.lock();
         if state.closed {
             state.open -= 1;
@@ -380,14 +387,14 @@ impl Pool {
     }
 
     /// A connection whose call ran out of time: never reused.
-    fn discard_one(&self, conn: Conn) {
+    fn discard_one(&self, conn: Pooled) {
         conn.kill();
         self.lock().open -= 1;
         self.freed.notify_one();
     }
 
-    fn discard(&self, conn: Conn) {
-        drop(conn);
+    fn discard(&self, conn: Pooled) {
+        conn.kill();
         let mut state = self.lock();
         let stale = std::mem::take(&mut state.idle);
         state.open -= 1 + stale.len();
@@ -408,8 +415,22 @@ impl Pool {
         let idle = std::mem::take(&mut state.idle);
         state.open -= idle.len();
         drop(state);
-        drop(idle);
+        // Each says goodbye on the runtime: its client gone, the socket
+        // sends the server its Terminate and closes.
+        let runtime = self.runtime();
+        for Pooled { conn, socket } in idle {
+            drop(conn);
+            if let Some(wire) = socket.into_wire() {
+                drop(runtime.spawn(async move {
+                    let _ = wire.await;
+                }));
+            }
+        }
         self.freed.notify_all();
+    }
+
+    fn runtime(&self) -> Arc<Runtime> {
+        Arc::clone(&self.runtime.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 

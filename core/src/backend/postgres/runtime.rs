@@ -1,7 +1,10 @@
-//! The backend's own tokio runtime: one thread per store handle that drives
-//! the sockets of its connections (and connects them). Callers never enter
-//! it: they hand it work with `spawn` and wait from their own thread
-//! (`deadline::wait`), so a caller inside another tokio runtime never meets
+//! The backend's own tokio runtime: one thread per store handle that
+//! connects its connections and then watches their sockets, waking the
+//! thread whose call waits on one (that thread reads and writes the socket
+//! itself: `notices::Socket::run`), and says goodbye for the ones closed.
+//! Callers never enter it: they hand it work with `spawn` and wait from
+//! their own thread (`deadline::wait`), so a caller inside another tokio
+//! runtime never meets
 //! "Cannot start a runtime from within a runtime", and the runtime is
 //! created and dropped on its own thread, never in a caller's `Drop`.
 
