@@ -303,7 +303,7 @@ async fn a_lease_that_arrived_just_before_its_future_was_dropped_is_released() {
     // returns the lease is an ordinary acquire, released here).
     let scopes: Vec<String> = (0..100).map(|i| format!("late-{i}")).collect();
     let mut tries = scopes.iter();
-    let (scope, mut acquiring) = loop {
+    let (scope, acquiring) = loop {
         let scope = tries
             .next()
             .expect("the first poll never left the call running");
