@@ -120,9 +120,9 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.pin_durable() RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-    PERFORM set_config('synchronous_commit',
-        CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END,
-        true);
+    IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+        PERFORM set_config('synchronous_commit', 'on', true);
+    END IF;
     IF current_setting('fencing.sync_replication', true) = 'required'
        AND btrim(current_setting('synchronous_standby_names')) = '' THEN
         RAISE EXCEPTION USING ERRCODE = '55000',
@@ -131,6 +131,16 @@ BEGIN
                       'nothing was committed';
     END IF;
 END
+$$;
+
+-- Whether `pin_durable` has nothing to do: the commit is already durable
+-- (setting the value it has would change nothing, in this transaction or a
+-- savepoint's rollback) and no synchronous standby is required. Inlined, so
+-- that its callers skip the call to `pin_durable` on the common path.
+CREATE OR REPLACE FUNCTION @schema@.durable_pinned() RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT current_setting('synchronous_commit') IN ('on', 'remote_apply')
+           AND current_setting('fencing.sync_replication', true) IS DISTINCT FROM 'required'
 $$;
 
 -- Where every function that changes state starts: `pin_durable`, then the
@@ -146,7 +156,9 @@ DECLARE
     h @schema@.history;
     was bigint;
 BEGIN
-    PERFORM @schema@.pin_durable();
+    IF NOT @schema@.durable_pinned() THEN
+        PERFORM @schema@.pin_durable();
+    END IF;
     SELECT * INTO h FROM @schema@.history;
     IF NOT @schema@.on_recorded_server(h) THEN
         SELECT * INTO h FROM @schema@.history FOR UPDATE;
@@ -180,7 +192,9 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.durable_at_commit() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    PERFORM @schema@.pin_durable();
+    IF NOT @schema@.durable_pinned() THEN
+        PERFORM @schema@.pin_durable();
+    END IF;
     RETURN NULL;
 END
 $$;
@@ -193,14 +207,22 @@ LANGUAGE sql IMMUTABLE AS $$
                 ELSE least(p_value::numeric + @ceiling_headroom@, @max_token@)::bigint END
 $$;
 
--- Keeps the greater of the ceiling and the jump limit at or above p_value, a
--- counter or fence just written (`rules::ceiling_covering`). A value within
--- the jump limit never writes the row: only issues counting past it do, once
--- per 2^32 tokens, so the row stays cold and no call waits for another's.
+-- Whether the greater of the ceiling and the jump limit is at or above
+-- p_value, a counter or fence just written (`rules::ceiling_covering`).
+-- Inlined: its callers skip the call to `cover` when it holds.
+CREATE OR REPLACE FUNCTION @schema@.covered(h @schema@.history, p_value bigint) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT p_value <= h.ceiling OR p_value <= least(h.base::numeric + h.jump_room, @max_token@)
+$$;
+
+-- Keeps the greater of the ceiling and the jump limit at or above p_value
+-- (`covered`). A value within the jump limit never writes the row: only
+-- issues counting past it do, once per 2^32 tokens, so the row stays cold
+-- and no call waits for another's.
 CREATE OR REPLACE FUNCTION @schema@.cover(h @schema@.history, p_value bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF p_value > h.ceiling AND p_value > least(h.base::numeric + h.jump_room, @max_token@) THEN
+    IF NOT @schema@.covered(h, p_value) THEN
         UPDATE @schema@.history SET ceiling = @schema@.covering(ceiling, p_value);
     END IF;
 END
@@ -504,9 +526,12 @@ LANGUAGE sql STABLE AS $$
     END
 $$;
 
--- A number in p_min..=p_max.
+-- A number in p_min..=p_max. STABLE, as format() is: a SQL function declared
+-- more strictly than its body is never inlined, and this one would then be
+-- planned again at every call of every entry point (so would bad_token,
+-- bad_seq and bad_ttl, which call it).
 CREATE OR REPLACE FUNCTION @schema@.bad_number(p_what text, p_value bigint, p_min bigint, p_max bigint)
-RETURNS text LANGUAGE sql IMMUTABLE AS $$
+RETURNS text LANGUAGE sql STABLE AS $$
     SELECT CASE
         WHEN p_value IS NULL THEN p_what || ' must not be NULL'
         WHEN p_value < p_min OR p_value > p_max THEN
@@ -536,19 +561,31 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 CREATE OR REPLACE FUNCTION @schema@.bad_token(p_token bigint) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT @schema@.bad_number('token', p_token, 1, @max_token@)
 $$;
 
 -- A seq is optional (NULL: none).
 CREATE OR REPLACE FUNCTION @schema@.bad_seq(p_seq bigint) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT CASE WHEN p_seq IS NOT NULL THEN @schema@.bad_number('seq', p_seq, 0, @max_seq@) END
 $$;
 
 CREATE OR REPLACE FUNCTION @schema@.bad_ttl(p_ttl_ms bigint) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+LANGUAGE sql STABLE AS $$
     SELECT @schema@.bad_number('ttl_ms', p_ttl_ms, @min_ttl_ms@, @max_ttl_ms@)
+$$;
+
+-- One operation of a batch: its key a name, its value (NULL: a delete)
+-- within its size, its expected version (NULL: none) in range.
+CREATE OR REPLACE FUNCTION @schema@.bad_op(p_key text, p_value bytea, p_expected bigint) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(
+        @schema@.bad_key(p_key),
+        CASE WHEN octet_length(p_value) > @max_value_bytes@ THEN
+            format('value is %s bytes, the limit is %s', octet_length(p_value), @max_value_bytes@) END,
+        CASE WHEN p_expected IS NOT NULL THEN
+            @schema@.bad_number('expected_version', p_expected, 0, @max_seq@) END)
 $$;
 
 -- A batch for `apply`: 1..=@max_batch_ops@ operations, as three arrays of
@@ -575,13 +612,11 @@ BEGIN
                       'indexed from 1, got %s, %s and %s', n, array_dims(p_keys),
                       coalesce(array_dims(p_values), '[]'), coalesce(array_dims(p_expected), '[]'));
     END IF;
+    IF n = 1 THEN -- no scan
+        RETURN @schema@.bad_op(p_keys[1], p_values[1], p_expected[1]);
+    END IF;
     SELECT x.problem INTO problem FROM (
-        SELECT o.i, coalesce(
-            @schema@.bad_key(o.k),
-            CASE WHEN octet_length(o.v) > @max_value_bytes@ THEN
-                format('value is %s bytes, the limit is %s', octet_length(o.v), @max_value_bytes@) END,
-            CASE WHEN o.e IS NOT NULL THEN
-                @schema@.bad_number('expected_version', o.e, 0, @max_seq@) END) AS problem
+        SELECT o.i, @schema@.bad_op(o.k, o.v, o.e) AS problem
           FROM unnest(p_keys, p_values, p_expected) WITH ORDINALITY AS o(k, v, e, i)) x
      WHERE x.problem IS NOT NULL ORDER BY x.i LIMIT 1;
     RETURN problem;
@@ -602,7 +637,9 @@ BEGIN
     r := @schema@.lock_scope(p_scope, h);
     token := @schema@.following(r);
     UPDATE @schema@.scopes SET counter = token WHERE scope = p_scope;
-    PERFORM @schema@.cover(h, token);
+    IF NOT @schema@.covered(h, token) THEN
+        PERFORM @schema@.cover(h, token);
+    END IF;
     RETURN token;
 END
 $$;
@@ -620,7 +657,9 @@ BEGIN
     IF p_floor > r.counter THEN
         PERFORM @schema@.check_jump(r, h, p_floor);
         UPDATE @schema@.scopes SET counter = p_floor WHERE scope = p_scope;
-        PERFORM @schema@.cover(h, p_floor);
+        IF NOT @schema@.covered(h, p_floor) THEN
+            PERFORM @schema@.cover(h, p_floor);
+        END IF;
         RETURN p_floor;
     END IF;
     RETURN r.counter;
@@ -662,7 +701,9 @@ BEGIN
            AND s.counter < @max_token@ AND s.fence < @max_token@ AND s.epoch = h.epoch
         RETURNING s.lease_token, s.lease_expires_ms, s.seen_ms INTO token, expires_ms, now_ms;
         IF FOUND THEN
-            PERFORM @schema@.cover(h, token);
+            IF NOT @schema@.covered(h, token) THEN
+                PERFORM @schema@.cover(h, token);
+            END IF;
             RETURN;
         END IF;
         EXIT WHEN attempt = 2;
@@ -766,6 +807,19 @@ BEGIN
         -- In order, each operation seeing the ones before it.
         versions := '{}';
         FOR i IN 1..n LOOP
+            IF p_expected[i] IS NULL AND p_values[i] IS NOT NULL THEN
+                -- A plain put: nothing to check, one statement when the
+                -- entry exists.
+                UPDATE @schema@.entries SET value = p_values[i], version = version + 1, token = p_token
+                 WHERE scope = p_scope AND key = p_keys[i]
+                RETURNING version INTO actual;
+                IF NOT FOUND THEN
+                    INSERT INTO @schema@.entries (scope, key, value, version, token)
+                    VALUES (p_scope, p_keys[i], p_values[i], 1, p_token);
+                END IF;
+                versions[i] := coalesce(actual, 1);
+                CONTINUE;
+            END IF;
             SELECT version INTO actual FROM @schema@.entries WHERE scope = p_scope AND key = p_keys[i];
             IF p_expected[i] IS NOT NULL OR p_values[i] IS NULL THEN
                 versions[i] := @schema@.check_op(p_scope, p_keys[i], p_values[i] IS NOT NULL,
@@ -834,7 +888,9 @@ BEGIN
                last_holder = p_holder, last_token = p_token, last_write_ms = clock
          WHERE scope = p_scope;
     END IF;
-    PERFORM @schema@.cover(h, p_token);
+    IF NOT @schema@.covered(h, p_token) THEN
+        PERFORM @schema@.cover(h, p_token);
+    END IF;
     RETURN versions;
 END
 $$;
@@ -854,19 +910,26 @@ BEGIN
     IF p_token > r.fence THEN
         PERFORM @schema@.check_jump(r, h, p_token);
         UPDATE @schema@.scopes SET fence = p_token, sealed = false, last_seq = p_seq WHERE scope = p_scope;
-        PERFORM @schema@.cover(h, p_token);
+        IF NOT @schema@.covered(h, p_token) THEN
+            PERFORM @schema@.cover(h, p_token);
+        END IF;
     ELSE
         UPDATE @schema@.scopes SET last_seq = p_seq WHERE scope = p_scope;
     END IF;
 END
 $$;
 
+-- PL/pgSQL, so that its statements' plans are cached for the session: a
+-- SQL function that is not inlined (SECURITY DEFINER never is) is planned
+-- again at every call. No row: every column NULL.
 CREATE OR REPLACE FUNCTION @schema@.get(p_scope text, p_key text,
     OUT value bytea, OUT version bigint, OUT token bigint)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    SELECT @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_key(p_key)));
-    SELECT e.value, e.version, e.token FROM @schema@.entries e
-     WHERE e.scope = p_scope AND e.key = p_key
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_key(p_key)));
+    SELECT e.value, e.version, e.token INTO value, version, token
+      FROM @schema@.entries e WHERE e.scope = p_scope AND e.key = p_key;
+END
 $$;
 
 -- A read that presents a token: check 2 only, nothing raised or created.
@@ -1055,13 +1118,18 @@ BEGIN
     PERFORM @schema@.check_fence(r, p_token, p_seq, true);
     PERFORM @schema@.check_jump(r, h, p_token);
     UPDATE @schema@.scopes SET fence = p_token, last_seq = p_seq, sealed = false WHERE scope = p_scope;
-    PERFORM @schema@.cover(h, p_token);
+    IF NOT @schema@.covered(h, p_token) THEN
+        PERFORM @schema@.cover(h, p_token);
+    END IF;
 END
 $$;
 
+-- PL/pgSQL, as `get` is: its call's plan is cached for the session.
 CREATE OR REPLACE FUNCTION @schema@.check(p_scope text, p_token bigint) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    SELECT @schema@.check(p_scope, p_token, NULL)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM @schema@.check(p_scope, p_token, NULL);
+END
 $$;
 
 -- ------------------------------------------------ the operator's record
