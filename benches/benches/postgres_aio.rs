@@ -84,7 +84,7 @@ fn aio_chunk(
                 tokio::spawn(async move {
                     for i in 0..chunk {
                         store
-                            .put(&format!("report-{id}"), "body", value(i), fence.clone())
+                            .put(&format!("report-{id}"), "body", &value(i), &fence)
                             .await
                             .unwrap();
                     }

@@ -22,7 +22,7 @@
 //!
 //! let store = aio::Store::open("sqlite:fencing.db").await?;
 //! let guard = store.lease("report:7", "worker-a", Duration::from_secs(30)).await?;
-//! guard.put("body", b"the report".to_vec()).await?; // the lease's scope and token
+//! guard.put("body", b"the report").await?; // the lease's scope and token
 //! guard.check()?; // or race the work against `guard.lost()`
 //! guard.release().await?;
 //! # Ok(()) }
@@ -202,39 +202,54 @@ impl Store {
         })
     }
 
+    // The arguments are borrowed, as in the blocking API; each call copies
+    // what it borrowed for the blocking pool.
+
     pub async fn put(
         &self,
         scope: &str,
         key: &str,
-        value: Vec<u8>,
-        fence: Fence,
+        value: &[u8],
+        fence: &Fence,
     ) -> Result<Receipt> {
         let (s, scope, key) = (self.inner.clone(), scope.to_owned(), key.to_owned());
+        let (value, fence) = (value.to_vec(), fence.clone());
         off_executor(move || s.put(&scope, &key, &value, &fence)).await?
     }
 
-    pub async fn delete(&self, scope: &str, key: &str, fence: Fence) -> Result<Receipt> {
-        let (s, scope, key) = (self.inner.clone(), scope.to_owned(), key.to_owned());
+    pub async fn delete(&self, scope: &str, key: &str, fence: &Fence) -> Result<Receipt> {
+        let (s, scope, key, fence) = (
+            self.inner.clone(),
+            scope.to_owned(),
+            key.to_owned(),
+            fence.clone(),
+        );
         off_executor(move || s.delete(&scope, &key, &fence)).await?
     }
 
-    pub async fn execute(&self, scope: &str, fence: Fence, op: Op) -> Result<Receipt> {
-        let (s, scope) = (self.inner.clone(), scope.to_owned());
+    pub async fn execute(&self, scope: &str, fence: &Fence, op: Op) -> Result<Receipt> {
+        let (s, scope, fence) = (self.inner.clone(), scope.to_owned(), fence.clone());
         off_executor(move || s.execute(&scope, &fence, op)).await?
     }
 
-    pub async fn apply(&self, scope: &str, fence: Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
-        let (s, scope) = (self.inner.clone(), scope.to_owned());
+    pub async fn apply(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let (s, scope, fence) = (self.inner.clone(), scope.to_owned(), fence.clone());
         off_executor(move || s.apply(&scope, &fence, ops)).await?
     }
 
-    pub async fn claim(&self, scope: &str, fence: Fence) -> Result<()> {
-        let (s, scope) = (self.inner.clone(), scope.to_owned());
+    pub async fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
+        let (s, scope, fence) = (self.inner.clone(), scope.to_owned(), fence.clone());
         off_executor(move || s.claim(&scope, &fence)).await?
     }
 
-    pub async fn get(&self, scope: &str, key: &str, fence: Option<Fence>) -> Result<Option<Entry>> {
+    pub async fn get(
+        &self,
+        scope: &str,
+        key: &str,
+        fence: Option<&Fence>,
+    ) -> Result<Option<Entry>> {
         let (s, scope, key) = (self.inner.clone(), scope.to_owned(), key.to_owned());
+        let fence = fence.cloned();
         off_executor(move || s.get(&scope, &key, fence.as_ref())).await?
     }
 
@@ -342,8 +357,8 @@ impl LeaseGuard {
     // the lease's own scope and token, or the loss already known, with
     // nothing written; the call runs on the blocking pool.
 
-    pub async fn put(&self, key: &str, value: Vec<u8>) -> Result<Receipt> {
-        let (t, key) = (self.inner().writer()?, key.to_owned());
+    pub async fn put(&self, key: &str, value: &[u8]) -> Result<Receipt> {
+        let (t, key, value) = (self.inner().writer()?, key.to_owned(), value.to_vec());
         off_executor(move || t.put(&key, &value)).await?
     }
 

@@ -43,8 +43,8 @@ async fn many_tasks_share_one_store_on_every_backend() {
                             .put(
                                 "log",
                                 &key,
-                                token.to_string().into_bytes(),
-                                Fence::new(token),
+                                token.to_string().as_bytes(),
+                                &Fence::new(token),
                             )
                             .await
                             .map(drop)
@@ -94,7 +94,7 @@ fn a_call_that_blocks_in_the_backend_does_not_block_the_executor() {
 
         let put = tokio::spawn({
             let store = store.clone();
-            async move { store.put("s", "k", b"v".to_vec(), Fence::new(token)).await }
+            async move { store.put("s", "k", b"v", &Fence::new(token)).await }
         });
         let ticks = Arc::new(AtomicU64::new(0));
         let ticker = tokio::spawn({

@@ -105,7 +105,7 @@ fn a_guard_that_knows_its_loss_writes_nothing() {
 async fn the_async_guard_writes_through_its_lease() {
     let store = aio::Store::open("memory:?clock=manual").await.unwrap();
     let guard = store.lease("sc", "a", TTL).await.unwrap();
-    guard.put("k", b"v".to_vec()).await.unwrap();
+    guard.put("k", b"v").await.unwrap();
     guard
         .apply(vec![Op::put("k2", b"w".to_vec())])
         .await
@@ -119,8 +119,8 @@ async fn the_async_guard_writes_through_its_lease() {
 
     store.advance_clock(TTL).await.unwrap();
     let b = store.acquire("sc", "b", TTL).await.unwrap();
-    store.claim("sc", b.token.into()).await.unwrap();
-    let err = guard.put("k", b"new".to_vec()).await.unwrap_err();
+    store.claim("sc", &b.token.into()).await.unwrap();
+    let err = guard.put("k", b"new").await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::StaleToken);
     assert_eq!(
         store.get("sc", "k", None).await.unwrap().unwrap().value,
