@@ -248,14 +248,11 @@ pub(crate) fn valid_schema(name: &str) -> bool {
 }
 
 impl Postgres {
-    /// Creates or upgrades the schema, as `open` does, on one connection
-    /// that is then closed: no store is opened (`fencing migrate`). The
-    /// clock mode is left alone: it belongs to the stores that open it.
-    pub fn migrate(target: &PostgresTarget) -> Result<()> {
-        let schema = target.schema.as_str();
+    /// A pool of one connection to `target` (made at its first call), and
+    /// the quoted schema name: for the calls that open no store.
+    fn one_connection(target: &PostgresTarget) -> Result<(Pool, String)> {
         let mut config = driver_config(&target.url, target.call_timeout)?;
         config.ssl_mode(tls::driver_mode(target.tls.mode, config.get_hosts()));
-        let quoted = format!("\"{schema}\"");
         let pool = Pool::new(
             config,
             tls::connector(&target.tls)?,
@@ -264,6 +261,15 @@ impl Postgres {
             1,
             target.call_timeout,
         )?;
+        Ok((pool, format!("\"{}\"", target.schema)))
+    }
+
+    /// Creates or upgrades the schema, as `open` does, on one connection
+    /// that is then closed: no store is opened (`fencing migrate`). The
+    /// clock mode is left alone: it belongs to the stores that open it.
+    pub fn migrate(target: &PostgresTarget) -> Result<()> {
+        let schema = target.schema.as_str();
+        let (pool, quoted) = Self::one_connection(target)?;
         pool.with("migrate", async |c| {
             Ok(install::migrate(&mut c.client, schema, &quoted).await)
         })?
@@ -273,17 +279,7 @@ impl Postgres {
     /// no store is opened and nothing is migrated (`fencing health`).
     pub fn ping(target: &PostgresTarget) -> Result<()> {
         let schema = target.schema.as_str();
-        let mut config = driver_config(&target.url, target.call_timeout)?;
-        config.ssl_mode(tls::driver_mode(target.tls.mode, config.get_hosts()));
-        let quoted = format!("\"{schema}\"");
-        let pool = Pool::new(
-            config,
-            tls::connector(&target.tls)?,
-            target.pooler == Pooler::None,
-            target.sync_replication,
-            1,
-            target.call_timeout,
-        )?;
+        let (pool, quoted) = Self::one_connection(target)?;
         let out = pool.with("ping", async |c| {
             Ok(install::refuse_unless_current(&c.client, schema, &quoted).await)
         });
@@ -298,16 +294,7 @@ impl Postgres {
         role: &str,
         timeouts: &crate::worker_role::WorkerTimeouts,
     ) -> Result<()> {
-        let mut config = driver_config(&target.url, target.call_timeout)?;
-        config.ssl_mode(tls::driver_mode(target.tls.mode, config.get_hosts()));
-        let pool = Pool::new(
-            config,
-            tls::connector(&target.tls)?,
-            target.pooler == Pooler::None,
-            target.sync_replication,
-            1,
-            target.call_timeout,
-        )?;
+        let (pool, _) = Self::one_connection(target)?;
         let idle = format!("{}ms", timeouts.idle_in_transaction.as_millis());
         let lock = format!("{}ms", timeouts.lock.as_millis());
         // The server quotes the name (%I) and the values (%L).
