@@ -127,12 +127,10 @@ pub fn set_log_callback(
 pub fn set_log_level(max_level: u32) {
     let level = max_level.min(5);
     MAX_LEVEL.store(level, Ordering::Relaxed);
-    log::set_max_level(match level {
-        0 => LevelFilter::Off,
-        1 => LevelFilter::Error,
-        2 => LevelFilter::Warn,
-        3 => LevelFilter::Info,
-        4 => LevelFilter::Debug,
-        _ => LevelFilter::Trace,
-    });
+    // Off, Error, Warn, Info, Debug, Trace: level n is the n-th.
+    log::set_max_level(
+        LevelFilter::iter()
+            .nth(level as usize)
+            .unwrap_or(LevelFilter::Trace),
+    );
 }
