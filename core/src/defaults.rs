@@ -23,6 +23,26 @@ pub fn renew_ttl(given: Option<Duration>, lease_ttl: Option<Duration>) -> Result
     })
 }
 
+/// How long a waiting acquire sleeps before it asks again, when releases
+/// do not reach it as a wake-up (another process on the same SQLite file; a
+/// PostgreSQL store behind a transaction pooler, or whose listening
+/// connection is down): `WAIT_BACKOFF_FIRST` after its first attempt,
+/// doubling up to `WAIT_BACKOFF_MAX`, never past the lease's own end.
+/// Waiters that are woken sleep until the lease's end instead
+/// (docs/semantics.md, "Waiting").
+pub const WAIT_BACKOFF_FIRST: Duration = Duration::from_millis(10);
+/// See [`WAIT_BACKOFF_FIRST`]: a waiter that is not woken asks at most
+/// five times a second once it has waited a while.
+pub const WAIT_BACKOFF_MAX: Duration = Duration::from_millis(200);
+
+/// The sleep of a waiter that is not woken, after its `attempt`-th attempt
+/// (0 the first).
+pub fn wait_backoff(attempt: u32) -> Duration {
+    WAIT_BACKOFF_FIRST
+        .saturating_mul(1u32.checked_shl(attempt).unwrap_or(u32::MAX))
+        .min(WAIT_BACKOFF_MAX)
+}
+
 /// How often a keep-alive renews a lease of `ttl`: a third of it, so two
 /// renewals may fail before the lease runs out.
 pub fn renew_interval(ttl: Duration) -> Duration {

@@ -25,6 +25,12 @@ use crate::url::{self, ClockKind, StoreOptions};
 /// before it asks again whether the caller is still there.
 const GIVE_UP_CHECK: Duration = Duration::from_millis(20);
 
+/// A backend failure after which asking again is safe: nothing was sent.
+fn nothing_took_effect(kind: crate::error::BackendErrorKind) -> bool {
+    use crate::error::BackendErrorKind::{Busy, Timeout, Unreachable};
+    matches!(kind, Busy | Timeout | Unreachable)
+}
+
 /// A handle on one fencing store. `Send + Sync`; clones share the backend,
 /// the metrics and the closed state.
 #[derive(Clone)]
@@ -334,12 +340,15 @@ impl Store {
     ) -> Result<(Lease, Instant)> {
         let _timer = self.inner.metrics.time(Call::AcquireWait, Some(scope));
         let deadline = Instant::now().checked_add(timeout);
+        let mut attempt = 0u32;
         loop {
             // Before every attempt: once the caller gave up, no acquire is
             // sent, so a lease freed meanwhile is never taken for nobody.
             if gave_up.is_some_and(|g| g()) {
                 return Err(Error::Timeout);
             }
+            // Before the attempt, so that a release after it is not missed.
+            let watch = self.backend()?.release_watch(scope);
             let sent = Instant::now();
             match self.acquire(scope, holder, ttl) {
                 Err(Error::LeaseHeld { remaining, .. }) => {
@@ -350,11 +359,36 @@ impl Store {
                     if left.is_zero() {
                         return Err(Error::Timeout);
                     }
+                    // Until the lease ends by itself, unless woken first
+                    // (docs/semantics.md, "Waiting").
                     let mut nap = remaining.max(Duration::from_millis(1)).min(left);
+                    if !watch.pushed() {
+                        nap = nap.min(crate::defaults::wait_backoff(attempt));
+                    }
                     if gave_up.is_some() {
                         nap = nap.min(GIVE_UP_CHECK);
                     }
-                    self.backend()?.wait_for_release(scope, nap);
+                    watch.wait(nap);
+                    attempt = attempt.saturating_add(1);
+                }
+                // A store out of reach for a moment (a restart, a failover)
+                // does not end the wait: nothing was sent, so the waiter
+                // asks again after the back-off until its deadline, then
+                // says why it could not ask (docs/semantics.md, "Waiting").
+                Err(e) if e.backend_kind().is_some_and(nothing_took_effect) => {
+                    let left = match deadline {
+                        Some(d) => d.saturating_duration_since(Instant::now()),
+                        None => Duration::MAX,
+                    };
+                    if left.is_zero() {
+                        return Err(e);
+                    }
+                    let mut nap = crate::defaults::wait_backoff(attempt).min(left);
+                    if gave_up.is_some() {
+                        nap = nap.min(GIVE_UP_CHECK);
+                    }
+                    std::thread::sleep(nap);
+                    attempt = attempt.saturating_add(1);
                 }
                 other => return other.map(|lease| (lease, sent)),
             }

@@ -5,9 +5,10 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::wakes::{Ticket, Wakes};
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{BackendErrorKind::Other, Error, Result};
@@ -115,8 +116,6 @@ impl Scope {
 #[repr(align(128))]
 struct Shard {
     scopes: Mutex<HashMap<String, Scope, Hasher>>,
-    /// Signalled when a lease in this shard ends or the manual clock moves.
-    lease_ended: Condvar,
 }
 
 pub(crate) struct Memory {
@@ -141,6 +140,8 @@ pub(crate) struct Memory {
     mode: Mode,
     /// The operator's record of rejections (docs/operations.md), newest last.
     rejections: Mutex<Ring>,
+    /// The callers waiting for a lease to end; every end happens here.
+    wakes: Arc<Wakes>,
 }
 
 #[derive(Default)]
@@ -165,6 +166,7 @@ impl Memory {
             clock,
             mode,
             rejections: Mutex::new(Ring::default()),
+            wakes: Wakes::new(true),
         }
     }
 
@@ -269,23 +271,13 @@ impl Backend for Memory {
             .get_mut(scope)
             .is_some_and(|s| s.core.release(token, now));
         if released {
-            self.shard(scope).lease_ended.notify_all();
+            self.wakes.ended(scope);
         }
         Ok(released)
     }
 
-    fn wait_for_release(&self, scope: &str, max: Duration) {
-        let shard = self.shard(scope);
-        let Ok(scopes) = shard.scopes.lock() else {
-            return;
-        };
-        let now = self.clock.now_ms();
-        let held = scopes
-            .get(scope)
-            .is_some_and(|s| s.core.live_lease(now).is_some());
-        if held {
-            let _ = shard.lease_ended.wait_timeout(scopes, max);
-        }
+    fn release_watch(&self, scope: &str) -> Ticket {
+        self.wakes.ticket(scope)
     }
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
@@ -394,6 +386,9 @@ impl Backend for Memory {
         seen.extend(s.entries.values().map(|e| e.token.get()));
         let bound = lowered_wedge(scope, &s.core, &seen, limit, unbounded, bound.get())?;
         s.core.lower_to(bound);
+        drop(scopes);
+        // Its lease ended with the rest.
+        self.wakes.ended(scope);
         Ok(bound)
     }
 
@@ -427,9 +422,7 @@ impl Backend for Memory {
         );
         self.base.store(base, Ordering::SeqCst);
         drop(locked);
-        for shard in self.shards.iter() {
-            shard.lease_ended.notify_all();
-        }
+        self.wakes.all_ended();
         Ok(base)
     }
 
@@ -532,12 +525,7 @@ impl Backend for Memory {
 
     fn advance_clock(&self, by: Duration) -> Result<()> {
         self.clock.advance(by)?;
-        for shard in self.shards.iter() {
-            // Take the lock so that a waiter between its check and its wait
-            // cannot miss this wake-up.
-            drop(shard.scopes.lock());
-            shard.lease_ended.notify_all();
-        }
+        self.wakes.all_ended();
         Ok(())
     }
 }

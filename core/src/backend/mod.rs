@@ -15,6 +15,7 @@ pub(crate) mod postgres;
 mod sql_text;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
+pub(crate) mod wakes;
 
 /// Every SQL file of every SQL backend built, for the checks that hold of
 /// them all.
@@ -36,10 +37,10 @@ pub(crate) trait Backend: Send + Sync {
     fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease>;
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease>;
     fn release(&self, scope: &str, token: Token) -> Result<bool>;
-    /// Blocks for at most `max`, returning early when the scope's lease may
-    /// have ended. Must not miss a release that happens after the caller's
-    /// failed acquire.
-    fn wait_for_release(&self, scope: &str, max: Duration);
+    /// A waiter's ticket for the scope, taken before the acquire that may
+    /// find its lease held (`wakes`): every lease this handle ends, and
+    /// every one it learns of, moves it.
+    fn release_watch(&self, scope: &str) -> wakes::Ticket;
     /// Checks the fence once, then applies every operation or none.
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>>;
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()>;

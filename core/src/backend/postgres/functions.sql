@@ -109,6 +109,15 @@ BEGIN
 END
 $$;
 
+-- Wakes the processes waiting for a lease (docs/postgres.md, "Waiting"):
+-- one announcement on channel `fencing` when the transaction commits, its
+-- payload the schema's name and the scope, or the name alone when every
+-- lease of the store ended. Nothing is sent for a rolled-back transaction.
+CREATE OR REPLACE FUNCTION @schema@.announce(p_scope text) RETURNS void
+LANGUAGE sql VOLATILE AS $$
+    SELECT pg_notify('fencing', btrim('@schema@', '"') || coalesce(' ' || p_scope, ''));
+$$;
+
 -- A token or a raised fence is handed out only once its commit is durable:
 -- pinned for the rest of the transaction (kept when stronger). A session
 -- opened with sync_replication=required (`fencing.sync_replication`, pinned
@@ -168,6 +177,7 @@ BEGIN
            SET ceiling = h.ceiling, epoch = h.epoch, base = h.base,
                system_id = h.system_id, timeline = h.timeline;
         IF h.epoch > was THEN
+            PERFORM @schema@.announce(NULL);
             RAISE WARNING USING ERRCODE = 'FN100',
                 MESSAGE = format('fencing: schema %s runs on another server history (a promotion, '
                                  'a recovery or a restore): %s automatic failover steps taken, every '
@@ -770,7 +780,11 @@ BEGIN
            seen_ms = greatest(seen_ms, clock)
      WHERE scope = p_scope AND lease_token = p_token AND lease_expires_ms > greatest(seen_ms, clock)
        AND epoch = h.epoch;
-    RETURN FOUND;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    PERFORM @schema@.announce(p_scope);
+    RETURN true;
 END
 $$;
 
@@ -1032,6 +1046,7 @@ BEGIN
     SELECT * INTO h FROM @schema@.history FOR UPDATE;
     h := @schema@.step(h);
     UPDATE @schema@.history SET epoch = h.epoch, base = h.base, ceiling = h.ceiling;
+    PERFORM @schema@.announce(NULL);
     RETURN h.base;
 END
 $$;
@@ -1092,6 +1107,7 @@ BEGIN
     UPDATE @schema@.scopes SET counter = p_bound, fence = p_bound, sealed = true, last_seq = NULL,
            lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL
      WHERE scope = p_scope;
+    PERFORM @schema@.announce(p_scope);
     RETURN p_bound;
 END
 $$;

@@ -6,6 +6,7 @@
 
 mod deadline;
 mod install;
+mod listener;
 mod lock_wait;
 mod notices;
 mod pool;
@@ -23,6 +24,7 @@ use tokio_postgres::row::RowIndex;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, Config, Row};
 
+use super::wakes::Ticket;
 use super::Backend;
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote};
@@ -31,9 +33,6 @@ use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{Pooler, PostgresTarget};
 use pool::{backend_error, Pool};
-
-/// How often a waiting `acquire_wait` looks again (other hosts cannot wake it).
-const POLL: Duration = Duration::from_millis(10);
 
 /// Unless the URL says otherwise (`connect_timeout=`, in seconds).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -183,6 +182,8 @@ const QUERIES: [(Q, &str, &[Type]); 18] = [
 ];
 
 pub(crate) struct Postgres {
+    /// Wakes the handle's waiters when the server announces a lease ended.
+    listener: listener::Listener,
     pool: Pool,
     /// The statements of `QUERIES`, with the schema filled in.
     sql: Vec<String>,
@@ -353,6 +354,7 @@ impl Postgres {
             })
             .collect();
         Ok(Postgres {
+            listener: listener::Listener::new(schema, target.pooler != Pooler::Transaction),
             pool,
             sql,
             holders_sql: lock_wait::HOLDERS.replace("@schema@", &quoted),
@@ -533,11 +535,17 @@ impl Backend for Postgres {
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        self.first(Q::Release, Some(scope), &[&scope, &sql(token.get())])
+        let released: bool = self.first(Q::Release, Some(scope), &[&scope, &sql(token.get())])?;
+        if released {
+            // This handle's own waiters need not wait for the announcement.
+            self.listener.wakes().ended(scope);
+        }
+        Ok(released)
     }
 
-    fn wait_for_release(&self, _scope: &str, max: Duration) {
-        std::thread::sleep(max.min(POLL));
+    fn release_watch(&self, scope: &str) -> Ticket {
+        self.listener.ensure(&self.pool);
+        self.listener.wakes().ticket(scope)
     }
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
@@ -719,6 +727,7 @@ impl Backend for Postgres {
     }
 
     fn close(&self) {
+        self.listener.stop();
         self.pool.close();
     }
 }

@@ -8,6 +8,7 @@
 //! that ran out of time is dropped alone, since its protocol state is
 //! unknown. The next operation connects afresh.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -96,6 +97,11 @@ pub(crate) struct Pool {
     call_timeout: Duration,
     state: Mutex<State>,
     freed: Condvar,
+    /// Set by the listening connection when it lost the server
+    /// (`listener.rs`): the idle connections are likely dead too, and are
+    /// dropped before the next call rather than failing it with an
+    /// unknown outcome.
+    suspect: Arc<AtomicBool>,
     /// Declared last: dropped after every connection whose socket it
     /// watches (it connects them, and wakes a caller when its socket is
     /// ready). Replaced in a forked child, where its thread does not exist.
@@ -126,6 +132,7 @@ impl Pool {
                 reconnecting: false,
             }),
             freed: Condvar::new(),
+            suspect: Arc::new(AtomicBool::new(false)),
             runtime: Mutex::new(Arc::new(Runtime::start()?)),
         })
     }
@@ -228,6 +235,12 @@ impl Pool {
     fn checkout(&self, deadline: Instant) -> Result<Pooled> {
         let mut state = self.lock();
         self.leave_the_parent(&mut state)?;
+        if self.suspect.swap(false, Ordering::SeqCst) {
+            let stale = std::mem::take(&mut state.idle);
+            state.open -= stale.len();
+            state.reconnecting |= !stale.is_empty();
+            drop(stale);
+        }
         loop {
             if state.closed {
                 return Err(Error::Closed);
@@ -431,6 +444,35 @@ impl Pool {
 
     fn runtime(&self) -> Arc<Runtime> {
         Arc::clone(&self.runtime.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The driver's settings and TLS, for a connection outside the pool
+    /// (`listener.rs`).
+    pub fn connector(&self) -> (Config, MakeRustlsConnect) {
+        (self.config.clone(), self.tls.clone())
+    }
+
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
+    /// The flag that tells the pool its idle connections may be dead.
+    pub fn suspect(&self) -> Arc<AtomicBool> {
+        self.suspect.clone()
+    }
+
+    /// Runs `task` on this process's runtime (a forked child's own); `None`
+    /// once the pool is closed.
+    pub fn spawn<F>(&self, task: F) -> Option<tokio::task::JoinHandle<()>>
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let mut state = self.lock();
+        if state.closed || self.leave_the_parent(&mut state).is_err() {
+            return None;
+        }
+        drop(state);
+        Some(self.runtime().spawn(task))
     }
 }
 

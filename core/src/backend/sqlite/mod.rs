@@ -8,12 +8,13 @@
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use super::sql_text::{fill, hash, should_install, OURS};
+use super::wakes::{Ticket, Wakes};
 use super::Backend;
 use crate::clock::Clock;
 use crate::error::{BackendErrorKind, Error, Result};
@@ -71,16 +72,16 @@ pub(super) fn sql_files() -> Vec<(&'static str, &'static str)> {
 /// Prepared statements kept per connection (`Settings::connect`).
 const STATEMENT_CACHE: usize = 64;
 
-/// How often a waiting `acquire_wait` looks again; other processes cannot
-/// wake it, so it sleeps in short steps rather than spinning.
-const POLL: Duration = Duration::from_millis(10);
-
 pub(crate) struct Sqlite {
     /// `None` once closed.
     conn: Mutex<Option<Owned>>,
     settings: Settings,
     clock: Clock,
     mode: Mode,
+    /// The callers of this handle waiting for a lease to end: woken by its
+    /// own releases; another process's reach them only by asking again
+    /// (`wakes`, not pushed).
+    wakes: Arc<Wakes>,
 }
 
 /// A connection, the store's sidecar and the process that opened them.
@@ -246,6 +247,7 @@ impl Sqlite {
             settings,
             clock,
             mode,
+            wakes: Wakes::new(false),
         })
     }
 
@@ -857,7 +859,7 @@ impl Backend for Sqlite {
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        self.write_tx_moving(|tx| {
+        let released = self.write_tx_moving(|tx| {
             let Some(mut core) = load_scope(tx, scope)? else {
                 return Ok((false, Moves::OnlyData));
             };
@@ -865,11 +867,15 @@ impl Backend for Sqlite {
             let released = core.release(token, self.clock.now_ms());
             save_scope(tx, scope, &core)?;
             Ok((released, moves(Some(&before), &core, None)))
-        })
+        })?;
+        if released {
+            self.wakes.ended(scope);
+        }
+        Ok(released)
     }
 
-    fn wait_for_release(&self, _scope: &str, max: Duration) {
-        std::thread::sleep(max.min(POLL));
+    fn release_watch(&self, scope: &str) -> Ticket {
+        self.wakes.ticket(scope)
     }
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
@@ -997,7 +1003,9 @@ impl Backend for Sqlite {
     }
 
     fn failover(&self) -> Result<u64> {
-        self.write_tx(|tx| step(tx, 0))
+        let base = self.write_tx(|tx| step(tx, 0))?;
+        self.wakes.all_ended();
+        Ok(base)
     }
 
     fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
@@ -1134,7 +1142,9 @@ impl Backend for Sqlite {
     }
 
     fn advance_clock(&self, by: Duration) -> Result<()> {
-        self.clock.advance(by)
+        self.clock.advance(by)?;
+        self.wakes.all_ended();
+        Ok(())
     }
 
     fn close(&self) {

@@ -1,0 +1,255 @@
+//! Waking the callers that wait for a lease to end (docs/semantics.md,
+//! "Waiting"). A waiter takes a [`Ticket`] for its scope *before* the
+//! acquire that may find the lease held, and sleeps on it after: a lease
+//! that ends between the two has already moved the ticket's marks, so the
+//! sleep returns at once and no wake-up is lost.
+//!
+//! What moves the marks is the backend's business: the memory and SQLite
+//! backends say so after their own releases; the PostgreSQL backend after
+//! every release the server announces (`LISTEN`, `postgres/listener.rs`).
+//! `pushed` tells a waiter whether every release reaches it this way; if
+//! not (another process on the same SQLite file, a PostgreSQL store whose
+//! listening connection is down or behind a transaction pooler), the store
+//! also asks again after a bounded back-off (`defaults::WAIT_BACKOFF_*`).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The waiters of one backend handle.
+pub(crate) struct Wakes {
+    state: Mutex<State>,
+    /// Tickets out: a release with none skips the lock (the memory
+    /// backend's releases are a few hundred nanoseconds).
+    tickets: AtomicUsize,
+}
+
+struct State {
+    /// Moved when every lease may have ended (a failover step, a clock
+    /// moved, the listening connection lost or regained).
+    all: u64,
+    /// Whether every release reaches this handle's waiters.
+    pushed: bool,
+    /// The scopes waited on, each with its own condition variable so that
+    /// a release wakes only the waiters of its scope.
+    scopes: HashMap<String, Waiting>,
+}
+
+struct Waiting {
+    /// Moved by each release of the scope.
+    ends: u64,
+    tickets: usize,
+    cond: Arc<Condvar>,
+}
+
+impl Wakes {
+    pub fn new(pushed: bool) -> Arc<Wakes> {
+        Arc::new(Wakes {
+            state: Mutex::new(State {
+                all: 0,
+                pushed,
+                scopes: HashMap::new(),
+            }),
+            tickets: AtomicUsize::new(0),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Plain counters: consistent even if a holder panicked.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A waiter's ticket for `scope`, taken before its attempt.
+    pub fn ticket(self: &Arc<Self>, scope: &str) -> Ticket {
+        let mut state = self.lock();
+        let all = state.all;
+        let pushed = state.pushed;
+        let waiting = state
+            .scopes
+            .entry(scope.to_owned())
+            .or_insert_with(|| Waiting {
+                ends: 0,
+                tickets: 0,
+                cond: Arc::new(Condvar::new()),
+            });
+        waiting.tickets += 1;
+        // Before the attempt the ticket is for, so that a release after
+        // that attempt sees it (both are ordered by the backend's own lock
+        // or transaction that the attempt and the release go through).
+        self.tickets.fetch_add(1, Ordering::SeqCst);
+        Ticket {
+            wakes: self.clone(),
+            scope: scope.to_owned(),
+            all,
+            ends: waiting.ends,
+            pushed,
+            cond: waiting.cond.clone(),
+        }
+    }
+
+    /// The lease of `scope` ended: its waiters in this handle wake.
+    pub fn ended(&self, scope: &str) {
+        if self.tickets.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let mut state = self.lock();
+        if let Some(waiting) = state.scopes.get_mut(scope) {
+            waiting.ends += 1;
+            waiting.cond.notify_all();
+        }
+    }
+
+    /// Every lease may have ended: every waiter wakes and asks again.
+    pub fn all_ended(&self) {
+        let mut state = self.lock();
+        state.all += 1;
+        for waiting in state.scopes.values() {
+            waiting.cond.notify_all();
+        }
+    }
+
+    /// Whether releases reach the waiters from now on. Either way every
+    /// waiter wakes: one that slept trusting a push that may have been lost
+    /// asks again, and one that polled learns it may stop.
+    pub fn set_pushed(&self, pushed: bool) {
+        let mut state = self.lock();
+        if state.pushed == pushed {
+            return;
+        }
+        state.pushed = pushed;
+        state.all += 1;
+        for waiting in state.scopes.values() {
+            waiting.cond.notify_all();
+        }
+    }
+
+    /// The number of scopes waited on now (for tests).
+    #[cfg(test)]
+    fn scopes(&self) -> usize {
+        self.lock().scopes.len()
+    }
+}
+
+/// A waiter's place, from before its attempt until it is dropped.
+pub(crate) struct Ticket {
+    wakes: Arc<Wakes>,
+    scope: String,
+    all: u64,
+    ends: u64,
+    pushed: bool,
+    cond: Arc<Condvar>,
+}
+
+impl Ticket {
+    /// Whether every release reaches this waiter as a wake-up (when the
+    /// ticket was taken): if not, it must also ask again now and then.
+    pub fn pushed(&self) -> bool {
+        self.pushed
+    }
+
+    /// Sleeps until the scope's lease may have ended since the ticket was
+    /// taken, or `max` passed.
+    pub fn wait(&self, max: Duration) {
+        let until = Instant::now().checked_add(max);
+        let mut state = self.wakes.lock();
+        loop {
+            let ended = state.all != self.all
+                || state.scopes.get(&self.scope).map(|w| w.ends) != Some(self.ends);
+            if ended {
+                return;
+            }
+            let left = match until {
+                Some(until) => until.saturating_duration_since(Instant::now()),
+                None => Duration::MAX,
+            };
+            if left.is_zero() {
+                return;
+            }
+            state = self
+                .cond
+                .wait_timeout(state, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut state = self.wakes.lock();
+        self.wakes.tickets.fetch_sub(1, Ordering::SeqCst);
+        if let Some(waiting) = state.scopes.get_mut(&self.scope) {
+            waiting.tickets -= 1;
+            if waiting.tickets == 0 {
+                state.scopes.remove(&self.scope);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LONG: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn a_release_between_the_ticket_and_the_wait_is_not_missed() {
+        let wakes = Wakes::new(true);
+        let ticket = wakes.ticket("s");
+        wakes.ended("s");
+        // Would sleep a minute if the release were missed.
+        ticket.wait(LONG);
+    }
+
+    #[test]
+    fn a_release_of_another_scope_does_not_end_the_wait() {
+        let wakes = Wakes::new(true);
+        let ticket = wakes.ticket("s");
+        wakes.ended("t");
+        let started = Instant::now();
+        ticket.wait(Duration::from_millis(30));
+        assert!(started.elapsed() >= Duration::from_millis(30));
+    }
+
+    #[test]
+    fn a_waiter_sleeping_in_another_thread_is_woken() {
+        let wakes = Wakes::new(true);
+        let ticket = wakes.ticket("s");
+        let waiter = std::thread::spawn(move || ticket.wait(LONG));
+        // Whenever the waiter got to its wait, before or after this.
+        std::thread::sleep(Duration::from_millis(20));
+        wakes.ended("s");
+        waiter.join().unwrap();
+    }
+
+    #[test]
+    fn every_waiter_wakes_when_all_leases_may_have_ended_or_the_push_changes() {
+        let wakes = Wakes::new(false);
+        let a = wakes.ticket("a");
+        let b = wakes.ticket("b");
+        assert!(!a.pushed());
+        wakes.all_ended();
+        a.wait(LONG);
+        b.wait(LONG);
+        let c = wakes.ticket("c");
+        wakes.set_pushed(true);
+        c.wait(LONG);
+        assert!(wakes.ticket("d").pushed());
+    }
+
+    #[test]
+    fn a_scope_is_forgotten_with_its_last_ticket() {
+        let wakes = Wakes::new(true);
+        let a = wakes.ticket("s");
+        let b = wakes.ticket("s");
+        drop(a);
+        assert_eq!(wakes.scopes(), 1);
+        drop(b);
+        assert_eq!(wakes.scopes(), 0);
+        // A release with nobody waiting leaves nothing behind.
+        wakes.ended("s");
+        assert_eq!(wakes.scopes(), 0);
+    }
+}
