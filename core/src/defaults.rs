@@ -62,6 +62,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_wait_backoff_doubles_to_its_cap_and_never_overflows() {
+        let naps: Vec<u64> = (0..7).map(|a| wait_backoff(a).as_millis() as u64).collect();
+        assert_eq!(naps, [10, 20, 40, 80, 160, 200, 200]);
+        assert_eq!(wait_backoff(31), WAIT_BACKOFF_MAX);
+        assert_eq!(wait_backoff(u32::MAX), WAIT_BACKOFF_MAX);
+    }
+
+    #[test]
     fn renewal_takes_the_given_ttl_then_the_leases_own() {
         let s = Duration::from_secs;
         assert_eq!(renew_ttl(Some(s(5)), Some(s(30))), Ok(s(5)));
