@@ -38,6 +38,7 @@ export declare class NativeFence {
    * The fence for the write functions. They are free functions taking it
    * rather than methods: a napi-rs method registers a borrow of `this`
    * on every call, some 17% of a fence write (perf, bench/put.js).
+   * `fencePutSync` is a plain N-API callback (`fast.rs`).
    */
   get handle(): ExternalObject<'FenceCore'>
 }
@@ -182,6 +183,18 @@ export declare class NativeStore {
    * PostgreSQL URL without its query and its password. For logs.
    */
   get location(): string
+  /**
+   * Whether the store runs its calls on the JavaScript thread
+   * (`memory:`), so that an awaited `put` may run as `putSync` does.
+   */
+  get inline(): boolean
+  /**
+   * `putSync` with the token as an argument, bound to this store
+   * (`fast.rs`): the same checks in the same order, the same core call,
+   * and only the new version back. A function rather than a method: a
+   * napi-rs method registers a borrow of `this` on every call.
+   */
+  get putSyncFunction(): (scope: string, key: string, value: Buffer | Uint8Array | string, token: TokenLike) => bigint
   get closed(): boolean
 }
 
@@ -288,9 +301,6 @@ export interface FenceOptions {
  * durable backend): resolves to the new version.
  */
 export declare function fencePut(handle: ExternalObject<'FenceCore'>, key: string, value: Buffer | Uint8Array | string): Promise<bigint>
-
-/** A fence's `putSync`: the new version, or a throw. */
-export declare function fencePutSync(handle: ExternalObject<'FenceCore'>, key: string, value: Buffer | Uint8Array | string): bigint
 
 /** The last accepted write of a scope. */
 export interface LastWrite {

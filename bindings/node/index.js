@@ -845,7 +845,6 @@ module.exports.errorFromSqliteMessage = nativeBinding.errorFromSqliteMessage
 module.exports.errorFromSqlstate = nativeBinding.errorFromSqlstate
 module.exports.errorSchema = nativeBinding.errorSchema
 module.exports.fencePut = nativeBinding.fencePut
-module.exports.fencePutSync = nativeBinding.fencePutSync
 module.exports.MAX_TOKEN = nativeBinding.MAX_TOKEN
 module.exports.migrate = nativeBinding.migrate
 module.exports.open = nativeBinding.open

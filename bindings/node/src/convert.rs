@@ -8,13 +8,16 @@
 //!   a safe integer, a negative or over-64-bit `bigint`, a string with a lone
 //!   surrogate): `RangeError`, `code: 'INVALID_ARGUMENT'`.
 
+use std::borrow::Cow;
+use std::mem::MaybeUninit;
 use std::ptr;
 use std::time::Duration;
 
-use napi::bindgen_prelude::{BigInt, FromNapiValue, Unknown};
+use napi::bindgen_prelude::Unknown;
 use napi::{sys, Env, JsValue, ValueType};
 
 use crate::errors::{Conv, Failure};
+use crate::fast::Lent;
 
 /// Strings up to this many UTF-16 units are transcoded in one pass.
 const SHORT_STRING: usize = 256;
@@ -35,6 +38,10 @@ impl Js {
             env: env.raw(),
             raw: value.raw(),
         }
+    }
+
+    pub fn from_raw(env: sys::napi_env, raw: sys::napi_value) -> Js {
+        Js { env, raw }
     }
 
     fn kind(self) -> Conv<ValueType> {
@@ -135,11 +142,48 @@ pub(crate) fn string(v: Js, what: &str) -> Conv<String> {
         .map_err(|_| Failure::Range(format!("{what} is not well-formed Unicode")))?;
     // V8 writes U+FFFD for a lone surrogate; only then look at the UTF-16.
     if s.contains('\u{FFFD}') && has_lone_surrogate(v)? {
-        return Err(Failure::Range(format!(
-            "{what} is not well-formed Unicode (it contains a lone surrogate)"
-        )));
+        return Err(lone_surrogate(what));
     }
     Ok(s)
+}
+
+/// [`string`], read into `buf` when it fits (no allocation): the same
+/// checks and messages, for the hot paths (`fast.rs`).
+pub(crate) fn str_in<'b>(v: Js, what: &str, buf: &'b mut [MaybeUninit<u8>]) -> Conv<Cow<'b, str>> {
+    let mut written = 0usize;
+    let status = unsafe {
+        sys::napi_get_value_string_utf8(
+            v.env,
+            v.raw,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut written,
+        )
+    };
+    if status != sys::Status::napi_ok {
+        // Not a string (or napi failed): the exact path says which.
+        return string(v, what).map(Cow::Owned);
+    }
+    // V8 writes whole characters (at most 4 bytes each) and keeps one byte
+    // for the NUL: with 4 bytes of room left, nothing was cut off.
+    if buf.len() - 1 - written < 4 {
+        return string(v, what).map(Cow::Owned);
+    }
+    // SAFETY: napi wrote `written` bytes (and a NUL after them).
+    let utf8 = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), written) };
+    let s = std::str::from_utf8(utf8)
+        .map_err(|_| Failure::Range(format!("{what} is not well-formed Unicode")))?;
+    // U+FFFD is EF BF BD: no 0xEF byte, no replacement character.
+    if utf8.contains(&0xEF) && s.contains('\u{FFFD}') && has_lone_surrogate(v)? {
+        return Err(lone_surrogate(what));
+    }
+    Ok(Cow::Borrowed(s))
+}
+
+fn lone_surrogate(what: &str) -> Failure {
+    Failure::Range(format!(
+        "{what} is not well-formed Unicode (it contains a lone surrogate)"
+    ))
 }
 
 fn has_lone_surrogate(v: Js) -> Conv<bool> {
@@ -163,12 +207,19 @@ fn has_lone_surrogate(v: Js) -> Conv<bool> {
 pub(crate) fn number(v: Js, what: &str) -> Conv<u64> {
     match v.kind()? {
         ValueType::BigInt => {
-            let big = unsafe { BigInt::from_napi_value(v.env, v.raw) }?;
-            let (negative, value, lossless) = big.get_u64();
-            if negative {
+            // One word read in place: `count` comes back as the number of
+            // words the bigint needs (0 for 0n), so more than one is 2^64
+            // or above.
+            let mut sign = 0;
+            let mut count = 1usize;
+            let mut value = 0u64;
+            napi::check_status!(unsafe {
+                sys::napi_get_value_bigint_words(v.env, v.raw, &mut sign, &mut count, &mut value)
+            })?;
+            if sign != 0 {
                 return Err(Failure::Range(format!("{what} must not be negative")));
             }
-            if !lossless {
+            if count > 1 {
                 return Err(Failure::Range(format!(
                     "{what} is above 2^64 and outside the token domain"
                 )));
@@ -285,6 +336,35 @@ pub(crate) fn bytes(v: Js, what: &str) -> Conv<Vec<u8>> {
             other,
         )),
     }
+}
+
+/// [`bytes`], with a `Uint8Array`'s bytes lent rather than copied, for the
+/// hot paths (`fast.rs`): the same checks and messages.
+pub(crate) fn bytes_in(v: Js, what: &str) -> Conv<Lent> {
+    let mut kind = 0;
+    let mut len = 0usize;
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            v.env,
+            v.raw,
+            &mut kind,
+            &mut len,
+            &mut data,
+            &mut buffer,
+            &mut offset,
+        )
+    };
+    if status == sys::Status::napi_ok && kind == sys::TypedarrayType::uint8_array {
+        if len == 0 || data.is_null() {
+            return Ok(Lent::Owned(Vec::new()));
+        }
+        return Ok(Lent::View(data.cast_const().cast(), len));
+    }
+    // A string, or anything else: the exact path converts or says why not.
+    bytes(v, what).map(Lent::Owned)
 }
 
 /// An options object: `undefined` (when allowed) or an object whose own

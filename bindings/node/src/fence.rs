@@ -18,15 +18,15 @@ use fencing::{Fence, Op, Token};
 use crate::convert::{self, Js};
 use crate::errors::{Conv, Failure};
 use crate::run;
-use crate::store::{closed_store, lock, store_of, Shared, State};
+use crate::store::{store_of, Shared};
 
 /// What a fence binds. Closing the store it came from closes it too (its
 /// writes then fail with CLOSED).
 pub struct FenceCore {
-    state: Shared,
+    pub(crate) state: Shared,
     inline: bool,
-    scope: String,
-    fence: Fence,
+    pub(crate) scope: String,
+    pub(crate) fence: Fence,
 }
 
 /// A fence as `store.fence` returns it: what it binds, and `handle`, which
@@ -71,6 +71,7 @@ impl NativeFence {
     /// The fence for the write functions. They are free functions taking it
     /// rather than methods: a napi-rs method registers a borrow of `this`
     /// on every call, some 17% of a fence write (perf, bench/put.js).
+    /// `fencePutSync` is a plain N-API callback (`fast.rs`).
     #[napi(getter, catch_unwind, ts_return_type = "ExternalObject<'FenceCore'>")]
     pub fn handle(&self) -> External<Arc<FenceCore>> {
         External::new(self.core.clone())
@@ -90,31 +91,6 @@ fn put_op(env: &Env, key: &Unknown, value: &Unknown) -> Conv<Op> {
     let key = convert::string(Js::new(env, key), "key")?;
     let value = convert::bytes(Js::new(env, value), "value")?;
     Ok(Op::put(key, value))
-}
-
-/// A fence's `putSync`: the new version, or a throw.
-#[napi(
-    catch_unwind,
-    ts_args_type = "handle: ExternalObject<'FenceCore'>, key: string, value: Buffer | Uint8Array | string",
-    ts_return_type = "bigint"
-)]
-pub fn fence_put_sync(
-    env: &Env,
-    handle: Unknown,
-    key: Unknown,
-    value: Unknown,
-) -> napi::Result<u64> {
-    let (fence, op) = core(env, &handle)
-        .and_then(|fence| Ok((fence, put_op(env, &key, &value)?)))
-        .map_err(|f| f.into_napi(env))?;
-    // Run under the handle's lock rather than on a clone of the store: only
-    // the JavaScript thread takes it, and `close` waits for nothing.
-    run::now(|| match &*lock(&fence.state) {
-        State::Open(store) => store.execute(&fence.scope, &fence.fence, op),
-        State::Closed(_) => closed_store().execute(&fence.scope, &fence.fence, op),
-    })
-    .map(|receipt| receipt.version)
-    .map_err(|e| Failure::Core(e).into_napi(env))
 }
 
 /// A fence's `put` where the store's calls run (the blocking pool on a

@@ -12,6 +12,7 @@
 mod cancel;
 mod convert;
 mod errors;
+mod fast;
 mod fence;
 mod held_write;
 mod keepalive;
@@ -27,7 +28,8 @@ use napi::bindgen_prelude::{Unknown, *};
 use napi_derive::napi;
 
 pub use errors::{error_schema, ErrorSchemaEntry};
-pub use fence::{fence_put, fence_put_sync, NativeFence};
+pub use fast::fast_exports;
+pub use fence::{fence_put, NativeFence};
 pub use keepalive::NativeKeepAlive;
 pub use logs::{set_log_callback, set_log_level};
 pub use sqlite_check::error_from_sqlite_message;

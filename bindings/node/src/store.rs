@@ -12,6 +12,7 @@ use napi_derive::napi;
 use crate::cancel::NativeCancel;
 use crate::convert::{self, Js, FENCE_KEYS};
 use crate::errors::{Conv, ErrorValue, Failure};
+use crate::fast;
 use crate::fence::NativeFence;
 use crate::keepalive::NativeKeepAlive;
 use crate::run;
@@ -751,6 +752,26 @@ impl NativeStore {
     #[napi(getter, catch_unwind)]
     pub fn location(&self) -> String {
         self.location.clone()
+    }
+
+    /// Whether the store runs its calls on the JavaScript thread
+    /// (`memory:`), so that an awaited `put` may run as `putSync` does.
+    #[napi(getter, catch_unwind)]
+    pub fn inline(&self) -> bool {
+        self.inline
+    }
+
+    /// `putSync` with the token as an argument, bound to this store
+    /// (`fast.rs`): the same checks in the same order, the same core call,
+    /// and only the new version back. A function rather than a method: a
+    /// napi-rs method registers a borrow of `this` on every call.
+    #[napi(
+        getter,
+        catch_unwind,
+        ts_return_type = "(scope: string, key: string, value: Buffer | Uint8Array | string, token: TokenLike) => bigint"
+    )]
+    pub fn put_sync_function<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+        fast::store_put_sync_function(env, self.state.clone())
     }
 
     #[napi(getter, catch_unwind)]
