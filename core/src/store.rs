@@ -361,7 +361,10 @@ impl Store {
                     }
                     // Until the lease ends by itself, unless woken first
                     // (docs/semantics.md, "Waiting").
-                    let mut nap = remaining.max(Duration::from_millis(1)).min(left);
+                    let mut nap = remaining
+                        .max(Duration::from_millis(1))
+                        .min(left)
+                        .min(watch.longest_sleep());
                     if !watch.pushed() {
                         nap = nap.min(crate::defaults::wait_backoff(attempt));
                     }

@@ -223,3 +223,56 @@ fn sqlite_waiters_back_off_and_same_handle_waiters_are_woken() {
         t.join().unwrap().unwrap();
     }
 }
+
+/// A release is announced only while a waiter's mark on its scope lasts:
+/// announcing serializes commits across the database, so a store nobody
+/// waits on pays nothing for it.
+#[test]
+fn postgres_a_release_is_announced_only_when_someone_waits() {
+    let Some(url) = postgres_test_url() else {
+        return;
+    };
+    let (holder, waiting, schema) = pg_pair(&url, "announce");
+    let mut listener = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    listener.batch_execute("LISTEN fencing").unwrap();
+    let announced = |listener: &mut postgres::Client| -> Vec<String> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut seen = Vec::new();
+        let mut n = listener.notifications();
+        let mut it = n.timeout_iter(Duration::from_millis(500));
+        while let Some(note) = it.next().unwrap() {
+            if note.payload().starts_with(&schema) {
+                seen.push(note.payload().to_owned());
+            }
+        }
+        seen
+    };
+
+    let lease = holder.acquire("quiet", "h", TTL).unwrap();
+    assert!(holder.release("quiet", lease.token).unwrap());
+    assert_eq!(announced(&mut listener), Vec::<String>::new());
+
+    let held = holder.acquire("busy", "h", TTL).unwrap();
+    let threads = waiters(&waiting, "busy", 1);
+    assert!(settles(
+        &waiting,
+        Duration::from_secs(1),
+        Duration::from_secs(20)
+    ));
+    assert!(holder.release("busy", held.token).unwrap());
+    for t in threads {
+        t.join().unwrap().unwrap();
+    }
+    // The holder's release, announced, and the waiter's own: a release
+    // while the scope's last mark lasts is announced, waiter or not.
+    let seen = announced(&mut listener);
+    assert!(
+        !seen.is_empty() && seen.iter().all(|p| *p == format!("{schema} busy")),
+        "{seen:?}"
+    );
+    // Marks are made only by waiting, and last a minute: "quiet" is still
+    // not announced.
+    let lease = holder.acquire("quiet", "h", TTL).unwrap();
+    assert!(holder.release("quiet", lease.token).unwrap());
+    assert_eq!(announced(&mut listener), Vec::<String>::new());
+}

@@ -14,7 +14,7 @@ use crate::rules::{
 use crate::token::Token;
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 23] {
+pub(crate) fn constants() -> [(&'static str, u64); 24] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -44,6 +44,7 @@ pub(crate) fn constants() -> [(&'static str, u64); 23] {
         ("last_write_step_ms", LAST_WRITE_STEP_MS),
         ("rejection_log", REJECTION_LOG as u64),
         ("record_interval_ms", RECORD_INTERVAL.as_millis() as u64),
+        ("wait_mark_ms", ttl_ms(super::wakes::WAIT_MARK)),
     ]
 }
 

@@ -17,6 +17,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+/// How long a PostgreSQL waiter's mark on its scope lasts (`wait_mark`,
+/// functions.sql): a release announces itself only while one lasts, and a
+/// waiter asks again (and marks again) before its own runs out.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const WAIT_MARK: Duration = Duration::from_secs(60);
+
 /// The waiters of one backend handle.
 pub(crate) struct Wakes {
     state: Mutex<State>,
@@ -84,6 +90,7 @@ impl Wakes {
             all,
             ends: waiting.ends,
             pushed,
+            longest: None,
             cond: waiting.cond.clone(),
         }
     }
@@ -112,6 +119,7 @@ impl Wakes {
     /// Whether releases reach the waiters from now on. Either way every
     /// waiter wakes: one that slept trusting a push that may have been lost
     /// asks again, and one that polled learns it may stop.
+    #[cfg(any(feature = "postgres", test))]
     pub fn set_pushed(&self, pushed: bool) {
         let mut state = self.lock();
         if state.pushed == pushed {
@@ -138,10 +146,31 @@ pub(crate) struct Ticket {
     all: u64,
     ends: u64,
     pushed: bool,
+    /// The longest this waiter may sleep trusting a push (`None`: until the
+    /// lease's end).
+    longest: Option<Duration>,
     cond: Arc<Condvar>,
 }
 
 impl Ticket {
+    /// Releases will not reach this waiter after all (its mark could not be
+    /// made): it backs off.
+    #[cfg(feature = "postgres")]
+    pub fn not_pushed(&mut self) {
+        self.pushed = false;
+    }
+
+    /// A push reaches this waiter only for `longest` (its mark's life).
+    #[cfg(feature = "postgres")]
+    pub fn pushed_for(&mut self, longest: Duration) {
+        self.longest = Some(longest);
+    }
+
+    /// The longest sleep this waiter may take trusting a push.
+    pub fn longest_sleep(&self) -> Duration {
+        self.longest.unwrap_or(Duration::MAX)
+    }
+
     /// Whether every release reaches this waiter as a wake-up (when the
     /// ticket was taken): if not, it must also ask again now and then.
     pub fn pushed(&self) -> bool {

@@ -118,6 +118,20 @@ LANGUAGE sql VOLATILE AS $$
     SELECT pg_notify('fencing', btrim('@schema@', '"') || coalesce(' ' || p_scope, ''));
 $$;
 
+-- A waiter's mark on its scope, made before each attempt while it listens
+-- (`listener.rs`): for the next @wait_mark_ms@ ms, a release of the scope
+-- is announced. Its own transaction, committed before the attempt, so that
+-- a release either sees the mark or happens before the attempt reads.
+CREATE OR REPLACE FUNCTION @schema@.wait_mark(p_scope text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM @schema@.check_args(@schema@.bad_scope(p_scope));
+    INSERT INTO @schema@.waiting AS w (scope, until_ms)
+    VALUES (p_scope, @schema@.now_ms() + @wait_mark_ms@)
+    ON CONFLICT (scope) DO UPDATE SET until_ms = greatest(w.until_ms, excluded.until_ms);
+END
+$$;
+
 -- A token or a raised fence is handed out only once its commit is durable:
 -- pinned for the rest of the transaction (kept when stronger). A session
 -- opened with sync_replication=required (`fencing.sync_replication`, pinned
@@ -768,8 +782,9 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.release(p_scope text, p_token bigint) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    h     @schema@.history;
-    clock bigint;
+    h      @schema@.history;
+    clock  bigint;
+    marked bigint;
 BEGIN
     PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_token)));
     h := @schema@.durable();
@@ -783,7 +798,12 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    PERFORM @schema@.announce(p_scope);
+    -- Announced only to a waiter whose mark lasts; the waiters that do not
+    -- get the lease mark again before they ask.
+    DELETE FROM @schema@.waiting w WHERE w.scope = p_scope RETURNING w.until_ms INTO marked;
+    IF marked > clock THEN
+        PERFORM @schema@.announce(p_scope);
+    END IF;
     RETURN true;
 END
 $$;

@@ -1,9 +1,9 @@
 //! One listening connection per store handle (docs/postgres.md, "Waiting"):
-//! the functions announce every lease they end (`NOTIFY fencing`, payload
-//! the schema and the scope, or the schema alone when every lease of the
-//! store ended), and this connection wakes the handle's waiters
-//! (`backend::wakes`). It is made at the first wait, never taken from the
-//! pool, and shared by every waiter of the handle.
+//! the functions announce the leases they end where a waiter marked the
+//! scope (`NOTIFY fencing`, payload the schema and the scope, or the schema
+//! alone when every lease of the store ended), and this connection wakes
+//! the handle's waiters (`backend::wakes`). It is made at the first wait,
+//! never taken from the pool, and shared by every waiter of the handle.
 //!
 //! While it is down (not yet listening, lost, a ping unanswered) the
 //! waiters are told releases are not pushed, so they ask again after the
@@ -12,7 +12,7 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
@@ -32,6 +32,10 @@ pub(super) const CHANNEL: &str = "fencing";
 /// connection silently cut (a partition, a server that froze) would
 /// otherwise leave waiters trusting wake-ups that never come.
 const PING: Duration = Duration::from_secs(5);
+/// The longest a marked waiter sleeps trusting the announcement: it asks,
+/// and marks, again well before its mark (`wakes::WAIT_MARK`) runs out.
+pub(super) const SLEEP_ON_MARK: Duration = Duration::from_secs(50);
+
 /// Waits between attempts to listen again, doubling up to the second.
 const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(2);
@@ -45,6 +49,8 @@ pub(super) struct Listener {
     /// The running task, and the process that started it (a forked child
     /// starts its own).
     task: Mutex<Option<(u32, JoinHandle<()>)>>,
+    /// Whether `cannot_mark` has warned.
+    warned: AtomicBool,
 }
 
 impl Listener {
@@ -54,6 +60,7 @@ impl Listener {
             schema: schema.to_owned(),
             enabled,
             task: Mutex::new(None),
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -106,6 +113,18 @@ impl Listener {
             }
         }) {
             *task = Some((pid, handle));
+        }
+    }
+
+    /// A waiter's mark failed: it backs off. Said once per handle at WARN
+    /// when the role may not mark (a grant older than `wait_mark`), else at
+    /// DEBUG (the store is out of reach; the attempt will say so).
+    pub fn cannot_mark(&self, e: &crate::error::Error) {
+        let refused = e.backend_kind() == Some(crate::error::BackendErrorKind::Refused);
+        if refused && !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(target: "fencing", schema = %self.schema, error = %e, "postgres: a waiter cannot mark its scope, so releases are not announced to it and waiters poll with a back-off; grant EXECUTE on the schema's functions again after an upgrade (docs/postgres.md, \"Waiting\")");
+        } else {
+            tracing::debug!(target: "fencing", error = %e, "postgres: a waiter could not mark its scope; it backs off");
         }
     }
 

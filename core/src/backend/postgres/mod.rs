@@ -69,6 +69,7 @@ enum Q {
     Rejections,
     LastWrites,
     LowerWedged,
+    WaitMark,
 }
 
 impl Q {
@@ -93,6 +94,7 @@ impl Q {
             Q::Rejections => "events",
             Q::LastWrites => "events",
             Q::LowerWedged => "lower_wedged",
+            Q::WaitMark => "wait_mark",
         }
     }
 }
@@ -102,7 +104,7 @@ const INT8: Type = Type::INT8;
 const BOOL: Type = Type::BOOL;
 
 /// Each statement with its parameters' types (the functions' signatures).
-const QUERIES: [(Q, &str, &[Type]); 18] = [
+const QUERIES: [(Q, &str, &[Type]); 19] = [
     (Q::NextToken, "SELECT @schema@.next_token($1)", &[TEXT]),
     (
         Q::AdvanceCounter,
@@ -179,6 +181,7 @@ const QUERIES: [(Q, &str, &[Type]); 18] = [
         "SELECT @schema@.lower_wedged($1, $2)",
         &[TEXT, INT8],
     ),
+    (Q::WaitMark, "SELECT @schema@.wait_mark($1)", &[TEXT]),
 ];
 
 pub(crate) struct Postgres {
@@ -545,7 +548,19 @@ impl Backend for Postgres {
 
     fn release_watch(&self, scope: &str) -> Ticket {
         self.listener.ensure(&self.pool);
-        self.listener.wakes().ticket(scope)
+        let mut ticket = self.listener.wakes().ticket(scope);
+        if ticket.pushed() {
+            // Only a marked scope's release is announced (docs/postgres.md,
+            // "Waiting"); a waiter that cannot mark backs off instead.
+            match self.rows(Q::WaitMark, Some(scope), &[&scope]) {
+                Ok(_) => ticket.pushed_for(listener::SLEEP_ON_MARK),
+                Err(e) => {
+                    self.listener.cannot_mark(&e);
+                    ticket.not_pushed();
+                }
+            }
+        }
+        ticket
     }
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
