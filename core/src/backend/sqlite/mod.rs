@@ -78,9 +78,9 @@ pub(crate) struct Sqlite {
     settings: Settings,
     clock: Clock,
     mode: Mode,
-    /// The callers of this handle waiting for a lease to end: woken by its
-    /// own releases; another process's reach them only by asking again
-    /// (`wakes`, not pushed).
+    /// The callers waiting for a lease to end, shared by every handle on
+    /// the file in this process and woken by their releases; another
+    /// process's reach them only by asking again (`wakes`, not pushed).
     wakes: Arc<Wakes>,
 }
 
@@ -247,7 +247,7 @@ impl Sqlite {
             settings,
             clock,
             mode,
-            wakes: Wakes::new(false),
+            wakes: Wakes::of_file(path),
         })
     }
 
