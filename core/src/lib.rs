@@ -37,6 +37,7 @@ mod store;
 mod token;
 mod types;
 mod url;
+mod waiting;
 mod watch;
 mod worker_role;
 

@@ -20,6 +20,7 @@ use crate::rules::Mode;
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{self, ClockKind, StoreOptions};
+use crate::waiting::Attempt;
 
 /// How long a waiting acquire whose caller may give up sleeps at most
 /// before it asks again whether the caller is still there.
@@ -339,7 +340,38 @@ impl Store {
         gave_up: Option<&dyn Fn() -> bool>,
     ) -> Result<(Lease, Instant)> {
         let _timer = self.inner.metrics.time(Call::AcquireWait, Some(scope));
+        limits::scope(scope)?;
+        limits::holder(holder)?;
+        limits::ttl(ttl)?;
         let deadline = Instant::now().checked_add(timeout);
+        let mut place = None;
+        let outcome = self.wait_in_line(scope, holder, ttl, deadline, gave_up, &mut place);
+        if let (Err(_), Some(place)) = (&outcome, place) {
+            // Gave up, timed out or failed: the ones behind need not wait
+            // for the place to run out (docs/semantics.md, "Waiting").
+            if let Ok(backend) = self.backend() {
+                let _ = backend.leave_queue(scope, place);
+            }
+        }
+        outcome
+    }
+
+    /// The waiting attempts of [`Store::acquire_wait_sent`], in line behind
+    /// the waiters that came before (docs/semantics.md, "Waiting"); `place`
+    /// is this waiter's, once it has one.
+    fn wait_in_line(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        deadline: Option<Instant>,
+        gave_up: Option<&dyn Fn() -> bool>,
+        place: &mut Option<u64>,
+    ) -> Result<(Lease, Instant)> {
+        let left = || match deadline {
+            Some(d) => d.saturating_duration_since(Instant::now()),
+            None => Duration::MAX,
+        };
         let mut attempt = 0u32;
         loop {
             // Before every attempt: once the caller gave up, no acquire is
@@ -348,53 +380,54 @@ impl Store {
                 return Err(Error::Timeout);
             }
             // Before the attempt, so that a release after it is not missed.
-            let watch = self.backend()?.release_watch(scope);
+            let backend = self.backend()?;
+            let watch = backend.release_watch(scope);
             let sent = Instant::now();
-            match self.acquire(scope, holder, ttl) {
-                Err(Error::LeaseHeld { remaining, .. }) => {
-                    let left = match deadline {
-                        Some(d) => d.saturating_duration_since(Instant::now()),
-                        None => Duration::MAX,
-                    };
-                    if left.is_zero() {
-                        return Err(Error::Timeout);
-                    }
-                    // Until the lease ends by itself, unless woken first
-                    // (docs/semantics.md, "Waiting").
-                    let mut nap = remaining
-                        .max(Duration::from_millis(1))
-                        .min(left)
-                        .min(watch.longest_sleep());
+            let nap = match backend.acquire_waiting(scope, holder, ttl, *place) {
+                Ok(Attempt::Got(lease)) => {
+                    self.inner.metrics.lease_acquired();
+                    tracing::debug!(target: "fencing", scope, token = lease.token.get(), holder, "lease acquired");
+                    return Ok((lease, sent));
+                }
+                Ok(Attempt::Queued { place: at, wait }) => {
+                    self.inner.metrics.acquire_conflict();
+                    *place = Some(at);
+                    watch.queued_at(at);
+                    // Until the lease ends by itself, or the place needs
+                    // moving on, unless woken first.
+                    let mut nap = wait.max(Duration::from_millis(1));
                     if !watch.pushed() {
                         nap = nap.min(crate::defaults::wait_backoff(attempt));
                     }
-                    if gave_up.is_some() {
-                        nap = nap.min(GIVE_UP_CHECK);
-                    }
-                    watch.wait(nap);
-                    attempt = attempt.saturating_add(1);
+                    nap
+                }
+                Ok(Attempt::Unqueued { wait }) => {
+                    self.inner.metrics.acquire_conflict();
+                    wait.max(Duration::from_millis(1))
+                        .min(crate::defaults::wait_backoff(attempt))
                 }
                 // A store out of reach for a moment (a restart, a failover)
                 // does not end the wait: nothing was sent, so the waiter
                 // asks again after the back-off until its deadline, then
-                // says why it could not ask (docs/semantics.md, "Waiting").
+                // says why it could not ask.
                 Err(e) if e.backend_kind().is_some_and(nothing_took_effect) => {
-                    let left = match deadline {
-                        Some(d) => d.saturating_duration_since(Instant::now()),
-                        None => Duration::MAX,
-                    };
-                    if left.is_zero() {
+                    if left().is_zero() {
                         return Err(e);
                     }
-                    let mut nap = crate::defaults::wait_backoff(attempt).min(left);
-                    if gave_up.is_some() {
-                        nap = nap.min(GIVE_UP_CHECK);
-                    }
-                    std::thread::sleep(nap);
-                    attempt = attempt.saturating_add(1);
+                    crate::defaults::wait_backoff(attempt)
                 }
-                other => return other.map(|lease| (lease, sent)),
+                Err(e) => return Err(e),
+            };
+            let left = left();
+            if left.is_zero() {
+                return Err(Error::Timeout);
             }
+            let mut nap = nap.min(left);
+            if gave_up.is_some() {
+                nap = nap.min(GIVE_UP_CHECK);
+            }
+            watch.wait(nap);
+            attempt = attempt.saturating_add(1);
         }
     }
 

@@ -20,12 +20,17 @@ fn as_role(base: &str, role: &str) -> String {
 }
 
 /// Each row of the table: what is tried, and the SQL (`S` is the schema).
-const ENTRIES: [(&str, &str); 29] = [
+const ENTRIES: [(&str, &str); 31] = [
     ("`next_token`", "SELECT S.next_token('r:1')"),
     ("`advance_counter`", "SELECT S.advance_counter('r:1', 5)"),
     ("`acquire`", "SELECT * FROM S.acquire('r:2', 'h', 30000, true)"),
     ("`renew`", "SELECT * FROM S.renew('r:1', 1, 30000)"),
     ("`release`", "SELECT S.release('r:1', 1)"),
+    (
+        "`acquire_waiting` (a waiting acquire)",
+        "SELECT * FROM S.acquire_waiting('r:4', 'h', 30000, true, NULL)",
+    ),
+    ("`leave_queue`", "SELECT S.leave_queue('r:4', 1)"),
     (
         "`apply` (put, delete, batch)",
         "SELECT S.apply('r:1', 9, NULL, false, ARRAY['k'], ARRAY['v'::bytea], ARRAY[NULL::bigint], NULL)",

@@ -225,9 +225,9 @@ fn sqlite_waiters_back_off() {
     }
 }
 
-/// A release is announced only while a waiter's mark on its scope lasts:
-/// announcing serializes commits across the database, so a store nobody
-/// waits on pays nothing for it.
+/// A release is announced only when a waiter has a place in its scope's
+/// line, to the first of them: announcing serializes commits across the
+/// database, so a store nobody waits on pays nothing for it.
 #[test]
 fn postgres_a_release_is_announced_only_when_someone_waits() {
     let Some(url) = postgres_test_url() else {
@@ -264,16 +264,241 @@ fn postgres_a_release_is_announced_only_when_someone_waits() {
     for t in threads {
         t.join().unwrap().unwrap();
     }
-    // The holder's release, announced, and the waiter's own: a release
-    // while the scope's last mark lasts is announced, waiter or not.
+    // The holder's release, announced to the waiter's place; the waiter's
+    // own, after it took the lease and left the line, to nobody.
     let seen = announced(&mut listener);
-    assert!(
-        !seen.is_empty() && seen.iter().all(|p| *p == format!("{schema} busy")),
-        "{seen:?}"
-    );
-    // Marks are made only by waiting, and last a minute: "quiet" is still
-    // not announced.
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let place = seen[0]
+        .strip_prefix(&format!("{schema} "))
+        .and_then(|rest| rest.strip_suffix(" busy"))
+        .unwrap();
+    assert!(place.parse::<u64>().unwrap() >= 1);
+    // Nobody waits on "quiet": still not announced.
     let lease = holder.acquire("quiet", "h", TTL).unwrap();
     assert!(holder.release("quiet", lease.token).unwrap());
     assert_eq!(announced(&mut listener), Vec::<String>::new());
+}
+
+// ----- in order -----
+
+const ORDER: usize = 8;
+
+/// Eight waiters, each starting once the one before it has its place (and
+/// 100 ms later), are served in that order as each hands the lease on.
+/// `open` gives each waiter a handle of its own; `shared` waiters use one
+/// (the memory store: separate opens are separate stores).
+fn served_in_arrival_order(holder: &Store, open: impl Fn() -> Store, shared: bool) {
+    let held = holder.acquire("q", "h", TTL).unwrap();
+    let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut threads = Vec::new();
+    for i in 0..ORDER {
+        let store = if shared { holder.clone() } else { open() };
+        let before = conflicts(&store);
+        let (order, mine) = (order.clone(), store.clone());
+        threads.push(std::thread::spawn(move || {
+            let lease = mine
+                .acquire_wait("q", &format!("w{i}"), TTL, TIMEOUT)
+                .unwrap();
+            order.lock().unwrap().push(i);
+            mine.release("q", lease.token).unwrap();
+        }));
+        // Queued: its first attempt found the scope taken.
+        let start = Instant::now();
+        while conflicts(&store) == before && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(conflicts(&store) > before, "waiter {i} never asked");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(holder.release("q", held.token).unwrap());
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), (0..ORDER).collect::<Vec<_>>());
+}
+
+#[test]
+fn memory_waiters_are_served_in_arrival_order() {
+    let store = Store::open("memory:").unwrap();
+    served_in_arrival_order(&store, || unreachable!(), true);
+}
+
+#[test]
+fn sqlite_waiters_are_served_in_arrival_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir.path().join("q.db"));
+    let holder = Store::open(&url).unwrap();
+    served_in_arrival_order(&holder, || Store::open(&url).unwrap(), false);
+}
+
+#[test]
+fn postgres_waiters_are_served_in_arrival_order() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let url = format!("{base}?schema={}", fresh_schema("order"));
+    let holder = Store::open(&url).unwrap();
+    served_in_arrival_order(&holder, || Store::open(&url).unwrap(), false);
+}
+
+/// A waiter that gives up (its timeout) leaves its place at once: the one
+/// behind it is not held up until the place would have run out (a minute,
+/// for the TTL asked here), longer than that waiter's own timeout.
+fn one_who_gives_up_leaves_the_line(store: &Store) {
+    let long = Duration::from_secs(300);
+    let held = store.acquire("g", "h", long).unwrap();
+    let quitter = {
+        let s = store.clone();
+        std::thread::spawn(move || s.acquire_wait("g", "quitter", long, Duration::from_millis(300)))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let patient = {
+        let s = store.clone();
+        std::thread::spawn(move || s.acquire_wait("g", "patient", long, Duration::from_secs(30)))
+    };
+    assert_eq!(
+        quitter.join().unwrap().unwrap_err(),
+        fencing::Error::Timeout
+    );
+    assert!(store.release("g", held.token).unwrap());
+    assert_eq!(patient.join().unwrap().unwrap().holder, "patient");
+}
+
+#[test]
+fn a_waiter_that_gives_up_leaves_the_line_on_every_backend() {
+    one_who_gives_up_leaves_the_line(&Store::open("memory:").unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    one_who_gives_up_leaves_the_line(&Store::open(&sqlite_url(&dir.path().join("g.db"))).unwrap());
+    if let Some(base) = postgres_test_url() {
+        let url = format!("{base}?schema={}", fresh_schema("giveup"));
+        one_who_gives_up_leaves_the_line(&Store::open(&url).unwrap());
+    }
+}
+
+// ----- a waiter killed -9 while queued -----
+
+const CHILD_URL: &str = "FENCING_QUEUED_CHILD_URL";
+const CHILD_TTL_MS: &str = "FENCING_QUEUED_CHILD_TTL_MS";
+
+/// Runs only inside the child of the test below: waits in line, forever.
+#[test]
+fn queued_child() {
+    let Ok(url) = std::env::var(CHILD_URL) else {
+        return;
+    };
+    let ttl: u64 = std::env::var(CHILD_TTL_MS).unwrap().parse().unwrap();
+    let store = Store::open(&url).unwrap();
+    let _ = store.acquire_wait(
+        "k",
+        "child",
+        Duration::from_millis(ttl),
+        Duration::from_secs(600),
+    );
+}
+
+/// A waiter killed while first in line: the lease stays the line's (a plain
+/// acquire may still take it, as it may at any time), and the waiter behind
+/// gets it once the dead one's place runs out: at most its TTL, kept within
+/// one second and one minute.
+fn a_dead_waiter_holds_the_line_only_until_its_place_runs_out(url: &str, queued: impl Fn() -> i64) {
+    let store = Store::open(url).unwrap();
+    let held = store.acquire("k", "h", TTL).unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "queued_child", "--nocapture", "--test-threads=1"])
+        .env(CHILD_URL, url)
+        .env(CHILD_TTL_MS, "5000")
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while queued() < 1 && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(queued(), 1, "the child never took its place");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(store.release("k", held.token).unwrap());
+    // Behind the dead waiter's place, for a while: not served at once ...
+    let behind = store.acquire_wait("k", "behind", TTL, Duration::from_millis(200));
+    assert_eq!(behind.unwrap_err(), fencing::Error::Timeout);
+    // ... but once its place (5 s) runs out.
+    let lease = store.acquire_wait("k", "behind", TTL, TIMEOUT).unwrap();
+    assert_eq!(lease.holder, "behind");
+}
+
+#[test]
+fn sqlite_a_dead_waiter_holds_the_line_only_until_its_place_runs_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.db");
+    let url = sqlite_url(&path);
+    let queued = || {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM fencing_waiters WHERE scope = 'k'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    a_dead_waiter_holds_the_line_only_until_its_place_runs_out(&url, queued);
+}
+
+#[test]
+fn postgres_a_dead_waiter_holds_the_line_only_until_its_place_runs_out() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("dead");
+    let url = format!("{base}?schema={schema}");
+    let queued = || {
+        let mut c = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+        c.query_one(
+            &format!("SELECT count(*) FROM \"{schema}\".waiting WHERE scope = 'k'"),
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    a_dead_waiter_holds_the_line_only_until_its_place_runs_out(&url, queued);
+}
+
+/// A library role granted before `acquire_waiting` existed (docs/postgres.md,
+/// "Waiting": run the grant again after an upgrade) still waits: out of
+/// line, polling with the back-off, as before places.
+#[test]
+fn postgres_a_role_granted_before_places_existed_still_waits() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("oldgrant");
+    let role = format!("{schema}_app");
+    let url = format!("{base}?schema={schema}");
+    let holder = Store::open(&url).unwrap();
+    let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {role} LOGIN;
+             GRANT USAGE ON SCHEMA {schema} TO {role};
+             GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {schema} TO {role};
+             REVOKE EXECUTE ON FUNCTION {schema}.acquire_waiting(text, text, bigint, boolean, bigint),
+                    {schema}.leave_queue(text, bigint) FROM {role};"
+        ))
+        .unwrap();
+    let as_role = format!(
+        "postgres://{role}@{}?schema={schema}",
+        base.split_once('@').unwrap().1
+    );
+    let waiting = Store::open(&as_role).unwrap();
+    let held = holder.acquire("s", "h", TTL).unwrap();
+    let threads = waiters(&waiting, "s", 1);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(conflicts(&waiting) >= 2, "it polls");
+    assert!(holder.release("s", held.token).unwrap());
+    for t in threads {
+        assert_eq!(t.join().unwrap().unwrap().holder, "w0");
+    }
+    drop(waiting);
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE; DROP ROLE {role};"))
+        .unwrap();
 }

@@ -1,7 +1,7 @@
 //! `memory:`: state in this process, sharded by scope so that threads on
 //! different scopes never wait for one lock.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::BuildHasher;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +22,7 @@ use crate::rules::{
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
+use crate::waiting::{longest_sleep, place_life_ms, refresh_due, turn, Attempt, Turn};
 
 const SHARDS: usize = 64;
 
@@ -44,9 +45,17 @@ struct Scope {
     /// The same keys in byte order, for `list`; touched only when a key is
     /// created or deleted.
     keys: BTreeSet<String>,
+    /// The waiters' places (`crate::waiting`) and their deadlines.
+    queue: BTreeMap<u64, u64>,
 }
 
 impl Scope {
+    /// The earliest live place, after dropping the ones that ran out.
+    fn head(&mut self, now: u64) -> Option<u64> {
+        self.queue.retain(|_, until| *until > now);
+        self.queue.keys().next().copied()
+    }
+
     fn fresh(floor: u64) -> Scope {
         Scope {
             core: ScopeCore::fresh(floor),
@@ -142,6 +151,8 @@ pub(crate) struct Memory {
     rejections: Mutex<Ring>,
     /// The callers waiting for a lease to end; every end happens here.
     wakes: Arc<Wakes>,
+    /// The last waiter's place given (`crate::waiting`).
+    last_place: AtomicU64,
 }
 
 #[derive(Default)]
@@ -167,6 +178,7 @@ impl Memory {
             mode,
             rejections: Mutex::new(Ring::default()),
             wakes: Wakes::new(true),
+            last_place: AtomicU64::new(0),
         }
     }
 
@@ -267,17 +279,78 @@ impl Backend for Memory {
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
         let now = self.clock.now_ms();
         let mut scopes = self.lock(scope)?;
-        let released = scopes
-            .get_mut(scope)
-            .is_some_and(|s| s.core.release(token, now));
+        let Some(s) = scopes.get_mut(scope) else {
+            return Ok(false);
+        };
+        let released = s.core.release(token, now);
         if released {
-            self.wakes.ended(scope);
+            let head = s.head(now);
+            self.wakes.ended(scope, head);
         }
         Ok(released)
     }
 
     fn release_watch(&self, scope: &str) -> Ticket {
         self.wakes.ticket(scope)
+    }
+
+    fn acquire_waiting(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        place: Option<u64>,
+    ) -> Result<Attempt> {
+        let now = self.clock.now_ms();
+        let life = place_life_ms(ttl);
+        self.with_scope(scope, |s| {
+            s.head(now);
+            let lease_end = s.core.live_lease(now).map(|l| l.expires_at_ms);
+            let earlier = s
+                .queue
+                .range(..place.unwrap_or(u64::MAX))
+                .next()
+                .map(|(_, until)| *until);
+            match turn(lease_end, earlier, now) {
+                Turn::Yours => {
+                    let lease = s.core.acquire(scope, holder, ttl, now, self.mode)?;
+                    if let Some(place) = place {
+                        s.queue.remove(&place);
+                    }
+                    Ok(Attempt::Got(lease))
+                }
+                Turn::Wait(ms) => {
+                    let place = match place.and_then(|p| s.queue.get_mut(&p).map(|u| (p, u))) {
+                        Some((p, until)) => {
+                            if refresh_due(*until, now, life) {
+                                *until = now + life;
+                            }
+                            p
+                        }
+                        None => {
+                            let p = self.last_place.fetch_add(1, Ordering::SeqCst) + 1;
+                            s.queue.insert(p, now + life);
+                            p
+                        }
+                    };
+                    let wait = Duration::from_millis(ms).min(longest_sleep(life));
+                    Ok(Attempt::Queued { place, wait })
+                }
+            }
+        })
+    }
+
+    fn leave_queue(&self, scope: &str, place: u64) -> Result<()> {
+        let now = self.clock.now_ms();
+        let mut scopes = self.lock(scope)?;
+        if let Some(s) = scopes.get_mut(scope) {
+            if s.queue.remove(&place).is_some() && s.core.live_lease(now).is_none() {
+                // It may have been next: the one after it is now.
+                let head = s.head(now);
+                self.wakes.ended(scope, head);
+            }
+        }
+        Ok(())
     }
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
@@ -386,9 +459,9 @@ impl Backend for Memory {
         seen.extend(s.entries.values().map(|e| e.token.get()));
         let bound = lowered_wedge(scope, &s.core, &seen, limit, unbounded, bound.get())?;
         s.core.lower_to(bound);
-        drop(scopes);
         // Its lease ended with the rest.
-        self.wakes.ended(scope);
+        let head = s.head(self.clock.now_ms());
+        self.wakes.ended(scope, head);
         Ok(bound)
     }
 

@@ -41,6 +41,19 @@ pub(crate) trait Backend: Send + Sync {
     /// find its lease held (`wakes`): every lease this handle ends, and
     /// every one it learns of, moves it.
     fn release_watch(&self, scope: &str) -> wakes::Ticket;
+    /// A waiting caller's attempt (`crate::waiting`): the lease if it has
+    /// ended and no live place earlier than `place` is queued; else the
+    /// caller's place, kept (its deadline moved on when due) or new.
+    fn acquire_waiting(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        place: Option<u64>,
+    ) -> Result<crate::waiting::Attempt>;
+    /// A waiter that gave up leaves its place at once (best effort: a place
+    /// left behind runs out by itself).
+    fn leave_queue(&self, scope: &str, place: u64) -> Result<()>;
     /// Checks the fence once, then applies every operation or none.
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>>;
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()>;

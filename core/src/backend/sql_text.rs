@@ -12,9 +12,10 @@ use crate::rules::{
     LAST_WRITE_STEP_MS, MAX_AUTOMATIC_STEPS,
 };
 use crate::token::Token;
+use crate::waiting::{PLACE_LIFE_MAX, PLACE_LIFE_MIN};
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 24] {
+pub(crate) fn constants() -> [(&'static str, u64); 25] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -44,7 +45,8 @@ pub(crate) fn constants() -> [(&'static str, u64); 24] {
         ("last_write_step_ms", LAST_WRITE_STEP_MS),
         ("rejection_log", REJECTION_LOG as u64),
         ("record_interval_ms", RECORD_INTERVAL.as_millis() as u64),
-        ("wait_mark_ms", ttl_ms(super::wakes::WAIT_MARK)),
+        ("place_life_min_ms", ttl_ms(PLACE_LIFE_MIN)),
+        ("place_life_max_ms", ttl_ms(PLACE_LIFE_MAX)),
     ]
 }
 

@@ -17,12 +17,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// How long a PostgreSQL waiter's mark on its scope lasts (`wait_mark`,
-/// functions.sql): a release announces itself only while one lasts, and a
-/// waiter asks again (and marks again) before its own runs out.
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-pub(crate) const WAIT_MARK: Duration = Duration::from_secs(60);
-
 /// The waiters of one backend handle.
 pub(crate) struct Wakes {
     state: Mutex<State>,
@@ -40,13 +34,20 @@ struct State {
     /// The scopes waited on, each with its own condition variable so that
     /// a release wakes only the waiters of its scope.
     scopes: HashMap<String, Waiting>,
+    next_ticket: u64,
 }
 
 struct Waiting {
-    /// Moved by each release of the scope.
-    ends: u64,
-    tickets: usize,
     cond: Arc<Condvar>,
+    tickets: HashMap<u64, Place>,
+}
+
+/// A ticket's place in its scope's queue, once an attempt gave it one, and
+/// whether an end of the scope's lease has woken it.
+#[derive(Default)]
+struct Place {
+    place: Option<u64>,
+    woken: bool,
 }
 
 impl Wakes {
@@ -56,6 +57,7 @@ impl Wakes {
                 all: 0,
                 pushed,
                 scopes: HashMap::new(),
+                next_ticket: 0,
             }),
             tickets: AtomicUsize::new(0),
         })
@@ -89,17 +91,17 @@ impl Wakes {
     /// A waiter's ticket for `scope`, taken before its attempt.
     pub fn ticket(self: &Arc<Self>, scope: &str) -> Ticket {
         let mut state = self.lock();
-        let all = state.all;
-        let pushed = state.pushed;
+        let (all, pushed) = (state.all, state.pushed);
+        state.next_ticket += 1;
+        let id = state.next_ticket;
         let waiting = state
             .scopes
             .entry(scope.to_owned())
             .or_insert_with(|| Waiting {
-                ends: 0,
-                tickets: 0,
                 cond: Arc::new(Condvar::new()),
+                tickets: HashMap::new(),
             });
-        waiting.tickets += 1;
+        waiting.tickets.insert(id, Place::default());
         // Before the attempt the ticket is for, so that a release after
         // that attempt sees it (both are ordered by the backend's own lock
         // or transaction that the attempt and the release go through).
@@ -107,22 +109,28 @@ impl Wakes {
         Ticket {
             wakes: self.clone(),
             scope: scope.to_owned(),
+            id,
             all,
-            ends: waiting.ends,
             pushed,
-            longest: None,
             cond: waiting.cond.clone(),
         }
     }
 
-    /// The lease of `scope` ended: its waiters in this handle wake.
-    pub fn ended(&self, scope: &str) {
+    /// The lease of `scope` ended, and `head` is the earliest place queued
+    /// for it (`None`: unknown, or nobody queued): the waiter with that
+    /// place wakes, and any waiter whose attempt has not told it its place
+    /// yet; the others are not next (docs/semantics.md, "Waiting").
+    pub fn ended(&self, scope: &str, head: Option<u64>) {
         if self.tickets.load(Ordering::SeqCst) == 0 {
             return;
         }
         let mut state = self.lock();
         if let Some(waiting) = state.scopes.get_mut(scope) {
-            waiting.ends += 1;
+            for p in waiting.tickets.values_mut() {
+                if head.is_none() || p.place.is_none() || p.place == head {
+                    p.woken = true;
+                }
+            }
             waiting.cond.notify_all();
         }
     }
@@ -163,49 +171,45 @@ impl Wakes {
 pub(crate) struct Ticket {
     wakes: Arc<Wakes>,
     scope: String,
+    id: u64,
     all: u64,
-    ends: u64,
     pushed: bool,
-    /// The longest this waiter may sleep trusting a push (`None`: until the
-    /// lease's end).
-    longest: Option<Duration>,
     cond: Arc<Condvar>,
 }
 
 impl Ticket {
-    /// Releases will not reach this waiter after all (its mark could not be
-    /// made): it backs off.
-    #[cfg(feature = "postgres")]
-    pub fn not_pushed(&mut self) {
-        self.pushed = false;
-    }
-
-    /// A push reaches this waiter only for `longest` (its mark's life).
-    #[cfg(feature = "postgres")]
-    pub fn pushed_for(&mut self, longest: Duration) {
-        self.longest = Some(longest);
-    }
-
-    /// The longest sleep this waiter may take trusting a push.
-    pub fn longest_sleep(&self) -> Duration {
-        self.longest.unwrap_or(Duration::MAX)
-    }
-
     /// Whether every release reaches this waiter as a wake-up (when the
     /// ticket was taken): if not, it must also ask again now and then.
     pub fn pushed(&self) -> bool {
         self.pushed
     }
 
-    /// Sleeps until the scope's lease may have ended since the ticket was
-    /// taken, or `max` passed.
+    /// The attempt gave the waiter `place`: from now on only an end that
+    /// names it (or names none) wakes it.
+    pub fn queued_at(&self, place: u64) {
+        let mut state = self.wakes.lock();
+        if let Some(p) = state
+            .scopes
+            .get_mut(&self.scope)
+            .and_then(|w| w.tickets.get_mut(&self.id))
+        {
+            p.place = Some(place);
+        }
+    }
+
+    /// Sleeps until the scope's lease may have ended for this waiter since
+    /// the ticket was taken, or `max` passed.
     pub fn wait(&self, max: Duration) {
         let until = Instant::now().checked_add(max);
         let mut state = self.wakes.lock();
         loop {
-            let ended = state.all != self.all
-                || state.scopes.get(&self.scope).map(|w| w.ends) != Some(self.ends);
-            if ended {
+            let woken = state.all != self.all
+                || state
+                    .scopes
+                    .get(&self.scope)
+                    .and_then(|w| w.tickets.get(&self.id))
+                    .is_none_or(|p| p.woken);
+            if woken {
                 return;
             }
             let left = match until {
@@ -229,8 +233,8 @@ impl Drop for Ticket {
         let mut state = self.wakes.lock();
         self.wakes.tickets.fetch_sub(1, Ordering::SeqCst);
         if let Some(waiting) = state.scopes.get_mut(&self.scope) {
-            waiting.tickets -= 1;
-            if waiting.tickets == 0 {
+            waiting.tickets.remove(&self.id);
+            if waiting.tickets.is_empty() {
                 state.scopes.remove(&self.scope);
             }
         }
@@ -247,7 +251,7 @@ mod tests {
     fn a_release_between_the_ticket_and_the_wait_is_not_missed() {
         let wakes = Wakes::new(true);
         let ticket = wakes.ticket("s");
-        wakes.ended("s");
+        wakes.ended("s", None);
         // Would sleep a minute if the release were missed.
         ticket.wait(LONG);
     }
@@ -256,7 +260,7 @@ mod tests {
     fn a_release_of_another_scope_does_not_end_the_wait() {
         let wakes = Wakes::new(true);
         let ticket = wakes.ticket("s");
-        wakes.ended("t");
+        wakes.ended("t", None);
         let started = Instant::now();
         ticket.wait(Duration::from_millis(30));
         assert!(started.elapsed() >= Duration::from_millis(30));
@@ -269,7 +273,7 @@ mod tests {
         let waiter = std::thread::spawn(move || ticket.wait(LONG));
         // Whenever the waiter got to its wait, before or after this.
         std::thread::sleep(Duration::from_millis(20));
-        wakes.ended("s");
+        wakes.ended("s", None);
         waiter.join().unwrap();
     }
 
@@ -304,8 +308,25 @@ mod tests {
         assert!(!Arc::ptr_eq(&first, &Wakes::of_file(&b)));
         // A release through one handle wakes a waiter of another.
         let ticket = first.ticket("s");
-        Wakes::of_file(&a).ended("s");
+        Wakes::of_file(&a).ended("s", None);
         ticket.wait(LONG);
+    }
+
+    #[test]
+    fn an_end_wakes_the_head_and_the_unplaced_but_not_those_behind() {
+        let wakes = Wakes::new(true);
+        let (head, behind, unplaced) = (wakes.ticket("s"), wakes.ticket("s"), wakes.ticket("s"));
+        head.queued_at(3);
+        behind.queued_at(5);
+        wakes.ended("s", Some(3));
+        head.wait(LONG);
+        unplaced.wait(LONG);
+        let started = Instant::now();
+        behind.wait(Duration::from_millis(30));
+        assert!(started.elapsed() >= Duration::from_millis(30));
+        // An end that names no head wakes every waiter of the scope.
+        wakes.ended("s", None);
+        behind.wait(LONG);
     }
 
     #[test]
@@ -318,7 +339,7 @@ mod tests {
         drop(b);
         assert_eq!(wakes.scopes(), 0);
         // A release with nobody waiting leaves nothing behind.
-        wakes.ended("s");
+        wakes.ended("s", None);
         assert_eq!(wakes.scopes(), 0);
     }
 }

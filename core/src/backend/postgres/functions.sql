@@ -111,24 +111,31 @@ $$;
 
 -- Wakes the processes waiting for a lease (docs/postgres.md, "Waiting"):
 -- one announcement on channel `fencing` when the transaction commits, its
--- payload the schema's name and the scope, or the name alone when every
--- lease of the store ended. Nothing is sent for a rolled-back transaction.
-CREATE OR REPLACE FUNCTION @schema@.announce(p_scope text) RETURNS void
+-- payload the schema's name, the earliest place queued and the scope, or
+-- the name alone when every lease of the store ended. Nothing is sent for a
+-- rolled-back transaction.
+CREATE OR REPLACE FUNCTION @schema@.announce(p_scope text, p_head bigint) RETURNS void
 LANGUAGE sql VOLATILE AS $$
-    SELECT pg_notify('fencing', btrim('@schema@', '"') || coalesce(' ' || p_scope, ''));
+    SELECT pg_notify('fencing', btrim('@schema@', '"') || coalesce(' ' || p_head || ' ' || p_scope, ''));
 $$;
 
--- A waiter's mark on its scope, made before each attempt while it listens
--- (`listener.rs`): for the next @wait_mark_ms@ ms, a release of the scope
--- is announced. Its own transaction, committed before the attempt, so that
--- a release either sees the mark or happens before the attempt reads.
-CREATE OR REPLACE FUNCTION @schema@.wait_mark(p_scope text) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+-- The earliest live place queued for a scope, if any.
+CREATE OR REPLACE FUNCTION @schema@.queue_head(p_scope text, p_now bigint) RETURNS bigint
+LANGUAGE sql STABLE AS $$
+    SELECT w.place FROM @schema@.waiting w
+     WHERE w.scope = p_scope AND w.until_ms > p_now ORDER BY w.place LIMIT 1
+$$;
+
+-- A lease ended: announced to the earliest live place, if one is queued
+-- (nobody else could take it from a waiter before it).
+CREATE OR REPLACE FUNCTION @schema@.announce_ended(p_scope text, p_now bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    head bigint := @schema@.queue_head(p_scope, p_now);
 BEGIN
-    PERFORM @schema@.check_args(@schema@.bad_scope(p_scope));
-    INSERT INTO @schema@.waiting AS w (scope, until_ms)
-    VALUES (p_scope, @schema@.now_ms() + @wait_mark_ms@)
-    ON CONFLICT (scope) DO UPDATE SET until_ms = greatest(w.until_ms, excluded.until_ms);
+    IF head IS NOT NULL THEN
+        PERFORM @schema@.announce(p_scope, head);
+    END IF;
 END
 $$;
 
@@ -191,7 +198,7 @@ BEGIN
            SET ceiling = h.ceiling, epoch = h.epoch, base = h.base,
                system_id = h.system_id, timeline = h.timeline;
         IF h.epoch > was THEN
-            PERFORM @schema@.announce(NULL);
+            PERFORM @schema@.announce(NULL, NULL);
             RAISE WARNING USING ERRCODE = 'FN100',
                 MESSAGE = format('fencing: schema %s runs on another server history (a promotion, '
                                  'a recovery or a restore): %s automatic failover steps taken, every '
@@ -744,6 +751,85 @@ BEGIN
 END
 $$;
 
+-- A waiting caller's attempt (docs/semantics.md, "Waiting"; the rule of
+-- `waiting.rs`): the lease, if it has ended and no live place earlier than
+-- p_place is queued; else the caller's place, kept (its deadline moved on
+-- past half its life) or new, and how long it may sleep (`wait_ms`, at most
+-- a quarter of the place's life) before it asks again. Under the scope's row lock, as a release, so that a place
+-- and a release are ordered: the release either sees the place or comes
+-- before the attempt, which then finds the lease free.
+CREATE OR REPLACE FUNCTION @schema@.acquire_waiting(p_scope text, p_holder text, p_ttl_ms bigint,
+    p_eager boolean, p_place bigint,
+    OUT holder text, OUT token bigint, OUT ttl_ms bigint, OUT expires_ms bigint, OUT now_ms bigint,
+    OUT place bigint, OUT wait_ms bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    h     @schema@.history;
+    r     @schema@.scopes;
+    clock bigint;
+    life  bigint;
+    kept  bigint;
+BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_holder(p_holder),
+                                         @schema@.bad_ttl(p_ttl_ms), @schema@.bad_flag('eager', p_eager),
+                                         CASE WHEN p_place IS NOT NULL
+                                              THEN @schema@.bad_number('place', p_place, 1, @max_token@) END));
+    h := @schema@.durable();
+    r := @schema@.lock_scope(p_scope, h);
+    clock := greatest(@schema@.now_ms(), r.seen_ms);
+    life := least(greatest(p_ttl_ms, @place_life_min_ms@), @place_life_max_ms@);
+    IF r.lease_token IS NOT NULL AND clock < r.lease_expires_ms THEN
+        wait_ms := r.lease_expires_ms - clock;
+    ELSE
+        SELECT w.until_ms - clock INTO wait_ms FROM @schema@.waiting w
+         WHERE w.scope = p_scope AND w.until_ms > clock AND (p_place IS NULL OR w.place < p_place)
+         ORDER BY w.place LIMIT 1;
+    END IF;
+    IF wait_ms IS NULL THEN
+        SELECT a.holder, a.token, a.ttl_ms, a.expires_ms, a.now_ms
+          INTO holder, token, ttl_ms, expires_ms, now_ms
+          FROM @schema@.acquire(p_scope, p_holder, p_ttl_ms, p_eager) a;
+        DELETE FROM @schema@.waiting w WHERE w.place = p_place;
+        RETURN;
+    END IF;
+    SELECT w.until_ms INTO kept FROM @schema@.waiting w
+     WHERE w.place = p_place AND w.scope = p_scope AND w.until_ms > clock;
+    IF kept IS NULL THEN
+        INSERT INTO @schema@.waiting AS w (scope, until_ms) VALUES (p_scope, clock + life)
+        RETURNING w.place INTO place;
+    ELSE
+        place := p_place;
+        IF kept - clock < life / 2 THEN
+            UPDATE @schema@.waiting w SET until_ms = clock + life WHERE w.place = p_place;
+        END IF;
+    END IF;
+    wait_ms := least(wait_ms, life / 4);
+END
+$$;
+
+-- A waiter that gave up leaves its place at once; if it was next and the
+-- lease is free, the one after it is told.
+CREATE OR REPLACE FUNCTION @schema@.leave_queue(p_scope text, p_place bigint) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    h     @schema@.history;
+    r     @schema@.scopes;
+    clock bigint;
+BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope),
+                                         @schema@.bad_number('place', p_place, 1, @max_token@)));
+    h := @schema@.durable();
+    r := @schema@.lock_scope(p_scope, h, false);
+    DELETE FROM @schema@.waiting w WHERE w.place = p_place AND w.scope = p_scope;
+    IF FOUND AND r.scope IS NOT NULL THEN
+        clock := greatest(@schema@.now_ms(), r.seen_ms);
+        IF r.lease_token IS NULL OR r.lease_expires_ms <= clock THEN
+            PERFORM @schema@.announce_ended(p_scope, clock);
+        END IF;
+    END IF;
+END
+$$;
+
 -- A refused renewal is not an exception: it returns no token (and the
 -- current lease, if any), so that the time it saw is committed.
 CREATE OR REPLACE FUNCTION @schema@.renew(p_scope text, p_token bigint, p_ttl_ms bigint,
@@ -782,9 +868,8 @@ $$;
 CREATE OR REPLACE FUNCTION @schema@.release(p_scope text, p_token bigint) RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    h      @schema@.history;
-    clock  bigint;
-    marked bigint;
+    h     @schema@.history;
+    clock bigint;
 BEGIN
     PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope), @schema@.bad_token(p_token)));
     h := @schema@.durable();
@@ -798,12 +883,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    -- Announced only to a waiter whose mark lasts; the waiters that do not
-    -- get the lease mark again before they ask.
-    DELETE FROM @schema@.waiting w WHERE w.scope = p_scope RETURNING w.until_ms INTO marked;
-    IF marked > clock THEN
-        PERFORM @schema@.announce(p_scope);
-    END IF;
+    PERFORM @schema@.announce_ended(p_scope, clock);
     RETURN true;
 END
 $$;
@@ -1066,7 +1146,7 @@ BEGIN
     SELECT * INTO h FROM @schema@.history FOR UPDATE;
     h := @schema@.step(h);
     UPDATE @schema@.history SET epoch = h.epoch, base = h.base, ceiling = h.ceiling;
-    PERFORM @schema@.announce(NULL);
+    PERFORM @schema@.announce(NULL, NULL);
     RETURN h.base;
 END
 $$;
@@ -1127,7 +1207,7 @@ BEGIN
     UPDATE @schema@.scopes SET counter = p_bound, fence = p_bound, sealed = true, last_seq = NULL,
            lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL
      WHERE scope = p_scope;
-    PERFORM @schema@.announce(p_scope);
+    PERFORM @schema@.announce_ended(p_scope, @schema@.now_ms());
     RETURN p_bound;
 END
 $$;

@@ -32,10 +32,6 @@ pub(super) const CHANNEL: &str = "fencing";
 /// connection silently cut (a partition, a server that froze) would
 /// otherwise leave waiters trusting wake-ups that never come.
 const PING: Duration = Duration::from_secs(5);
-/// The longest a marked waiter sleeps trusting the announcement: it asks,
-/// and marks, again well before its mark (`wakes::WAIT_MARK`) runs out.
-pub(super) const SLEEP_ON_MARK: Duration = Duration::from_secs(50);
-
 /// Waits between attempts to listen again, doubling up to the second.
 const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(2);
@@ -49,7 +45,7 @@ pub(super) struct Listener {
     /// The running task, and the process that started it (a forked child
     /// starts its own).
     task: Mutex<Option<(u32, JoinHandle<()>)>>,
-    /// Whether `cannot_mark` has warned.
+    /// Whether `cannot_queue` has warned.
     warned: AtomicBool,
 }
 
@@ -116,15 +112,11 @@ impl Listener {
         }
     }
 
-    /// A waiter's mark failed: it backs off. Said once per handle at WARN
-    /// when the role may not mark (a grant older than `wait_mark`), else at
-    /// DEBUG (the store is out of reach; the attempt will say so).
-    pub fn cannot_mark(&self, e: &crate::error::Error) {
-        let refused = e.backend_kind() == Some(crate::error::BackendErrorKind::Refused);
-        if refused && !self.warned.swap(true, Ordering::Relaxed) {
-            tracing::warn!(target: "fencing", schema = %self.schema, error = %e, "postgres: a waiter cannot mark its scope, so releases are not announced to it and waiters poll with a back-off; grant EXECUTE on the schema's functions again after an upgrade (docs/postgres.md, \"Waiting\")");
-        } else {
-            tracing::debug!(target: "fencing", error = %e, "postgres: a waiter could not mark its scope; it backs off");
+    /// A waiting acquire was refused `acquire_waiting` (a grant older than
+    /// it): said once per handle, at WARN.
+    pub fn cannot_queue(&self, e: &crate::error::Error) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(target: "fencing", schema = %self.schema, error = %e, "postgres: this role may not wait in line (no EXECUTE on acquire_waiting), so its waiters poll with a back-off and are served out of order; grant EXECUTE on the schema's functions again after an upgrade (docs/postgres.md, \"Waiting\")");
         }
     }
 
@@ -197,13 +189,23 @@ async fn listen(
     .await
 }
 
-/// An announcement: `SCHEMA SCOPE` (one lease ended) or `SCHEMA` (every
-/// lease of the store ended). Schema names have no spaces.
+/// An announcement: `SCHEMA PLACE SCOPE` (a lease ended, and `PLACE` is
+/// the earliest waiter queued for it) or `SCHEMA` (every lease of the store
+/// ended). Schema names and places have no spaces; a scope may.
 fn announced(payload: &str, schema: &str, wakes: &Wakes) {
-    match payload.split_once(' ') {
-        Some((s, scope)) if s == schema => wakes.ended(scope),
-        None if payload == schema => wakes.all_ended(),
-        _ => {}
+    let Some((s, rest)) = payload.split_once(' ') else {
+        if payload == schema {
+            wakes.all_ended();
+        }
+        return;
+    };
+    if s != schema {
+        return;
+    }
+    if let Some((head, scope)) = rest.split_once(' ') {
+        if let Ok(head) = head.parse::<u64>() {
+            wakes.ended(scope, Some(head));
+        }
     }
 }
 
@@ -218,18 +220,23 @@ mod tests {
     }
 
     #[test]
-    fn an_announcement_wakes_only_the_waiters_of_its_schema_and_scope() {
+    fn an_announcement_wakes_the_next_waiter_of_its_schema_and_scope() {
         let wakes = Wakes::new(true);
-        let mine = wakes.ticket("a b");
-        let other = wakes.ticket("c");
-        announced("other a b", "fencing", &wakes);
-        announced("fencing c", "fencing", &wakes);
-        // A scope may hold spaces: only the first one splits.
-        announced("fencing a b", "fencing", &wakes);
-        mine.wait(Duration::from_secs(60));
-        other.wait(Duration::from_secs(60));
-        let later = wakes.ticket("x");
+        let (next, behind, other) = (wakes.ticket("a b"), wakes.ticket("a b"), wakes.ticket("c"));
+        next.queued_at(7);
+        behind.queued_at(9);
+        other.queued_at(8);
+        announced("other 7 a b", "fencing", &wakes);
+        announced("fencing x a b", "fencing", &wakes);
+        // A scope may hold spaces: only the first two split.
+        announced("fencing 7 a b", "fencing", &wakes);
+        next.wait(Duration::from_secs(60));
+        let started = std::time::Instant::now();
+        behind.wait(Duration::from_millis(30));
+        other.wait(Duration::from_millis(1));
+        assert!(started.elapsed() >= Duration::from_millis(30));
         announced("fencing", "fencing", &wakes);
-        later.wait(Duration::from_secs(60));
+        behind.wait(Duration::from_secs(60));
+        other.wait(Duration::from_secs(60));
     }
 }

@@ -32,6 +32,7 @@ use crate::rules::{ttl_ms, Mode};
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{Pooler, PostgresTarget};
+use crate::waiting::Attempt;
 use pool::{backend_error, Pool};
 
 /// Unless the URL says otherwise (`connect_timeout=`, in seconds).
@@ -69,7 +70,8 @@ enum Q {
     Rejections,
     LastWrites,
     LowerWedged,
-    WaitMark,
+    AcquireWaiting,
+    LeaveQueue,
 }
 
 impl Q {
@@ -94,7 +96,8 @@ impl Q {
             Q::Rejections => "events",
             Q::LastWrites => "events",
             Q::LowerWedged => "lower_wedged",
-            Q::WaitMark => "wait_mark",
+            Q::AcquireWaiting => "acquire_wait",
+            Q::LeaveQueue => "leave_queue",
         }
     }
 }
@@ -104,7 +107,7 @@ const INT8: Type = Type::INT8;
 const BOOL: Type = Type::BOOL;
 
 /// Each statement with its parameters' types (the functions' signatures).
-const QUERIES: [(Q, &str, &[Type]); 19] = [
+const QUERIES: [(Q, &str, &[Type]); 20] = [
     (Q::NextToken, "SELECT @schema@.next_token($1)", &[TEXT]),
     (
         Q::AdvanceCounter,
@@ -181,7 +184,16 @@ const QUERIES: [(Q, &str, &[Type]); 19] = [
         "SELECT @schema@.lower_wedged($1, $2)",
         &[TEXT, INT8],
     ),
-    (Q::WaitMark, "SELECT @schema@.wait_mark($1)", &[TEXT]),
+    (
+        Q::AcquireWaiting,
+        "SELECT * FROM @schema@.acquire_waiting($1, $2, $3, $4, $5)",
+        &[TEXT, TEXT, INT8, BOOL, INT8],
+    ),
+    (
+        Q::LeaveQueue,
+        "SELECT @schema@.leave_queue($1, $2)",
+        &[TEXT, INT8],
+    ),
 ];
 
 pub(crate) struct Postgres {
@@ -495,6 +507,16 @@ fn lease_from(scope: &str, row: &Row) -> Result<Lease> {
     })
 }
 
+/// Whether the server refused a call for want of a privilege (SQLSTATE
+/// 42501): a function this role was never granted.
+fn denied(e: &Error) -> bool {
+    let Error::Backend(b) = e else { return false };
+    b.source()
+        .and_then(|s| s.downcast_ref::<tokio_postgres::Error>())
+        .and_then(|p| p.as_db_error())
+        .is_some_and(|db| db.code().code() == "42501")
+}
+
 fn ms(d: Duration) -> i64 {
     sql(ttl_ms(d))
 }
@@ -538,29 +560,56 @@ impl Backend for Postgres {
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        let released: bool = self.first(Q::Release, Some(scope), &[&scope, &sql(token.get())])?;
-        if released {
-            // This handle's own waiters need not wait for the announcement.
-            self.listener.wakes().ended(scope);
-        }
-        Ok(released)
+        // The waiters, here and elsewhere, hear of it from the server: it
+        // knows which of them is next.
+        self.first(Q::Release, Some(scope), &[&scope, &sql(token.get())])
     }
 
     fn release_watch(&self, scope: &str) -> Ticket {
         self.listener.ensure(&self.pool);
-        let mut ticket = self.listener.wakes().ticket(scope);
-        if ticket.pushed() {
-            // Only a marked scope's release is announced (docs/postgres.md,
-            // "Waiting"); a waiter that cannot mark backs off instead.
-            match self.rows(Q::WaitMark, Some(scope), &[&scope]) {
-                Ok(_) => ticket.pushed_for(listener::SLEEP_ON_MARK),
-                Err(e) => {
-                    self.listener.cannot_mark(&e);
-                    ticket.not_pushed();
-                }
+        self.listener.wakes().ticket(scope)
+    }
+
+    fn acquire_waiting(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        place: Option<u64>,
+    ) -> Result<Attempt> {
+        let place = place.map(sql);
+        let row = match self.one(
+            Q::AcquireWaiting,
+            Some(scope),
+            &[&scope, &holder, &ms(ttl), &self.mode.eager_fencing, &place],
+        ) {
+            Ok(row) => row,
+            // A role granted EXECUTE before the function existed: it waits
+            // as before places, polling, until an operator grants it again.
+            Err(e) if denied(&e) => {
+                self.listener.cannot_queue(&e);
+                return match self.acquire(scope, holder, ttl) {
+                    Ok(lease) => Ok(Attempt::Got(lease)),
+                    Err(Error::LeaseHeld { remaining, .. }) => {
+                        Ok(Attempt::Unqueued { wait: remaining })
+                    }
+                    Err(e) => Err(e),
+                };
             }
+            Err(e) => return Err(e),
+        };
+        if col::<Option<i64>>(&row, "token")?.is_some() {
+            return lease_from(scope, &row).map(Attempt::Got);
         }
-        ticket
+        Ok(Attempt::Queued {
+            place: stored(col(&row, "place")?)?,
+            wait: Duration::from_millis(stored(col(&row, "wait_ms")?)?),
+        })
+    }
+
+    fn leave_queue(&self, scope: &str, place: u64) -> Result<()> {
+        self.rows(Q::LeaveQueue, Some(scope), &[&scope, &sql(place)])
+            .map(drop)
     }
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {

@@ -29,6 +29,7 @@ use crate::rules::{
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::Synchronous;
+use crate::waiting::{longest_sleep, place_life_ms, refresh_due, turn, Attempt, Turn};
 
 mod failure;
 mod identity;
@@ -42,11 +43,12 @@ use sidecar::Sidecar;
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
 /// table of the development builds, squashed: a file below it was written
 /// before the squash and is refused. Each later file moves tables and data.
-const MIGRATIONS: [(i64, &str); 4] = [
+const MIGRATIONS: [(i64, &str); 5] = [
     (4, include_str!("tables.sql")),
     (5, include_str!("v5.sql")),
     (6, include_str!("v6.sql")),
     (7, include_str!("v7.sql")),
+    (8, include_str!("v8.sql")),
 ];
 const FIRST: i64 = MIGRATIONS[0].0;
 /// The version that records the file the store lives in (`identity`).
@@ -65,6 +67,7 @@ pub(super) fn sql_files() -> Vec<(&'static str, &'static str)> {
         ("sqlite/v5.sql", MIGRATIONS[1].1),
         ("sqlite/v6.sql", MIGRATIONS[2].1),
         ("sqlite/v7.sql", MIGRATIONS[3].1),
+        ("sqlite/v8.sql", MIGRATIONS[4].1),
         ("sqlite/check.sql", CHECK),
     ]
 }
@@ -689,6 +692,29 @@ fn step(tx: &Connection, at_least: u64) -> Result<u64> {
     Ok(base)
 }
 
+/// The earliest live place queued for `scope` (`crate::waiting`).
+fn head(tx: &Connection, scope: &str, now: u64) -> Result<Option<u64>> {
+    let place: Option<i64> = tx
+        .prepare_cached(
+            "SELECT place FROM fencing_waiters WHERE scope = ?1 AND until_ms > ?2 \
+             ORDER BY place LIMIT 1",
+        )
+        .and_then(|mut st| {
+            st.query_row(params![scope, sql(now)], |r| r.get(0))
+                .optional()
+        })
+        .map_err(backend)?;
+    place.map(stored).transpose()
+}
+
+/// Removes a waiter's place.
+fn leave(tx: &Connection, place: u64) -> Result<()> {
+    tx.prepare_cached("DELETE FROM fencing_waiters WHERE place = ?1")
+        .and_then(|mut st| st.execute([sql(place)]))
+        .map(drop)
+        .map_err(backend)
+}
+
 fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
     type Row = (
         i64,
@@ -869,13 +895,104 @@ impl Backend for Sqlite {
             Ok((released, moves(Some(&before), &core, None)))
         })?;
         if released {
-            self.wakes.ended(scope);
+            // Only the next waiter need wake; an unknown head wakes all.
+            let head = self
+                .read_tx(|tx| head(tx, scope, self.clock.now_ms()))
+                .ok()
+                .flatten();
+            self.wakes.ended(scope, head);
         }
         Ok(released)
     }
 
     fn release_watch(&self, scope: &str) -> Ticket {
         self.wakes.ticket(scope)
+    }
+
+    fn acquire_waiting(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        place: Option<u64>,
+    ) -> Result<Attempt> {
+        let mode = self.mode;
+        let life = place_life_ms(ttl);
+        self.with_scope(scope, |tx, core| {
+            let now = self.clock.now_ms();
+            let lease_end = core.live_lease(now).map(|l| l.expires_at_ms);
+            let earlier: Option<i64> = tx
+                .prepare_cached(
+                    "SELECT until_ms FROM fencing_waiters WHERE scope = ?1 AND place < ?2 \
+                     AND until_ms > ?3 ORDER BY place LIMIT 1",
+                )
+                .and_then(|mut st| {
+                    st.query_row(
+                        params![scope, sql(place.unwrap_or(u64::MAX >> 1)), sql(now)],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                })
+                .map_err(backend)?;
+            match turn(lease_end, earlier.map(stored).transpose()?, now) {
+                Turn::Yours => {
+                    let lease = core.acquire(scope, holder, ttl, now, mode)?;
+                    if let Some(place) = place {
+                        leave(tx, place)?;
+                    }
+                    Ok(Attempt::Got(lease))
+                }
+                Turn::Wait(ms) => {
+                    let kept: Option<i64> = match place {
+                        Some(p) => tx
+                            .prepare_cached(
+                                "SELECT until_ms FROM fencing_waiters WHERE place = ?1 AND scope = ?2",
+                            )
+                            .and_then(|mut st| st.query_row(params![sql(p), scope], |r| r.get(0)).optional())
+                            .map_err(backend)?,
+                        None => None,
+                    };
+                    let place = match (place, kept) {
+                        (Some(p), Some(until)) if stored(until)? > now => {
+                            if refresh_due(stored(until)?, now, life) {
+                                tx.prepare_cached("UPDATE fencing_waiters SET until_ms = ?1 WHERE place = ?2")
+                                    .and_then(|mut st| st.execute(params![sql(now + life), sql(p)]))
+                                    .map_err(backend)?;
+                            }
+                            p
+                        }
+                        _ => {
+                            tx.prepare_cached(
+                                "INSERT INTO fencing_waiters (scope, until_ms) VALUES (?1, ?2)",
+                            )
+                            .and_then(|mut st| st.execute(params![scope, sql(now + life)]))
+                            .map_err(backend)?;
+                            stored(tx.last_insert_rowid())?
+                        }
+                    };
+                    let wait = Duration::from_millis(ms).min(longest_sleep(life));
+                    Ok(Attempt::Queued { place, wait })
+                }
+            }
+        })
+    }
+
+    fn leave_queue(&self, scope: &str, place: u64) -> Result<()> {
+        let head = self.write_tx(|tx| {
+            leave(tx, place)?;
+            let now = self.clock.now_ms();
+            let free = load_scope(tx, scope)?.is_none_or(|core| core.live_lease(now).is_none());
+            Ok(if free {
+                Some(head(tx, scope, now)?)
+            } else {
+                None
+            })
+        })?;
+        // It may have been next: the one after it is now.
+        if let Some(head) = head {
+            self.wakes.ended(scope, head);
+        }
+        Ok(())
     }
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
