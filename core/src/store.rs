@@ -422,11 +422,22 @@ impl Store {
             if left.is_zero() {
                 return Err(Error::Timeout);
             }
-            let mut nap = nap.min(left);
-            if gave_up.is_some() {
-                nap = nap.min(GIVE_UP_CHECK);
+            let until = Instant::now() + nap.min(left);
+            // A caller that may give up is asked every GIVE_UP_CHECK, but
+            // the store only when the sleep is over or the waiter woken: a
+            // cancellable wait costs the store no more than another.
+            while let Some(slice) = until.checked_duration_since(Instant::now()) {
+                let slice = match gave_up {
+                    Some(_) => slice.min(GIVE_UP_CHECK),
+                    None => slice,
+                };
+                if slice.is_zero() || watch.wait(slice) {
+                    break;
+                }
+                if gave_up.is_some_and(|g| g()) {
+                    return Err(Error::Timeout);
+                }
             }
-            watch.wait(nap);
             attempt = attempt.saturating_add(1);
         }
     }

@@ -502,3 +502,35 @@ fn postgres_a_role_granted_before_places_existed_still_waits() {
         .batch_execute(&format!("DROP SCHEMA {schema} CASCADE; DROP ROLE {role};"))
         .unwrap();
 }
+
+/// A waiter that may give up (every face's cancellable wait: Python's
+/// Ctrl-C and `fencing.aio`, Node's `signal`, C's cancel handle) asks its
+/// caller every 20 ms, and the store no more often than any waiter.
+#[test]
+fn a_cancellable_waiter_does_not_ask_the_store_every_time_it_asks_its_caller() {
+    let check = |holder: &Store, waiting: &Store| {
+        let held = holder.acquire("c", "h", TTL).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let t = {
+            let (s, stop) = (waiting.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let quit = || stop.load(std::sync::atomic::Ordering::Relaxed);
+                s.acquire_wait_unless("c", "w", TTL, TIMEOUT, &quit)
+            })
+        };
+        assert!(
+            settles(waiting, Duration::from_secs(1), Duration::from_secs(20)),
+            "{} attempts",
+            conflicts(waiting)
+        );
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(t.join().unwrap().unwrap_err(), fencing::Error::Timeout);
+        holder.release("c", held.token).unwrap();
+    };
+    let memory = Store::open("memory:").unwrap();
+    check(&memory, &memory);
+    if let Some(url) = postgres_test_url() {
+        let (holder, waiting, _) = pg_pair(&url, "cancellable");
+        check(&holder, &waiting);
+    }
+}

@@ -198,8 +198,8 @@ impl Ticket {
     }
 
     /// Sleeps until the scope's lease may have ended for this waiter since
-    /// the ticket was taken, or `max` passed.
-    pub fn wait(&self, max: Duration) {
+    /// the ticket was taken (true), or `max` passed (false).
+    pub fn wait(&self, max: Duration) -> bool {
         let until = Instant::now().checked_add(max);
         let mut state = self.wakes.lock();
         loop {
@@ -210,14 +210,14 @@ impl Ticket {
                     .and_then(|w| w.tickets.get(&self.id))
                     .is_none_or(|p| p.woken);
             if woken {
-                return;
+                return true;
             }
             let left = match until {
                 Some(until) => until.saturating_duration_since(Instant::now()),
                 None => Duration::MAX,
             };
             if left.is_zero() {
-                return;
+                return false;
             }
             state = self
                 .cond
