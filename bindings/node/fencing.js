@@ -194,7 +194,10 @@ class Store {
   constructor(handle, key) {
     if (key !== kConstruct) throw invalidType('use open(url) to get a Store')
     this.#native = handle
-    this.#putWithToken = handle.putSyncFunction
+    // Made at the first put that uses it: a store that never puts (or a
+    // tight loop of opens) does not carry a bound function and its
+    // finalizer until the event loop turns (test/leak.test.js).
+    this.#putWithToken = null
     // memory: runs every call on this thread; its awaited put is putSync's
     // work in an async function (the addon would settle a Promise inline).
     this.#inline = handle.inline
@@ -332,7 +335,10 @@ class Store {
       const names = Object.keys(options)
       if (names.length === 1 && names[0] === 'token') {
         const token = options.token
-        if (typeof token === 'bigint') return receipt(this.#putWithToken(scope, key, value, token), token)
+        if (typeof token === 'bigint') {
+          this.#putWithToken ??= this.#native.putSyncFunction
+          return receipt(this.#putWithToken(scope, key, value, token), token)
+        }
         options = { token }
       }
     }
