@@ -420,6 +420,23 @@ impl Postgres {
     }
 }
 
+/// A host that is a path names a Unix socket directory; where there are no
+/// Unix sockets the driver would look it up as a host name instead.
+#[cfg(not(unix))]
+fn refuse_socket_hosts(config: &Config) -> Result<()> {
+    use tokio_postgres::config::Host;
+    for host in config.get_hosts() {
+        let Host::Tcp(name) = host;
+        if name.starts_with('/') {
+            return Err(Error::invalid(format!(
+                "postgres URL: host {name} is a Unix socket directory, and this platform has no \
+                 Unix sockets: name the server by host name or address"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The driver's settings from the URL, with the time limits fencing needs
 /// where the URL names none (docs/postgres.md, "Options"), and a password
 /// from the environment or the password file when it names none
@@ -428,6 +445,8 @@ fn driver_config(url: &str, call_timeout: Duration) -> Result<Config> {
     let mut config: Config = url
         .parse()
         .map_err(|e| Error::invalid(format!("postgres URL: {e}")))?;
+    #[cfg(not(unix))]
+    refuse_socket_hosts(&config)?;
     crate::url::supply_password(&mut config);
     let given = |name: &str| {
         url.split_once('?')

@@ -280,6 +280,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)] // Host::Unix exists only where Unix sockets do.
     fn sslmode_is_ignored_on_unix_sockets_only() {
         let unix = [Host::Unix("/run/postgresql".into())];
         let tcp = [Host::Tcp("db".into())];
