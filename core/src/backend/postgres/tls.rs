@@ -275,12 +275,12 @@ pub(crate) fn explain(e: &tokio_postgres::Error) -> Option<String> {
     Some(format!("postgres: {why} ({tls})"))
 }
 
-#[cfg(test)]
+// Host::Unix exists only where Unix sockets do.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
     #[test]
-    #[cfg(unix)] // Host::Unix exists only where Unix sockets do.
     fn sslmode_is_ignored_on_unix_sockets_only() {
         let unix = [Host::Unix("/run/postgresql".into())];
         let tcp = [Host::Tcp("db".into())];
