@@ -269,6 +269,11 @@ fn symlink(target: &Path, link: &Path) -> bool {
     #[cfg(windows)]
     let made = std::os::windows::fs::symlink_file(target, link);
     match made {
+        // Wine's CreateSymbolicLinkW answers success and makes nothing.
+        Ok(()) if std::fs::symlink_metadata(link).is_err() => {
+            eprintln!("skipped: the symlink was not made");
+            false
+        }
         Ok(()) => true,
         Err(e) if cfg!(windows) => {
             eprintln!("skipped: cannot make a symlink here: {e}");
