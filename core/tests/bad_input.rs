@@ -344,6 +344,7 @@ fn a_unix_socket_host_is_invalid_where_there_are_none() {
         "postgres://bob@%2Frun%2Fpostgresql/app",
         "postgres://bob@db,%2Ftmp/app",
         "postgres:///app?host=/run/postgresql",
+        "postgres:///app?host=C:\\pg",
     ] {
         let e = Store::open(url).unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidArgument, "{url}: {e}");

@@ -420,17 +420,24 @@ impl Postgres {
     }
 }
 
-/// A host that is a path names a Unix socket directory; where there are no
-/// Unix sockets the driver would look it up as a host name instead.
+/// A host that is a path (`/run/postgresql`, or `C:\\pg` as libpq reads it
+/// on Windows) names a Unix socket directory. The driver reaches those on
+/// unix only; elsewhere it would look the path up as a host name.
 #[cfg(not(unix))]
 fn refuse_socket_hosts(config: &Config) -> Result<()> {
     use tokio_postgres::config::Host;
     for host in config.get_hosts() {
         let Host::Tcp(name) = host;
-        if name.starts_with('/') {
+        let b = name.as_bytes();
+        let drive = b.len() > 2
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'/' | b'\\');
+        if name.starts_with('/') || drive {
             return Err(Error::invalid(format!(
-                "postgres URL: host {name} is a Unix socket directory, and this platform has no \
-                 Unix sockets: name the server by host name or address"
+                "postgres URL: host {name} is a Unix socket directory, and fencing reaches \
+                 PostgreSQL over TCP only on this platform: name the server by host name or \
+                 address"
             )));
         }
     }
