@@ -218,8 +218,8 @@ pub fn resume(child: &Child) -> std::io::Result<()> {
 }
 
 /// How the demo says it paused and resumed a worker.
-pub const PAUSED_WITH: &str = "every thread suspended";
-pub const RESUMED_WITH: &str = "its threads resumed";
+pub const PAUSED_WITH: &str = "SuspendThread on each of its threads";
+pub const RESUMED_WITH: &str = "ResumeThread";
 
 /// Calls `f` with a handle to each thread of process `pid`.
 fn threads(pid: u32, mut f: impl FnMut(HANDLE)) -> std::io::Result<()> {
