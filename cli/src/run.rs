@@ -120,8 +120,8 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
             ));
         }
         say(&format!(
-            "lease lost with token {token}: sending {} to {:?} (pid {pid})",
-            sys::TERMINATE,
+            "lease lost with token {token}: {} {:?} (pid {pid})",
+            target.terminating(),
             args.command[0]
         ));
         target.terminate();

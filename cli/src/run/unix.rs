@@ -14,8 +14,7 @@ use super::{Event, Phase};
 /// A termination signal sent to `fencing run`.
 pub type Sig = Signal;
 
-/// What a loss sends CMD first, and after `--grace`.
-pub const TERMINATE: &str = "SIGTERM";
+/// What a loss does to CMD after `--grace`.
 pub const KILL: &str = "sending SIGKILL";
 
 /// Where signals for CMD go: its process group (the default), or only CMD
@@ -38,6 +37,11 @@ impl Target {
     /// Passes on a termination signal sent to `fencing run`.
     pub fn forward(self, sig: Sig) {
         self.signal(sig);
+    }
+
+    /// What [`Target::terminate`] does, as the report of a loss says it.
+    pub fn terminating(self) -> &'static str {
+        "sending SIGTERM to"
     }
 
     pub fn terminate(self) {

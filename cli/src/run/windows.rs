@@ -33,8 +33,7 @@ use super::{Event, Phase};
 /// A console control event sent to `fencing run` (CTRL_C_EVENT, ...).
 pub type Sig = u32;
 
-/// What a loss does to CMD first, and after `--grace`.
-pub const TERMINATE: &str = "Ctrl-Break";
+/// What a loss does to CMD after `--grace`.
 pub const KILL: &str = "ending its job object (TerminateJobObject)";
 
 /// The exit code CMD's processes get when a loss ends the job.
@@ -60,6 +59,15 @@ impl Target {
     pub fn forward(self, _sig: Sig) {
         if self.group {
             self.terminate();
+        }
+    }
+
+    /// What [`Target::terminate`] does, as the report of a loss says it.
+    pub fn terminating(self) -> &'static str {
+        if self.group {
+            "sending Ctrl-Break to"
+        } else {
+            "ending (TerminateProcess)"
         }
     }
 
