@@ -2,8 +2,9 @@
 //!
 //! The demo re-executes this binary twice as hidden `demo-worker`s. Worker A
 //! acquires a short lease and starts its update; the demo freezes it with
-//! SIGSTOP until its lease has expired; worker B acquires a newer token and
-//! writes the report; A is resumed (SIGCONT) and writes with its old token.
+//! SIGSTOP (on Windows, every thread suspended) until its lease has expired;
+//! worker B acquires a newer token and writes the report; A is resumed
+//! (SIGCONT) and writes with its old token.
 //! Each worker reports what it did as lines on its stdout; the demo stamps
 //! and prints them as they arrive.
 
@@ -14,11 +15,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use fencing::{Error, Fence, Store};
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
 
 use crate::cli::{DemoArgs, DemoWorkerArgs};
 use crate::exit::{self, Failure};
+use crate::run::sys;
 use crate::verbs;
 
 const KEY: &str = "body";
@@ -87,10 +87,6 @@ struct Worker {
 }
 
 impl Worker {
-    fn pid(&self) -> Pid {
-        Pid::from_raw(i32::try_from(self.child.id()).unwrap_or(i32::MAX))
-    }
-
     fn finish(&mut self) -> Result<(), Failure> {
         self.stdin = None;
         let status = self
@@ -112,7 +108,7 @@ impl Worker {
 impl Drop for Worker {
     fn drop(&mut self) {
         if !self.done {
-            let _ = kill(self.pid(), Signal::SIGCONT);
+            let _ = sys::resume(&self.child);
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
@@ -311,12 +307,14 @@ fn story(store: &Store, url: &str, args: &DemoArgs, file: Option<&PathBuf>) -> R
     );
     story.expect("A", "started")?;
     story.say("worker A", Some(&a_token), "started the update");
-    kill(a.pid(), Signal::SIGSTOP)
-        .map_err(|e| Failure::Other(format!("cannot pause worker A: {e}")))?;
+    sys::pause(&a.child).map_err(|e| Failure::Other(format!("cannot pause worker A: {e}")))?;
     story.say(
         "demo",
         None,
-        "paused worker A with SIGSTOP (think: a GC pause, a VM suspend)",
+        &format!(
+            "paused worker A with {} (think: a GC pause, a VM suspend)",
+            sys::PAUSED_WITH
+        ),
     );
 
     // Wait until the store itself no longer counts A's lease as live.
@@ -355,9 +353,12 @@ fn story(store: &Store, url: &str, args: &DemoArgs, file: Option<&PathBuf>) -> R
     b.finish()?;
     story.say("worker B", Some(&b_token), "released the lease and exited");
 
-    kill(a.pid(), Signal::SIGCONT)
-        .map_err(|e| Failure::Other(format!("cannot resume worker A: {e}")))?;
-    story.say("demo", None, "resumed worker A with SIGCONT");
+    sys::resume(&a.child).map_err(|e| Failure::Other(format!("cannot resume worker A: {e}")))?;
+    story.say(
+        "demo",
+        None,
+        &format!("resumed worker A with {}", sys::RESUMED_WITH),
+    );
     if let Some(stdin) = a.stdin.as_mut() {
         let _ = writeln!(stdin, "go");
     }

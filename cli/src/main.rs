@@ -20,6 +20,7 @@ use crate::cli::{Cli, Command};
 use crate::exit::Failure;
 
 fn main() -> ExitCode {
+    #[cfg(unix)]
     restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -108,7 +109,9 @@ fn report(failure: &Failure, json: bool) {
 }
 
 /// Rust ignores SIGPIPE; a command-line tool should die quietly when its
-/// reader goes away (`fencing list s | head -1`), like `cat` does.
+/// reader goes away (`fencing list s | head -1`), like `cat` does. (Windows
+/// has no SIGPIPE: a write to a closed pipe fails, and is reported.)
+#[cfg(unix)]
 fn restore_sigpipe() {
     use nix::sys::signal::{signal, SigHandler, Signal};
     // SAFETY: setting a signal to its default disposition installs no

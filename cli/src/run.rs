@@ -3,22 +3,28 @@
 //! CMD the token in its environment, and stops CMD if the lease is lost.
 
 use std::io::{ErrorKind, Write};
-use std::os::unix::process::CommandExt;
-use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, ExitStatus};
+use std::process::Command;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use fencing::{Error, WorkOutcome};
-use nix::sys::signal::{kill, killpg, SigSet, Signal};
-use nix::sys::wait::{waitid, Id, WaitPidFlag};
-use nix::unistd::Pid;
 
 use crate::cli::RunArgs;
 use crate::exit::{self, Failure};
 use crate::verbs;
 
-enum Event {
+// How CMD is started, signalled, stopped and watched: process groups and
+// signals on unix, a job object and console control events on Windows.
+#[cfg(unix)]
+#[path = "run/unix.rs"]
+pub mod sys;
+#[cfg(windows)]
+#[path = "run/windows.rs"]
+pub mod sys;
+
+use sys::{describe, shell_status, Sig, Target};
+
+pub enum Event {
     /// CMD has exited (not yet reaped, so its pid cannot be reused).
     Exited,
     Lost(Error),
@@ -28,61 +34,13 @@ fn say(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "fencing: {line}");
 }
 
-/// Where signals for CMD go: its process group (the default), or only CMD
-/// itself with `--foreground`.
-#[derive(Clone, Copy)]
-struct Target {
-    pid: Pid,
-    group: bool,
-}
-
-impl Target {
-    fn signal(self, sig: Signal) {
-        let _ = if self.group {
-            killpg(self.pid, sig)
-        } else {
-            kill(self.pid, sig)
-        };
-    }
-}
-
 /// Where `fencing run` is when a termination signal arrives.
-enum Phase {
+pub enum Phase {
     /// Still acquiring: nothing to clean up, exit at once.
     Acquiring,
     /// Between acquiring and CMD's start: pass it on once CMD runs.
-    Starting(Option<Signal>),
+    Starting(Option<Sig>),
     Running(Target),
-}
-
-/// Blocks the termination signals in this process (every thread started
-/// later inherits the mask; CMD gets a clean one) and passes each one that
-/// arrives on to CMD, so that `fencing run` under a supervisor or at a
-/// terminal stops CMD, then releases the lease.
-fn forward_signals(foreground: bool) -> Arc<Mutex<Phase>> {
-    let phase = Arc::new(Mutex::new(Phase::Acquiring));
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGTERM);
-    set.add(Signal::SIGHUP);
-    if !foreground {
-        // In the foreground, the terminal sends these to CMD itself.
-        set.add(Signal::SIGINT);
-        set.add(Signal::SIGQUIT);
-    }
-    if set.thread_block().is_err() {
-        return phase;
-    }
-    let shared = Arc::clone(&phase);
-    std::thread::spawn(move || loop {
-        let Ok(sig) = set.wait() else { return };
-        let mut phase = shared.lock().unwrap_or_else(|p| p.into_inner());
-        match &mut *phase {
-            Phase::Acquiring => std::process::exit(128 + sig as i32),
-            Phase::Starting(pending) => *pending = Some(sig),
-            Phase::Running(target) => target.signal(sig),
-        }
-    });
-    phase
 }
 
 pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
@@ -90,7 +48,8 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
     let scope = verbs::text("the scope", &args.scope)?.to_owned();
     let holder = verbs::holder(args.holder.as_deref())?;
     // Before any other thread starts, so that every thread blocks them.
-    let phase = forward_signals(args.foreground);
+    let phase = Arc::new(Mutex::new(Phase::Acquiring));
+    sys::forward_signals(args.foreground, &phase);
     let store = verbs::open(&url)?;
     let lease = verbs::acquire(&store, &scope, &holder, args.ttl, args.wait)?;
     set_phase(&phase, Phase::Starting(None));
@@ -103,18 +62,7 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
     });
 
     let mut command = Command::new(&args.command[0]);
-    // SAFETY: between fork and exec the closure only calls
-    // pthread_sigmask, which is async-signal-safe, and allocates nothing.
-    unsafe {
-        command.pre_exec(|| {
-            // CMD starts with no signal blocked (std does not reset the mask).
-            SigSet::all().thread_unblock().map_err(std::io::Error::from)
-        });
-    }
-    if !args.foreground {
-        // Its own process group, so that a lost lease stops CMD's children too.
-        command.process_group(0);
-    }
+    sys::prepare(&mut command, args.foreground);
     let mut child = match command
         .args(&args.command[1..])
         .env("FENCING_SCOPE", &scope)
@@ -140,22 +88,21 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
             return Ok(status);
         }
     };
-    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let target = Target {
-        pid,
-        group: !args.foreground,
+    let target = match sys::started(&child, args.foreground) {
+        Ok(target) => target,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = guard.finish(WorkOutcome::Failed);
+            say(&format!("cannot run {:?}: {e}", args.command[0]));
+            return Ok(126);
+        }
     };
+    let pid = target.pid();
     if let Phase::Starting(Some(sig)) = set_phase(&phase, Phase::Running(target)) {
-        target.signal(sig);
+        target.forward(sig);
     }
-
-    // Wait for CMD's exit without reaping it: until we reap it, its pid
-    // stays ours, so a signal sent after a loss can never hit another process.
-    std::thread::spawn(move || {
-        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
-        while let Err(nix::errno::Errno::EINTR) = waitid(Id::Pid(pid), flags) {}
-        let _ = tx.send(Event::Exited);
-    });
+    sys::watch_exit(target, tx);
 
     let lost = match events.recv() {
         Ok(Event::Lost(e)) => Some(e),
@@ -173,17 +120,19 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
             ));
         }
         say(&format!(
-            "lease lost with token {token}: sending SIGTERM to {:?} (pid {pid})",
+            "lease lost with token {token}: {} {:?} (pid {pid})",
+            target.terminating(),
             args.command[0]
         ));
-        target.signal(Signal::SIGTERM);
+        target.terminate();
         if !exited_within(&events, args.grace) {
             say(&format!(
-                "{:?} still running after {}: sending SIGKILL",
+                "{:?} still running after {}: {}",
                 args.command[0],
-                humantime::format_duration(args.grace)
+                humantime::format_duration(args.grace),
+                sys::KILL
             ));
-            target.signal(Signal::SIGKILL);
+            target.kill();
             exited_within(&events, Duration::MAX);
         }
         // Once reaped, CMD's pid may be reused: signals no longer go to it.
@@ -236,25 +185,5 @@ fn exited_within(events: &mpsc::Receiver<Event>, limit: Duration) -> bool {
             Ok(Event::Lost(_)) => continue,
             Err(mpsc::RecvTimeoutError::Timeout) => return false,
         }
-    }
-}
-
-/// The status a shell would report: the exit code, or 128+N for signal N.
-fn shell_status(status: ExitStatus) -> u8 {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(1),
-        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(255),
-        (None, None) => 1,
-    }
-}
-
-fn describe(status: ExitStatus) -> String {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(sig)) => match Signal::try_from(sig) {
-            Ok(s) => format!("killed by {s}"),
-            Err(_) => format!("killed by signal {sig}"),
-        },
-        _ => status.to_string(),
     }
 }

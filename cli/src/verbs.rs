@@ -2,7 +2,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Read, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -191,14 +190,38 @@ fn number(flag: &str, raw: &OsStr) -> Result<u64, Failure> {
     })
 }
 
-/// USER@HOST:PID, the holder label when none is given.
+/// USER@HOST:PID, the holder label when none is given (on Windows from
+/// USERNAME and COMPUTERNAME).
 pub fn default_holder() -> String {
-    let user = std::env::var("USER").unwrap_or_else(|_| "fencing".to_owned());
-    let host = nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "localhost".to_owned());
+    #[cfg(unix)]
+    let (user, host) = (
+        std::env::var("USER").ok(),
+        nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok()),
+    );
+    #[cfg(not(unix))]
+    let (user, host) = (
+        std::env::var("USERNAME").ok(),
+        std::env::var("COMPUTERNAME").ok(),
+    );
+    let user = user.unwrap_or_else(|| "fencing".to_owned());
+    let host = host.unwrap_or_else(|| "localhost".to_owned());
     format!("{user}@{host}:{}", std::process::id())
+}
+
+/// `--value V` as bytes: any bytes on unix; on Windows, where arguments are
+/// UTF-16, text (its UTF-8).
+fn value_bytes(v: &OsStr) -> Result<Vec<u8>, Failure> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(v.as_bytes().to_vec())
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(text("the value", v)?.as_bytes().to_vec())
+    }
 }
 
 pub fn holder(raw: Option<&OsStr>) -> Result<String, Failure> {
@@ -406,7 +429,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 .map(|v| number("--if-version", v))
                 .transpose()?;
             let value = match (&a.value, &a.file) {
-                (Some(v), _) => v.as_bytes().to_vec(),
+                (Some(v), _) => value_bytes(v)?,
                 (None, Some(path)) => {
                     let file = std::fs::File::open(path).map_err(|e| {
                         Failure::Other(format!("cannot read the value from {path:?}: {e}"))

@@ -333,3 +333,21 @@ fn an_unreachable_postgres_names_host_port_and_cause_but_not_the_password() {
     assert!(message.contains("refused"), "{message}");
     assert!(!message.contains("hunter"), "{message}");
 }
+
+/// A PostgreSQL host that is a path names a Unix socket directory: where
+/// there are none, the URL is refused at open rather than looked up as a
+/// host name.
+#[test]
+#[cfg(windows)]
+fn a_unix_socket_host_is_invalid_where_there_are_none() {
+    for url in [
+        "postgres://bob@%2Frun%2Fpostgresql/app",
+        "postgres://bob@db,%2Ftmp/app",
+        "postgres:///app?host=/run/postgresql",
+        "postgres:///app?host=C:\\pg",
+    ] {
+        let e = Store::open(url).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{url}: {e}");
+        assert!(e.to_string().contains("Unix socket"), "{url}: {e}");
+    }
+}

@@ -99,6 +99,7 @@ fn closing_the_store_ends_the_keep_alive() {
     assert_eq!(guard.check().unwrap_err(), Error::Closed);
 }
 
+#[cfg(unix)]
 /// Runs the test `name` of this binary as a child process with `env` set
 /// to `value`, once it printed `child-ready`; its stdout's lines after that.
 fn ready_child(
@@ -151,6 +152,7 @@ fn pause_child() {
 }
 
 #[test]
+#[cfg(unix)] // Paused with kill -STOP.
 fn a_real_pause_is_detected() {
     let (mut child, lines) = ready_child("pause_child", CHILD, "1".as_ref());
     let pid = child.id().to_string();
@@ -228,6 +230,7 @@ fn named_child() {
 }
 
 #[test]
+#[cfg(unix)] // Paused with kill -STOP.
 fn a_paused_holder_is_told_who_holds_the_lease_now() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("named.db");

@@ -186,7 +186,9 @@ fn the_async_face_opens_typed_options() {
 #[test]
 fn a_store_names_its_location() {
     let relative: StoreOptions = "sqlite:rel/fencing.db?busy_timeout_ms=50".parse().unwrap();
-    let here = std::env::current_dir().unwrap().join("rel/fencing.db");
+    // As the process resolves it: on Windows with `\` throughout.
+    let here =
+        std::path::absolute(std::env::current_dir().unwrap().join("rel/fencing.db")).unwrap();
     assert_eq!(relative.location(), format!("sqlite:{}", here.display()));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("named.db");

@@ -4,6 +4,8 @@
 //! is refused and what the refusal says (docs/postgres.md, "TLS"). The shared
 //! scenarios over `verify-full` run in tests/runner/tests/postgres.rs.
 //! Needs `FENCING_TEST_PG_TLS_URL` and `FENCING_TEST_PG_TLS_DIR`.
+// Its admin connection is to the server's Unix socket (scripts/pg-tls).
+#![cfg(unix)]
 
 use std::path::Path;
 use std::time::Duration;

@@ -33,7 +33,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use fencing::{Error, Fence, Op, Store};
 
 mod support;
-use support::{sqlite_url, Rng};
+#[cfg(unix)]
+use support::sqlite_url;
+use support::Rng;
 
 const CHILD: &str = "FENCING_RACE_CHILD";
 const CHILD_URL: &str = "FENCING_RACE_URL";
@@ -668,6 +670,7 @@ fn check(recs: &[Rec], pauses: &[Pause], store: &Store) -> (Figures, Vec<String>
 }
 
 #[test]
+#[cfg(unix)] // Children frozen with kill -STOP.
 fn processes_race_on_one_sqlite_file() {
     let dir = tempfile::Builder::new()
         .prefix("fencing-race-")

@@ -22,6 +22,7 @@
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
+#[cfg(unix)]
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -283,14 +284,15 @@ fn kill_9_never_loses_acknowledged_state() {
         if ready {
             std::thread::sleep(delay);
         }
-        // SIGKILL (std's kill is SIGKILL on Unix).
+        // SIGKILL (std's kill is SIGKILL on Unix, TerminateProcess with
+        // exit code 1 on Windows).
         let _ = child.kill();
         // Read to the end so the child never writes into a closed pipe.
         let rest: Vec<String> = lines.map_while(Result::ok).collect();
         let status = child.wait().unwrap();
         let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
         assert!(
-            ready && status.signal() == Some(9),
+            ready && killed(&status),
             "round {round}: the child did not run until killed ({status}):\n{}\n{stderr}",
             rest.join("\n")
         );
@@ -389,4 +391,14 @@ fn kill_9_never_loses_acknowledged_state() {
         "only {} of {rounds} rounds acknowledged a write",
         rounds - no_ack_rounds
     );
+}
+
+#[cfg(unix)]
+fn killed(status: &std::process::ExitStatus) -> bool {
+    status.signal() == Some(9)
+}
+
+#[cfg(windows)]
+fn killed(status: &std::process::ExitStatus) -> bool {
+    status.code() == Some(1)
 }

@@ -241,10 +241,16 @@ db.example.com:5432:app:alice:second
         move |name| map.get(name).cloned()
     }
 
+    /// `mode` is a unix file mode: elsewhere the file keeps its ACL.
     fn write(path: &Path, contents: &str, mode: u32) {
-        use std::os::unix::fs::PermissionsExt;
         std::fs::write(path, contents).unwrap();
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        #[cfg(not(unix))]
+        let _ = mode;
     }
 
     #[test]
@@ -299,6 +305,7 @@ db.example.com:5432:app:alice:second
     }
 
     #[test]
+    #[cfg(unix)] // File modes: libpq checks none on Windows either.
     fn a_file_others_can_reach_is_ignored_with_a_warning() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("pgpass");

@@ -432,6 +432,30 @@ impl Postgres {
     }
 }
 
+/// A host that is a path (`/run/postgresql`, or `C:\\pg` as libpq reads it
+/// on Windows) names a Unix socket directory. The driver reaches those on
+/// unix only; elsewhere it would look the path up as a host name.
+#[cfg(not(unix))]
+fn refuse_socket_hosts(config: &Config) -> Result<()> {
+    use tokio_postgres::config::Host;
+    for host in config.get_hosts() {
+        let Host::Tcp(name) = host;
+        let b = name.as_bytes();
+        let drive = b.len() > 2
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'/' | b'\\');
+        if name.starts_with('/') || drive {
+            return Err(Error::invalid(format!(
+                "postgres URL: host {name} is a Unix socket directory, and fencing reaches \
+                 PostgreSQL over TCP only on this platform: name the server by host name or \
+                 address"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The driver's settings from the URL, with the time limits fencing needs
 /// where the URL names none (docs/postgres.md, "Options"), and a password
 /// from the environment or the password file when it names none
@@ -440,6 +464,8 @@ fn driver_config(url: &str, call_timeout: Duration) -> Result<Config> {
     let mut config: Config = url
         .parse()
         .map_err(|e| Error::invalid(format!("postgres URL: {e}")))?;
+    #[cfg(not(unix))]
+    refuse_socket_hosts(&config)?;
     crate::url::supply_password(&mut config);
     let given = |name: &str| {
         url.split_once('?')

@@ -510,6 +510,7 @@ fn endpoints(config: &Config) -> String {
         .enumerate()
         .map(|(i, host)| match host {
             Host::Tcp(name) => format!("{name}:{}", port(i)),
+            #[cfg(unix)]
             Host::Unix(dir) => format!("{}:{} (Unix socket)", dir.display(), port(i)),
         })
         .collect();

@@ -275,7 +275,8 @@ pub(crate) fn explain(e: &tokio_postgres::Error) -> Option<String> {
     Some(format!("postgres: {why} ({tls})"))
 }
 
-#[cfg(test)]
+// Host::Unix exists only where Unix sockets do.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

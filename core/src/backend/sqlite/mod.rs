@@ -6,6 +6,7 @@
 //! `synchronous=FULL`, the default).
 
 use std::fs::OpenOptions;
+#[cfg(unix)]
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -348,18 +349,23 @@ impl Sqlite {
 }
 
 /// Creates a missing database file with owner-only permissions before
-/// SQLite opens it (SQLite gives its -wal and -shm files the same mode).
-/// `create_new` never follows a symlink (`O_EXCL`): an existing path is left
-/// to `migrate`, which decides whether a store may be created in it, but a
-/// symlink to nothing is refused here, before SQLite would fail to open it.
+/// SQLite opens it (SQLite gives its -wal and -shm files the same mode; on
+/// Windows all three get the directory's inherited ACL: docs/packaging.md,
+/// "Windows"). `create_new` never follows a symlink (`O_EXCL`; on Windows
+/// `FILE_FLAG_OPEN_REPARSE_POINT`): an existing path is left to `migrate`,
+/// which decides whether a store may be created in it, but a symlink to
+/// nothing is refused here, before SQLite would fail to open it.
 fn create_private(path: &Path) -> Result<()> {
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    #[cfg(windows)]
     {
+        use std::os::windows::fs::OpenOptionsExt;
+        options.custom_flags(windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT);
+    }
+    match options.open(path) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             let link = std::fs::symlink_metadata(path).map_err(|e| cannot_create(path, e))?;
@@ -429,9 +435,10 @@ fn shown(path: &Path) -> String {
 /// schema yet: only in a file of this user's own, reached without a symlink.
 /// A symlink to an existing store is fine (its schema is checked like any
 /// store's); one to an empty file would write the store into whatever file
-/// the link names, someone else's included.
+/// the link names, someone else's included. On Windows only the symlink is
+/// checked: who may write the file is its ACL's question (docs/packaging.md,
+/// "Windows").
 fn may_create(path: &Path) -> Result<()> {
-    use std::os::unix::fs::MetadataExt;
     let link = std::fs::symlink_metadata(path).map_err(|e| cannot_create(path, e))?;
     if link.file_type().is_symlink() {
         return Err(Error::backend(
@@ -440,6 +447,14 @@ fn may_create(path: &Path) -> Result<()> {
              creates a store only at a path that is not a symlink (name the file itself)",
         ));
     }
+    #[cfg(unix)]
+    owned_by_me(&link)?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn owned_by_me(link: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid(2) cannot fail and touches no memory of ours.
     let euid = unsafe { libc::geteuid() };
     if link.uid() != euid {

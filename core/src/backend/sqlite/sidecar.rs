@@ -14,6 +14,7 @@
 //! backup, nor go away with the store's files.
 
 use std::fs::{File, OpenOptions};
+#[cfg(unix)]
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -82,21 +83,33 @@ pub(super) struct Sidecar {
 
 impl Sidecar {
     /// Opens the sidecar of the store at `store`, creating it empty (mode
-    /// 0600) if missing; a symlink there is refused (`O_NOFOLLOW`), as at
-    /// the store's own path. A store reached through a symlink has the
-    /// sidecar of the file the link names, the one every path to it shares.
+    /// 0600; on Windows the directory's inherited ACL) if missing; a symlink
+    /// there is refused (`O_NOFOLLOW`; on Windows the link itself is opened,
+    /// `FILE_FLAG_OPEN_REPARSE_POINT`, and refused), as at the store's own
+    /// path. A store reached through a symlink has the sidecar of the file
+    /// the link names, the one every path to it shares.
     pub fn open(store: &Path) -> Result<Sidecar> {
         let real = std::fs::canonicalize(store).unwrap_or_else(|_| store.to_owned());
         let path = path_of(&real);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            options.custom_flags(
+                windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT,
+            );
+        }
+        let file = options
             .open(&path)
             .map_err(|e| io_error(&path, "open", e))?;
+        #[cfg(windows)]
+        if file.metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+            let e = std::io::Error::other("it is a symlink, which fencing never follows here");
+            return Err(io_error(&path, "open", e));
+        }
         Ok(Sidecar { file, path })
     }
 
@@ -107,7 +120,7 @@ impl Sidecar {
         // is read again before it counts as none (which would step).
         let mut b = [0u8; LEN];
         for _ in 0..TORN_READS {
-            match self.file.read_exact_at(&mut b, 0) {
+            match read_exact_at(&self.file, &mut b, 0) {
                 Ok(()) => match Record::decode(&b) {
                     Some(r) => return Ok(Some(r)),
                     None if &b[..8] == MAGIC => std::thread::yield_now(),
@@ -123,10 +136,54 @@ impl Sidecar {
     /// Writes `record`, or (`None`) a record that reads as none.
     pub fn write(&self, record: Option<&Record>) -> Result<()> {
         let bytes = record.map_or([0u8; LEN], Record::encode);
-        self.file
-            .write_all_at(&bytes, 0)
-            .map_err(|e| io_error(&self.path, "write", e))
+        write_all_at(&self.file, &bytes, 0).map_err(|e| io_error(&self.path, "write", e))
     }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(unix)]
+fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    file.write_all_at(buf, offset)
+}
+
+/// `read_exact_at` with Windows's positioned reads (which also move the
+/// file's cursor: nothing here uses it).
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(windows)]
+fn write_all_at(file: &File, mut buf: &[u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_write(buf, offset) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                buf = &buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {

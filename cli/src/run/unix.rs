@@ -1,0 +1,157 @@
+//! `fencing run` on unix: CMD in a process group of its own, termination
+//! signals forwarded to it, SIGTERM then SIGKILL after a loss.
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus};
+use std::sync::{mpsc, Arc, Mutex};
+
+use nix::sys::signal::{kill, killpg, SigSet, Signal};
+use nix::sys::wait::{waitid, Id, WaitPidFlag};
+use nix::unistd::Pid;
+
+use super::{Event, Phase};
+
+/// A termination signal sent to `fencing run`.
+pub type Sig = Signal;
+
+/// What a loss does to CMD after `--grace`.
+pub const KILL: &str = "sending SIGKILL";
+
+/// Where signals for CMD go: its process group (the default), or only CMD
+/// itself with `--foreground`.
+#[derive(Clone, Copy)]
+pub struct Target {
+    pid: Pid,
+    group: bool,
+}
+
+impl Target {
+    fn signal(self, sig: Signal) {
+        let _ = if self.group {
+            killpg(self.pid, sig)
+        } else {
+            kill(self.pid, sig)
+        };
+    }
+
+    /// Passes on a termination signal sent to `fencing run`.
+    pub fn forward(self, sig: Sig) {
+        self.signal(sig);
+    }
+
+    /// What [`Target::terminate`] does, as the report of a loss says it.
+    pub fn terminating(self) -> &'static str {
+        "sending SIGTERM to"
+    }
+
+    pub fn terminate(self) {
+        self.signal(Signal::SIGTERM);
+    }
+
+    pub fn kill(self) {
+        self.signal(Signal::SIGKILL);
+    }
+
+    pub fn pid(self) -> i32 {
+        self.pid.as_raw()
+    }
+}
+
+/// Blocks the termination signals in this process (every thread started
+/// later inherits the mask; CMD gets a clean one) and passes each one that
+/// arrives on to CMD, so that `fencing run` under a supervisor or at a
+/// terminal stops CMD, then releases the lease.
+pub fn forward_signals(foreground: bool, phase: &Arc<Mutex<Phase>>) {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGTERM);
+    set.add(Signal::SIGHUP);
+    if !foreground {
+        // In the foreground, the terminal sends these to CMD itself.
+        set.add(Signal::SIGINT);
+        set.add(Signal::SIGQUIT);
+    }
+    if set.thread_block().is_err() {
+        return;
+    }
+    let shared = Arc::clone(phase);
+    std::thread::spawn(move || loop {
+        let Ok(sig) = set.wait() else { return };
+        let mut phase = shared.lock().unwrap_or_else(|p| p.into_inner());
+        match &mut *phase {
+            Phase::Acquiring => std::process::exit(128 + sig as i32),
+            Phase::Starting(pending) => *pending = Some(sig),
+            Phase::Running(target) => target.forward(sig),
+        }
+    });
+}
+
+/// CMD starts with no signal blocked and, unless in the foreground, in a
+/// process group of its own, so that a lost lease stops its children too.
+pub fn prepare(command: &mut Command, foreground: bool) {
+    // SAFETY: between fork and exec the closure only calls
+    // pthread_sigmask, which is async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            // std does not reset the mask.
+            SigSet::all().thread_unblock().map_err(std::io::Error::from)
+        });
+    }
+    if !foreground {
+        command.process_group(0);
+    }
+}
+
+/// CMD, spawned: where its signals go.
+pub fn started(child: &Child, foreground: bool) -> std::io::Result<Target> {
+    Ok(Target {
+        pid: Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX)),
+        group: !foreground,
+    })
+}
+
+/// Sends `Event::Exited` when CMD has exited, without reaping it: until we
+/// reap it, its pid stays ours, so a signal sent after a loss can never hit
+/// another process.
+pub fn watch_exit(target: Target, tx: mpsc::Sender<Event>) {
+    std::thread::spawn(move || {
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
+        while let Err(nix::errno::Errno::EINTR) = waitid(Id::Pid(target.pid), flags) {}
+        let _ = tx.send(Event::Exited);
+    });
+}
+
+/// The status a shell would report: the exit code, or 128+N for signal N.
+pub fn shell_status(status: ExitStatus) -> u8 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(1),
+        (None, Some(sig)) => u8::try_from(128 + sig).unwrap_or(255),
+        (None, None) => 1,
+    }
+}
+
+pub fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(sig)) => match Signal::try_from(sig) {
+            Ok(s) => format!("killed by {s}"),
+            Err(_) => format!("killed by signal {sig}"),
+        },
+        _ => status.to_string(),
+    }
+}
+
+/// Stops a process where it is (the demo's worker A): SIGSTOP.
+pub fn pause(child: &Child) -> std::io::Result<()> {
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    kill(pid, Signal::SIGSTOP).map_err(std::io::Error::from)
+}
+
+/// Resumes a process [`pause`] stopped: SIGCONT.
+pub fn resume(child: &Child) -> std::io::Result<()> {
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    kill(pid, Signal::SIGCONT).map_err(std::io::Error::from)
+}
+
+/// How the demo says it paused and resumed a worker.
+pub const PAUSED_WITH: &str = "SIGSTOP";
+pub const RESUMED_WITH: &str = "SIGCONT";
