@@ -63,26 +63,6 @@ impl Wakes {
         })
     }
 
-    /// The waiters of every handle on the file at `path` in this process
-    /// (an SQLite store): a release through any of them wakes them all.
-    #[cfg(feature = "sqlite")]
-    pub fn of_file(path: &std::path::Path) -> Arc<Wakes> {
-        use std::sync::{OnceLock, Weak};
-        static FILES: OnceLock<Mutex<HashMap<std::path::PathBuf, Weak<Wakes>>>> = OnceLock::new();
-        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-        let mut files = FILES
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if let Some(wakes) = files.get(&key).and_then(Weak::upgrade) {
-            return wakes;
-        }
-        files.retain(|_, w| w.strong_count() > 0);
-        let wakes = Wakes::new(false);
-        files.insert(key, Arc::downgrade(&wakes));
-        wakes
-    }
-
     fn lock(&self) -> MutexGuard<'_, State> {
         // Plain counters: consistent even if a holder panicked.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -290,26 +270,6 @@ mod tests {
         wakes.set_pushed(true);
         c.wait(LONG);
         assert!(wakes.ticket("d").pushed());
-    }
-
-    #[cfg(feature = "sqlite")]
-    #[test]
-    fn every_handle_on_a_file_shares_its_waiters_and_another_file_does_not() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
-        std::fs::write(&a, b"").unwrap();
-        let first = Wakes::of_file(&a);
-        assert!(Arc::ptr_eq(&first, &Wakes::of_file(&a)));
-        // The same file by another path.
-        assert!(Arc::ptr_eq(
-            &first,
-            &Wakes::of_file(&dir.path().join(".").join("a.db"))
-        ));
-        assert!(!Arc::ptr_eq(&first, &Wakes::of_file(&b)));
-        // A release through one handle wakes a waiter of another.
-        let ticket = first.ticket("s");
-        Wakes::of_file(&a).ended("s", None);
-        ticket.wait(LONG);
     }
 
     #[test]
