@@ -134,6 +134,35 @@ pub(super) fn record(tx: &Connection, (dev, ino): (u64, u64)) -> Result<()> {
         .map_err(backend)
 }
 
+/// The sidecar's record of the state `tx` sees (the open that creates or
+/// upgrades a store, before anything is numbered).
+pub(super) fn current(tx: &Connection) -> Result<Record> {
+    let (store_id, gen): (Vec<u8>, i64) = tx
+        .query_row(
+            "SELECT store_id, gen FROM fencing_file WHERE id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(backend)?;
+    Ok(Record {
+        store_id: store_id
+            .try_into()
+            .map_err(|_| Error::backend(BackendErrorKind::Corrupt, "sqlite: corrupt store id"))?,
+        gen: stored(gen)?,
+        mark: mark(tx)?,
+    })
+}
+
+/// The greater of the ceiling and the jump limit: at or above every value
+/// the state `tx` sees could reach.
+fn mark(tx: &Connection) -> Result<u64> {
+    let (ceiling, base, room): (i64, i64, i64) = tx
+        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+        .map_err(backend)?;
+    Ok(stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?)))
+}
+
 /// Starts a library write transaction (docs/semantics.md, "SQLite file
 /// identity") on a connection to the file `here` ([`opened`]); `step` is the
 /// failover step, given the sidecar's mark. Whether that file is still the
@@ -235,13 +264,7 @@ fn number(tx: &Connection, pending: &Pending, mark: Option<u64>) -> Result<Recor
         .map_err(backend)?;
     let mark = match mark {
         Some(mark) => mark,
-        None => {
-            let (ceiling, base, room): (i64, i64, i64) = tx
-                .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
-                .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-                .map_err(backend)?;
-            stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?))
-        }
+        None => self::mark(tx)?,
     };
     Ok(Record {
         store_id: pending.store_id,

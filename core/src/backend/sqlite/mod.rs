@@ -586,6 +586,15 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         // The store starts (or, upgraded, starts being watched) in this
         // file: its first write finds itself at home (identity::restored).
         identity::record(&tx, identity::identity(path)?)?;
+        // And the sidecar knows it before any write is numbered: else,
+        // between the first numbered commit and its sidecar write, another
+        // writer would find a numbered file and no record, which reads as
+        // a lost sidecar, and step. Another store's record is left: a store
+        // made anew where one was deleted must step past it.
+        let sidecar = Sidecar::open(path)?;
+        if sidecar.read()?.is_none() {
+            sidecar.write(Some(&identity::current(&tx)?))?;
+        }
     }
     install_check(&tx, &check, &ours, installed)?;
     tx.commit().map_err(backend)
