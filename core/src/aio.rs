@@ -10,9 +10,10 @@
 //! `select!` branch): a call that takes a lease (`acquire`, `acquire_wait`,
 //! `lease`) leaves none behind: a wait stops within 20 ms and sends no
 //! further acquire, and a lease that arrived anyway is released at once. A
-//! `RejectionWatch::next` stops its wait and loses no rejection. Every other
-//! call runs to its end on the blocking pool: dropping it is like losing
-//! its answer, so its write may or may not have happened (read to find out).
+//! `RejectionWatch::next` or `LeaseWatch::next` stops its wait and loses no
+//! item. Every other call runs to its end on the blocking pool: dropping it
+//! is like losing its answer, so its write may or may not have happened
+//! (read to find out).
 //! docs/semantics.md, "Giving up a call".
 //!
 //! ```no_run
@@ -280,9 +281,15 @@ impl Store {
         let (s, scope) = (self.inner.clone(), scope.map(str::to_owned));
         let watch = off_executor(move || s.watch_rejections(scope.as_deref())).await??;
         Ok(RejectionWatch {
-            inner: Arc::new(Mutex::new(watch)),
-            in_flight: None,
-            ended: false,
+            driven: Driven::new(watch),
+        })
+    }
+
+    /// [`crate::Store::watch`]: the scope's lease as it is now, then after
+    /// each change, as a [`LeaseWatch`] (`next().await`, or a `Stream`).
+    pub async fn watch(&self, scope: &str) -> Result<LeaseWatch> {
+        Ok(LeaseWatch {
+            driven: Driven::new(self.inner.watch(scope)?),
         })
     }
 
@@ -443,33 +450,74 @@ impl Drop for LeaseGuard {
     }
 }
 
-/// [`crate::RejectionWatch`] for async code: `watch.next().await`, or a
-/// [`futures_core::Stream`] of the same items that ends after an error.
-/// Dropping a `next()` future (a timeout, a lost `select!` branch) stops
-/// its wait within 20 ms and loses no rejection: the wait off the executor
-/// only waits, and the rejection is taken here, by the future that returns
-/// it.
-pub struct RejectionWatch {
-    inner: Arc<Mutex<crate::RejectionWatch>>,
-    in_flight: Option<Pin<Box<dyn Future<Output = Result<RecordedRejection>> + Send>>>,
-    ended: bool,
+/// A blocking watch that the async ones drive off the executor.
+trait Blocking: Send + 'static {
+    type Item: Send + 'static;
+    fn pop(&mut self) -> Option<Self::Item>;
+    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool>;
 }
 
-impl RejectionWatch {
-    /// The next rejection recorded, oldest first, waiting as long as it takes.
-    pub async fn next(&mut self) -> Result<RecordedRejection> {
-        next_of(self.inner.clone()).await
+impl Blocking for crate::RejectionWatch {
+    type Item = RecordedRejection;
+    fn pop(&mut self) -> Option<RecordedRejection> {
+        crate::RejectionWatch::pop(self)
+    }
+    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool> {
+        crate::RejectionWatch::wait_unless(self, timeout, gave_up)
     }
 }
 
-async fn next_of(inner: Arc<Mutex<crate::RejectionWatch>>) -> Result<RecordedRejection> {
-    let pop = |w: &Mutex<crate::RejectionWatch>| {
-        let mut w = w.lock().unwrap_or_else(PoisonError::into_inner);
-        w.pop()
-    };
+impl Blocking for crate::LeaseWatch {
+    type Item = crate::Holding;
+    fn pop(&mut self) -> Option<crate::Holding> {
+        crate::LeaseWatch::pop(self)
+    }
+    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool> {
+        crate::LeaseWatch::wait_unless(self, timeout, gave_up)
+    }
+}
+
+type NextItem<T> = Pin<Box<dyn Future<Output = Result<T>> + Send>>;
+
+/// A blocking watch as a stream: dropping a `next` future (a timeout, a
+/// lost `select!` branch) stops its wait within 20 ms and loses no item:
+/// the wait off the executor only waits, and the item is taken here, by the
+/// future that returns it.
+struct Driven<W: Blocking> {
+    inner: Arc<Mutex<W>>,
+    in_flight: Option<NextItem<W::Item>>,
+    ended: bool,
+}
+
+impl<W: Blocking> Driven<W> {
+    fn new(watch: W) -> Self {
+        Driven {
+            inner: Arc::new(Mutex::new(watch)),
+            in_flight: None,
+            ended: false,
+        }
+    }
+
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<W::Item>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        let inner = &self.inner;
+        let next = self
+            .in_flight
+            .get_or_insert_with(|| Box::pin(next_of(inner.clone())));
+        let item = std::task::ready!(next.as_mut().poll(cx));
+        self.in_flight = None;
+        self.ended = item.is_err();
+        Poll::Ready(Some(item))
+    }
+}
+
+async fn next_of<W: Blocking>(inner: Arc<Mutex<W>>) -> Result<W::Item> {
+    let pop = |w: &Mutex<W>| w.lock().unwrap_or_else(PoisonError::into_inner).pop();
     loop {
-        if let Some(r) = pop(&inner) {
-            return Ok(r);
+        if let Some(item) = pop(&inner) {
+            return Ok(item);
         }
         let shared = inner.clone();
         let Ok(runtime) = Handle::try_current() else {
@@ -487,21 +535,49 @@ async fn next_of(inner: Arc<Mutex<crate::RejectionWatch>>) -> Result<RecordedRej
     }
 }
 
+/// [`crate::RejectionWatch`] for async code: `watch.next().await`, or a
+/// [`futures_core::Stream`] of the same items that ends after an error.
+/// Dropping a `next()` future (a timeout, a lost `select!` branch) stops
+/// its wait within 20 ms and loses no rejection.
+pub struct RejectionWatch {
+    driven: Driven<crate::RejectionWatch>,
+}
+
+impl RejectionWatch {
+    /// The next rejection recorded, oldest first, waiting as long as it takes.
+    pub async fn next(&mut self) -> Result<RecordedRejection> {
+        next_of(self.driven.inner.clone()).await
+    }
+}
+
 impl futures_core::Stream for RejectionWatch {
     type Item = Result<RecordedRejection>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        if this.ended {
-            return Poll::Ready(None);
-        }
-        let inner = &this.inner;
-        let next = this
-            .in_flight
-            .get_or_insert_with(|| Box::pin(next_of(inner.clone())));
-        let item = std::task::ready!(next.as_mut().poll(cx));
-        this.in_flight = None;
-        this.ended = item.is_err();
-        Poll::Ready(Some(item))
+        self.driven.poll_next(cx)
+    }
+}
+
+/// [`crate::LeaseWatch`] for async code: `watch.next().await`, or a
+/// [`futures_core::Stream`] of the same items that ends after an error.
+/// Dropping a `next()` future stops its wait within 20 ms and loses no
+/// change.
+pub struct LeaseWatch {
+    driven: Driven<crate::LeaseWatch>,
+}
+
+impl LeaseWatch {
+    /// The lease after the next change (the first call: as it is now),
+    /// waiting as long as it takes.
+    pub async fn next(&mut self) -> Result<crate::Holding> {
+        next_of(self.driven.inner.clone()).await
+    }
+}
+
+impl futures_core::Stream for LeaseWatch {
+    type Item = Result<crate::Holding>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.driven.poll_next(cx)
     }
 }

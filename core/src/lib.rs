@@ -28,6 +28,7 @@ pub mod defaults;
 mod error;
 mod events;
 mod keepalive;
+mod lease_watch;
 pub mod limits;
 mod metrics;
 mod rules;
@@ -50,6 +51,7 @@ pub use events::{
     REJECTION_LOG,
 };
 pub use keepalive::{LeaseEnd, LeaseGuard, LeaseWriter, OnLost, WorkOutcome};
+pub use lease_watch::{Holding, LeaseWatch};
 pub use metrics::{
     prometheus_text, CallDurations, MetricsSnapshot, Rejection, CALL_BUCKETS_NS, CALL_OPS,
     REJECTION_HISTORY,

@@ -10,6 +10,7 @@ use crate::backend::memory::Memory;
 use crate::backend::postgres::Postgres;
 #[cfg(feature = "sqlite")]
 use crate::backend::sqlite::Sqlite;
+use crate::backend::wakes::Slept;
 use crate::backend::Backend;
 use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
@@ -22,12 +23,8 @@ use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
 use crate::url::{self, ClockKind, StoreOptions};
 use crate::waiting::Attempt;
 
-/// How long a waiting acquire whose caller may give up sleeps at most
-/// before it asks again whether the caller is still there.
-const GIVE_UP_CHECK: Duration = Duration::from_millis(20);
-
 /// A backend failure after which asking again is safe: nothing was sent.
-fn nothing_took_effect(kind: crate::error::BackendErrorKind) -> bool {
+pub(crate) fn nothing_took_effect(kind: crate::error::BackendErrorKind) -> bool {
     use crate::error::BackendErrorKind::{Busy, Timeout, Unreachable};
     matches!(kind, Busy | Timeout | Unreachable)
 }
@@ -244,7 +241,7 @@ impl Store {
         }
     }
 
-    fn backend(&self) -> Result<&dyn Backend> {
+    pub(crate) fn backend(&self) -> Result<&dyn Backend> {
         if self.inner.closed.load(Ordering::Acquire) {
             return Err(Error::Closed);
         }
@@ -422,21 +419,8 @@ impl Store {
             if left.is_zero() {
                 return Err(Error::Timeout);
             }
-            let until = Instant::now() + nap.min(left);
-            // A caller that may give up is asked every GIVE_UP_CHECK, but
-            // the store only when the sleep is over or the waiter woken: a
-            // cancellable wait costs the store no more than another.
-            while let Some(slice) = until.checked_duration_since(Instant::now()) {
-                let slice = match gave_up {
-                    Some(_) => slice.min(GIVE_UP_CHECK),
-                    None => slice,
-                };
-                if slice.is_zero() || watch.wait(slice) {
-                    break;
-                }
-                if gave_up.is_some_and(|g| g()) {
-                    return Err(Error::Timeout);
-                }
+            if watch.sleep(nap.min(left), gave_up) == Slept::GaveUp {
+                return Err(Error::Timeout);
             }
             attempt = attempt.saturating_add(1);
         }
@@ -774,6 +758,15 @@ impl Store {
             limits::scope(s)?;
         }
         crate::RejectionWatch::new(self.clone(), scope)
+    }
+
+    /// Who holds the scope's lease, live (docs/semantics.md, "Watching a
+    /// lease"): a [`crate::LeaseWatch`] that yields the lease as it is now,
+    /// then after each change (taken, renewed, released, expired). The
+    /// recipe of leader election: campaign with [`Store::lease_wait`],
+    /// resign with a release, observe with this.
+    pub fn watch(&self, scope: &str) -> Result<crate::LeaseWatch> {
+        crate::LeaseWatch::new(self.clone(), scope)
     }
 
     /// One cheap round trip that changes nothing, for health checks: `Ok`

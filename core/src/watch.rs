@@ -8,15 +8,13 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::backend::wakes::GIVE_UP_CHECK;
 use crate::error::Result;
 use crate::events::{RecordedRejection, MAX_EVENTS_LIMIT};
 use crate::Store;
 
 /// How often a watch with nothing pending reads the record again.
 pub const WATCH_POLL: Duration = Duration::from_millis(250);
-
-/// How often a waiting watch asks whether its caller gave up.
-const GIVE_UP_CHECK: Duration = Duration::from_millis(20);
 
 /// Rejections recorded after the watch began, oldest first
 /// ([`Store::watch_rejections`]). As an [`Iterator`], `next` blocks until

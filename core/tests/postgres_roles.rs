@@ -20,7 +20,7 @@ fn as_role(base: &str, role: &str) -> String {
 }
 
 /// Each row of the table: what is tried, and the SQL (`S` is the schema).
-const ENTRIES: [(&str, &str); 31] = [
+const ENTRIES: [(&str, &str); 32] = [
     ("`next_token`", "SELECT S.next_token('r:1')"),
     ("`advance_counter`", "SELECT S.advance_counter('r:1', 5)"),
     ("`acquire`", "SELECT * FROM S.acquire('r:2', 'h', 30000, true)"),
@@ -31,6 +31,7 @@ const ENTRIES: [(&str, &str); 31] = [
         "SELECT * FROM S.acquire_waiting('r:4', 'h', 30000, true, NULL)",
     ),
     ("`leave_queue`", "SELECT S.leave_queue('r:4', 1)"),
+    ("`watch` (a watch of a lease)", "SELECT * FROM S.watch('r:1', NULL)"),
     (
         "`apply` (put, delete, batch)",
         "SELECT S.apply('r:1', 9, NULL, false, ARRAY['k'], ARRAY['v'::bytea], ARRAY[NULL::bigint], NULL)",

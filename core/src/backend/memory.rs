@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::wakes::{Ticket, Wakes};
-use super::Backend;
+use super::{Backend, WatchRead};
 use crate::clock::Clock;
 use crate::error::{BackendErrorKind::Other, Error, Result};
 use crate::events::{
@@ -259,21 +259,26 @@ impl Backend for Memory {
 
     fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
         let now = self.clock.now_ms();
-        self.with_scope(scope, |s| {
+        let lease = self.with_scope(scope, |s| {
             s.core.acquire(scope, holder, ttl, now, self.mode)
-        })
+        })?;
+        self.wakes.changed(scope);
+        Ok(lease)
     }
 
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
         let now = self.clock.now_ms();
-        let mut scopes = self.lock(scope)?;
-        match scopes.get_mut(scope) {
-            Some(s) => s.core.renew(scope, token, ttl, now),
-            None => Err(Error::LeaseLost {
-                scope: scope.to_owned(),
-                current: None,
-            }),
-        }
+        let renewed = match self.lock(scope)?.get_mut(scope) {
+            Some(s) => s.core.renew(scope, token, ttl, now)?,
+            None => {
+                return Err(Error::LeaseLost {
+                    scope: scope.to_owned(),
+                    current: None,
+                })
+            }
+        };
+        self.wakes.changed(scope);
+        Ok(renewed)
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
@@ -294,6 +299,21 @@ impl Backend for Memory {
         self.wakes.ticket(scope)
     }
 
+    fn change_watch(&self, scope: &str) -> Ticket {
+        self.wakes.watch_ticket(scope)
+    }
+
+    fn watch_read(&self, scope: &str, _id: Option<u64>) -> Result<WatchRead> {
+        let now = self.clock.now_ms();
+        self.read_scope(scope, |s| {
+            Ok(WatchRead {
+                lease: s.core.lease_at(scope, now),
+                id: None,
+                announced: true,
+            })
+        })
+    }
+
     fn acquire_waiting(
         &self,
         scope: &str,
@@ -303,7 +323,7 @@ impl Backend for Memory {
     ) -> Result<Attempt> {
         let now = self.clock.now_ms();
         let life = place_life_ms(ttl);
-        self.with_scope(scope, |s| {
+        let attempt = self.with_scope(scope, |s| {
             s.head(now);
             let lease_end = s.core.live_lease(now).map(|l| l.expires_at_ms);
             let earlier = s
@@ -337,7 +357,11 @@ impl Backend for Memory {
                     Ok(Attempt::Queued { place, wait })
                 }
             }
-        })
+        })?;
+        if let Attempt::Got(_) = attempt {
+            self.wakes.changed(scope);
+        }
+        Ok(attempt)
     }
 
     fn leave_queue(&self, scope: &str, place: u64) -> Result<()> {

@@ -30,6 +30,17 @@ fn sql_files() -> Vec<(&'static str, &'static str)> {
     files
 }
 
+/// What a watch's read found ([`Backend::watch_read`]).
+pub(crate) struct WatchRead {
+    pub lease: Option<Lease>,
+    /// The watch's registration with the store, where it has one.
+    pub id: Option<u64>,
+    /// Whether every change of the lease, from any handle, moves the watch's
+    /// ticket while it is pushed; if not, the watch also asks again after a
+    /// back-off.
+    pub announced: bool,
+}
+
 pub(crate) trait Backend: Send + Sync {
     fn next_token(&self, scope: &str) -> Result<Token>;
     /// Returns the counter after raising it.
@@ -41,6 +52,14 @@ pub(crate) trait Backend: Send + Sync {
     /// find its lease held (`wakes`): every lease this handle ends, and
     /// every one it learns of, moves it.
     fn release_watch(&self, scope: &str) -> wakes::Ticket;
+    /// A watch's ticket for the scope (`crate::lease_watch`), taken before
+    /// its read: every change of the lease this handle makes or learns of
+    /// (taken, renewed, ended) moves it.
+    fn change_watch(&self, scope: &str) -> wakes::Ticket;
+    /// A watch's read of the scope's lease. A backend that announces changes
+    /// only to the watches it knows of (PostgreSQL) also keeps the watch's
+    /// registration `id` alive, or makes a new one, and returns it.
+    fn watch_read(&self, scope: &str, id: Option<u64>) -> Result<WatchRead>;
     /// A waiting caller's attempt (`crate::waiting`): the lease if it has
     /// ended and no live place earlier than `place` is queued; else the
     /// caller's place, kept (its deadline moved on when due) or new.

@@ -3,6 +3,7 @@
 //! restated by hand in SQL (CONTRIBUTING.md, "One home per rule").
 
 use crate::events::{MAX_EVENTS_LIMIT, RECORD_INTERVAL, REJECTION_LOG};
+use crate::lease_watch::WATCH_LIFE;
 use crate::limits::{
     MAX_BATCH_OPS, MAX_HOLDER_BYTES, MAX_KEY_BYTES, MAX_LIST_LIMIT, MAX_SCOPE_BYTES, MAX_SEQ,
     MAX_TTL, MAX_VALUE_BYTES, MIN_TTL,
@@ -15,7 +16,7 @@ use crate::token::Token;
 use crate::waiting::{PLACE_LIFE_MAX, PLACE_LIFE_MIN};
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 25] {
+pub(crate) fn constants() -> [(&'static str, u64); 26] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -47,6 +48,7 @@ pub(crate) fn constants() -> [(&'static str, u64); 25] {
         ("record_interval_ms", RECORD_INTERVAL.as_millis() as u64),
         ("place_life_min_ms", ttl_ms(PLACE_LIFE_MIN)),
         ("place_life_max_ms", ttl_ms(PLACE_LIFE_MAX)),
+        ("watch_life_ms", ttl_ms(WATCH_LIFE)),
     ]
 }
 

@@ -7,6 +7,8 @@
 //! What moves the marks is the backend's business: the memory and SQLite
 //! backends say so after their own releases; the PostgreSQL backend after
 //! every release the server announces (`LISTEN`, `postgres/listener.rs`).
+//! A watch of a scope's lease (`crate::lease_watch`) takes a ticket too,
+//! woken by every change of the lease, not only by its end.
 //! `pushed` tells a waiter whether every release reaches it this way; if
 //! not (another process on the same SQLite file, a PostgreSQL store whose
 //! listening connection is down or behind a transaction pooler), the store
@@ -48,6 +50,8 @@ struct Waiting {
 struct Place {
     place: Option<u64>,
     woken: bool,
+    /// A watch's ticket: every change of the lease wakes it.
+    watch: bool,
 }
 
 impl Wakes {
@@ -70,6 +74,15 @@ impl Wakes {
 
     /// A waiter's ticket for `scope`, taken before its attempt.
     pub fn ticket(self: &Arc<Self>, scope: &str) -> Ticket {
+        self.ticket_of(scope, false)
+    }
+
+    /// A watch's ticket for `scope`, taken before its read of the lease.
+    pub fn watch_ticket(self: &Arc<Self>, scope: &str) -> Ticket {
+        self.ticket_of(scope, true)
+    }
+
+    fn ticket_of(self: &Arc<Self>, scope: &str, watch: bool) -> Ticket {
         let mut state = self.lock();
         let (all, pushed) = (state.all, state.pushed);
         state.next_ticket += 1;
@@ -81,7 +94,13 @@ impl Wakes {
                 cond: Arc::new(Condvar::new()),
                 tickets: HashMap::new(),
             });
-        waiting.tickets.insert(id, Place::default());
+        waiting.tickets.insert(
+            id,
+            Place {
+                watch,
+                ..Place::default()
+            },
+        );
         // Before the attempt the ticket is for, so that a release after
         // that attempt sees it (both are ordered by the backend's own lock
         // or transaction that the attempt and the release go through).
@@ -112,6 +131,25 @@ impl Wakes {
                 }
             }
             waiting.cond.notify_all();
+        }
+    }
+
+    /// The lease of `scope` was taken or renewed: its watches wake (a
+    /// waiter has nothing to do until it ends).
+    pub fn changed(&self, scope: &str) {
+        if self.tickets.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let mut state = self.lock();
+        if let Some(waiting) = state.scopes.get_mut(scope) {
+            let mut any = false;
+            for p in waiting.tickets.values_mut().filter(|p| p.watch) {
+                p.woken = true;
+                any = true;
+            }
+            if any {
+                waiting.cond.notify_all();
+            }
         }
     }
 
@@ -208,6 +246,47 @@ impl Ticket {
     }
 }
 
+/// How a [`Ticket::sleep`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slept {
+    /// Woken: the scope's lease may have changed for this ticket.
+    Woken,
+    /// The nap passed.
+    Out,
+    /// The caller gave up.
+    GaveUp,
+}
+
+impl Ticket {
+    /// Sleeps until woken or `nap` passes, asking `gave_up` (if any) every
+    /// [`GIVE_UP_CHECK`] but nothing else: a cancellable sleep costs the
+    /// store no more than another.
+    pub fn sleep(&self, nap: Duration, gave_up: Option<&dyn Fn() -> bool>) -> Slept {
+        let until = Instant::now().checked_add(nap);
+        loop {
+            let left = until.map_or(Duration::MAX, |u| {
+                u.saturating_duration_since(Instant::now())
+            });
+            if left.is_zero() {
+                return Slept::Out;
+            }
+            let slice = match gave_up {
+                Some(_) => left.min(GIVE_UP_CHECK),
+                None => left,
+            };
+            if self.wait(slice) {
+                return Slept::Woken;
+            }
+            if gave_up.is_some_and(|g| g()) {
+                return Slept::GaveUp;
+            }
+        }
+    }
+}
+
+/// How often a sleeping caller that may give up is asked whether it did.
+pub(crate) const GIVE_UP_CHECK: Duration = Duration::from_millis(20);
+
 impl Drop for Ticket {
     fn drop(&mut self) {
         let mut state = self.wakes.lock();
@@ -287,6 +366,22 @@ mod tests {
         // An end that names no head wakes every waiter of the scope.
         wakes.ended("s", None);
         behind.wait(LONG);
+    }
+
+    #[test]
+    fn a_change_wakes_the_watches_and_an_end_wakes_them_too() {
+        let wakes = Wakes::new(true);
+        let (waiter, watch) = (wakes.ticket("s"), wakes.watch_ticket("s"));
+        waiter.queued_at(3);
+        wakes.changed("s");
+        watch.wait(LONG);
+        let started = Instant::now();
+        waiter.wait(Duration::from_millis(30));
+        assert!(started.elapsed() >= Duration::from_millis(30));
+        // A watch is never in line: an end naming the head wakes it.
+        let watch = wakes.watch_ticket("s");
+        wakes.ended("s", Some(3));
+        watch.wait(LONG);
     }
 
     #[test]

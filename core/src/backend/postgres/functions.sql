@@ -109,9 +109,10 @@ BEGIN
 END
 $$;
 
--- Wakes the processes waiting for a lease (docs/postgres.md, "Waiting"):
--- one announcement on channel `fencing` when the transaction commits, its
--- payload the schema's name, the earliest place queued and the scope, or
+-- Wakes the processes waiting for a lease or watching it (docs/postgres.md,
+-- "Waiting"): one announcement on channel `fencing` when the transaction
+-- commits, its payload the schema's name, the earliest place queued (0: no
+-- waiter is next, only the scope's watches need to know) and the scope, or
 -- the name alone when every lease of the store ended. Nothing is sent for a
 -- rolled-back transaction.
 CREATE OR REPLACE FUNCTION @schema@.announce(p_scope text, p_head bigint) RETURNS void
@@ -126,8 +127,21 @@ LANGUAGE sql STABLE AS $$
      WHERE w.scope = p_scope AND w.until_ms > p_now ORDER BY w.place LIMIT 1
 $$;
 
+-- A lease was taken or renewed: announced when a live watch of the scope
+-- is registered (docs/semantics.md, "Watching a lease"), else not at all.
+-- PL/pgSQL, so that each session plans the lookup once.
+CREATE OR REPLACE FUNCTION @schema@.announce_changed(p_scope text, p_now bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM @schema@.watching w WHERE w.scope = p_scope AND w.until_ms > p_now) THEN
+        PERFORM @schema@.announce(p_scope, 0);
+    END IF;
+END
+$$;
+
 -- A lease ended: announced to the earliest live place, if one is queued
--- (nobody else could take it from a waiter before it).
+-- (nobody else could take it from a waiter before it; the scope's watches
+-- wake with it), else to the scope's watches, if any.
 CREATE OR REPLACE FUNCTION @schema@.announce_ended(p_scope text, p_now bigint) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -135,6 +149,8 @@ DECLARE
 BEGIN
     IF head IS NOT NULL THEN
         PERFORM @schema@.announce(p_scope, head);
+    ELSE
+        PERFORM @schema@.announce_changed(p_scope, p_now);
     END IF;
 END
 $$;
@@ -735,6 +751,7 @@ BEGIN
             IF NOT @schema@.covered(h, token) THEN
                 PERFORM @schema@.cover(h, token);
             END IF;
+            PERFORM @schema@.announce_changed(p_scope, now_ms);
             RETURN;
         END IF;
         EXIT WHEN attempt = 2;
@@ -862,6 +879,7 @@ BEGIN
     expires_ms := @schema@.later(now_ms, p_ttl_ms);
     UPDATE @schema@.scopes SET lease_ttl_ms = p_ttl_ms, lease_expires_ms = expires_ms, seen_ms = now_ms
      WHERE scope = p_scope;
+    PERFORM @schema@.announce_changed(p_scope, now_ms);
 END
 $$;
 
@@ -1091,6 +1109,45 @@ BEGIN
         expires_ms := r.lease_expires_ms;
     END IF;
     SELECT count(*) INTO entries FROM @schema@.entries e WHERE e.scope = p_scope;
+END
+$$;
+
+-- A watch's read of a scope's lease (docs/semantics.md, "Watching a
+-- lease"): the live lease, if any, and the watch's registration, kept
+-- (moved on past half its life) or made anew (`id`), so that every change of
+-- the scope is announced while the watch lives. Registering clears the
+-- scope's registrations that ran out.
+CREATE OR REPLACE FUNCTION @schema@.watch(p_scope text, p_id bigint,
+    OUT id bigint, OUT holder text, OUT token bigint, OUT ttl_ms bigint, OUT expires_ms bigint,
+    OUT now_ms bigint)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r    @schema@.scopes;
+    kept bigint;
+BEGIN
+    PERFORM @schema@.check_args(coalesce(@schema@.bad_scope(p_scope),
+                                         CASE WHEN p_id IS NOT NULL
+                                              THEN @schema@.bad_number('watch id', p_id, 1, @max_token@) END));
+    r := @schema@.peek_scope(p_scope, @schema@.history_now());
+    now_ms := greatest(@schema@.now_ms(), r.seen_ms);
+    IF r.lease_token IS NOT NULL AND now_ms < r.lease_expires_ms THEN
+        holder := r.lease_holder;
+        token := r.lease_token;
+        ttl_ms := r.lease_ttl_ms;
+        expires_ms := r.lease_expires_ms;
+    END IF;
+    SELECT w.until_ms INTO kept FROM @schema@.watching w
+     WHERE w.id = p_id AND w.scope = p_scope AND w.until_ms > now_ms;
+    IF kept IS NULL THEN
+        DELETE FROM @schema@.watching w WHERE w.scope = p_scope AND w.until_ms <= now_ms;
+        INSERT INTO @schema@.watching AS w (scope, until_ms) VALUES (p_scope, now_ms + @watch_life_ms@)
+        RETURNING w.id INTO id;
+    ELSE
+        id := p_id;
+        IF kept - now_ms < @watch_life_ms@ / 2 THEN
+            UPDATE @schema@.watching w SET until_ms = now_ms + @watch_life_ms@ WHERE w.id = p_id;
+        END IF;
+    END IF;
 END
 $$;
 

@@ -14,13 +14,14 @@ use crate::error::{BackendErrorKind, Error, Result};
 /// The tables by schema version. Version 5 is every table of the
 /// development builds, squashed: a schema below it was written before the
 /// squash and is refused. Each later file moves tables and data only.
-const MIGRATIONS: [(i32, &str); 6] = [
+const MIGRATIONS: [(i32, &str); 7] = [
     (5, include_str!("schema.sql")),
     (6, include_str!("v6.sql")),
     (7, include_str!("v7.sql")),
     (8, include_str!("v8.sql")),
     (9, include_str!("v9.sql")),
     (10, include_str!("v10.sql")),
+    (11, include_str!("v11.sql")),
 ];
 const FIRST: i32 = MIGRATIONS[0].0;
 const LATEST: i32 = MIGRATIONS[MIGRATIONS.len() - 1].0;

@@ -47,6 +47,8 @@ pub(super) struct Listener {
     task: Mutex<Option<(u32, JoinHandle<()>)>>,
     /// Whether `cannot_queue` has warned.
     warned: AtomicBool,
+    /// Whether `cannot_register` has warned.
+    warned_watch: AtomicBool,
 }
 
 impl Listener {
@@ -57,6 +59,7 @@ impl Listener {
             enabled,
             task: Mutex::new(None),
             warned: AtomicBool::new(false),
+            warned_watch: AtomicBool::new(false),
         }
     }
 
@@ -117,6 +120,14 @@ impl Listener {
     pub fn cannot_queue(&self, e: &crate::error::Error) {
         if !self.warned.swap(true, Ordering::Relaxed) {
             tracing::warn!(target: "fencing", schema = %self.schema, error = %e, "postgres: this role may not wait in line (no EXECUTE on acquire_waiting), so its waiters poll with a back-off and are served out of order; grant EXECUTE on the schema's functions again after an upgrade (docs/postgres.md, \"Waiting\")");
+        }
+    }
+
+    /// A watch was refused `watch` (a grant older than it): said once per
+    /// handle, at WARN.
+    pub fn cannot_register(&self, e: &crate::error::Error) {
+        if !self.warned_watch.swap(true, Ordering::Relaxed) {
+            tracing::warn!(target: "fencing", schema = %self.schema, error = %e, "postgres: this role may not register a watch (no EXECUTE on watch), so its watches poll with a back-off; grant EXECUTE on the schema's functions again after an upgrade (docs/postgres.md, \"Watching a lease\")");
         }
     }
 
@@ -190,8 +201,9 @@ async fn listen(
 }
 
 /// An announcement: `SCHEMA PLACE SCOPE` (a lease ended, and `PLACE` is
-/// the earliest waiter queued for it) or `SCHEMA` (every lease of the store
-/// ended). Schema names and places have no spaces; a scope may.
+/// the earliest waiter queued for it), `SCHEMA 0 SCOPE` (the lease changed
+/// and no waiter is next: only its watches wake) or `SCHEMA` (every lease
+/// of the store ended). Schema names and places have no spaces; a scope may.
 fn announced(payload: &str, schema: &str, wakes: &Wakes) {
     let Some((s, rest)) = payload.split_once(' ') else {
         if payload == schema {
@@ -203,8 +215,10 @@ fn announced(payload: &str, schema: &str, wakes: &Wakes) {
         return;
     }
     if let Some((head, scope)) = rest.split_once(' ') {
-        if let Ok(head) = head.parse::<u64>() {
-            wakes.ended(scope, Some(head));
+        match head.parse::<u64>() {
+            Ok(0) => wakes.changed(scope),
+            Ok(head) => wakes.ended(scope, Some(head)),
+            Err(_) => {}
         }
     }
 }
@@ -238,5 +252,17 @@ mod tests {
         announced("fencing", "fencing", &wakes);
         behind.wait(Duration::from_secs(60));
         other.wait(Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_change_wakes_the_watches_of_its_scope_and_no_waiter() {
+        let wakes = Wakes::new(true);
+        let (waiter, watch) = (wakes.ticket("a b"), wakes.watch_ticket("a b"));
+        waiter.queued_at(7);
+        announced("fencing 0 a b", "fencing", &wakes);
+        watch.wait(Duration::from_secs(60));
+        let started = std::time::Instant::now();
+        waiter.wait(Duration::from_millis(30));
+        assert!(started.elapsed() >= Duration::from_millis(30));
     }
 }

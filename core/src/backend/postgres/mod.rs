@@ -25,7 +25,7 @@ use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, Config, Row};
 
 use super::wakes::Ticket;
-use super::Backend;
+use super::{Backend, WatchRead};
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote};
 use crate::rules::{ttl_ms, Mode};
@@ -72,6 +72,7 @@ enum Q {
     LowerWedged,
     AcquireWaiting,
     LeaveQueue,
+    Watch,
 }
 
 impl Q {
@@ -98,6 +99,7 @@ impl Q {
             Q::LowerWedged => "lower_wedged",
             Q::AcquireWaiting => "acquire_wait",
             Q::LeaveQueue => "leave_queue",
+            Q::Watch => "watch",
         }
     }
 }
@@ -107,7 +109,7 @@ const INT8: Type = Type::INT8;
 const BOOL: Type = Type::BOOL;
 
 /// Each statement with its parameters' types (the functions' signatures).
-const QUERIES: [(Q, &str, &[Type]); 20] = [
+const QUERIES: [(Q, &str, &[Type]); 21] = [
     (Q::NextToken, "SELECT @schema@.next_token($1)", &[TEXT]),
     (
         Q::AdvanceCounter,
@@ -192,6 +194,11 @@ const QUERIES: [(Q, &str, &[Type]); 20] = [
     (
         Q::LeaveQueue,
         "SELECT @schema@.leave_queue($1, $2)",
+        &[TEXT, INT8],
+    ),
+    (
+        Q::Watch,
+        "SELECT * FROM @schema@.watch($1, $2)",
         &[TEXT, INT8],
     ),
 ];
@@ -594,6 +601,37 @@ impl Backend for Postgres {
     fn release_watch(&self, scope: &str) -> Ticket {
         self.listener.ensure(&self.pool);
         self.listener.wakes().ticket(scope)
+    }
+
+    fn change_watch(&self, scope: &str) -> Ticket {
+        self.listener.ensure(&self.pool);
+        self.listener.wakes().watch_ticket(scope)
+    }
+
+    fn watch_read(&self, scope: &str, id: Option<u64>) -> Result<WatchRead> {
+        let row = match self.one(Q::Watch, Some(scope), &[&scope, &id.map(sql)]) {
+            Ok(row) => row,
+            // A role granted before `watch` existed reads the lease through
+            // `status`, unregistered: its watches ask again after a back-off.
+            Err(e) if denied(&e) => {
+                self.listener.cannot_register(&e);
+                return Ok(WatchRead {
+                    lease: self.status(scope)?.lease,
+                    id: None,
+                    announced: false,
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        let lease = match col::<Option<String>>(&row, "holder")? {
+            Some(_) => Some(lease_from(scope, &row)?),
+            None => None,
+        };
+        Ok(WatchRead {
+            lease,
+            id: Some(stored(col(&row, "id")?)?),
+            announced: true,
+        })
     }
 
     fn acquire_waiting(

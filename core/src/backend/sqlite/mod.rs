@@ -16,7 +16,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBeha
 
 use super::sql_text::{fill, hash, should_install, OURS};
 use super::wakes::{Ticket, Wakes};
-use super::Backend;
+use super::{Backend, WatchRead};
 use crate::clock::Clock;
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{
@@ -887,14 +887,16 @@ impl Backend for Sqlite {
 
     fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
         let mode = self.mode;
-        self.with_scope(scope, |_, core| {
+        let lease = self.with_scope(scope, |_, core| {
             core.acquire(scope, holder, ttl, self.clock.now_ms(), mode)
-        })
+        })?;
+        self.wakes.changed(scope);
+        Ok(lease)
     }
 
     fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
         // A refused renewal commits too: the scope's time it saw stays.
-        self.write_tx_moving(|tx| {
+        let renewed = self.write_tx_moving(|tx| {
             let now = self.clock.now_ms();
             let Some(mut core) = load_scope(tx, scope)? else {
                 let lost = Error::LeaseLost {
@@ -907,7 +909,9 @@ impl Backend for Sqlite {
             let renewed = core.renew(scope, token, ttl, now);
             save_scope(tx, scope, &core)?;
             Ok((renewed, moves(Some(&before), &core, None)))
-        })?
+        })??;
+        self.wakes.changed(scope);
+        Ok(renewed)
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
@@ -935,6 +939,23 @@ impl Backend for Sqlite {
         self.wakes.ticket(scope)
     }
 
+    fn change_watch(&self, scope: &str) -> Ticket {
+        self.wakes.watch_ticket(scope)
+    }
+
+    fn watch_read(&self, scope: &str, _id: Option<u64>) -> Result<WatchRead> {
+        self.read_tx(|tx| {
+            let lease =
+                load_scope(tx, scope)?.and_then(|core| core.lease_at(scope, self.clock.now_ms()));
+            // Another process's changes reach no ticket of this handle.
+            Ok(WatchRead {
+                lease,
+                id: None,
+                announced: false,
+            })
+        })
+    }
+
     fn acquire_waiting(
         &self,
         scope: &str,
@@ -944,7 +965,7 @@ impl Backend for Sqlite {
     ) -> Result<Attempt> {
         let mode = self.mode;
         let life = place_life_ms(ttl);
-        self.with_scope(scope, |tx, core| {
+        let attempt = self.with_scope(scope, |tx, core| {
             let now = self.clock.now_ms();
             let lease_end = core.live_lease(now).map(|l| l.expires_at_ms);
             let earlier: Option<i64> = tx
@@ -1000,7 +1021,11 @@ impl Backend for Sqlite {
                     Ok(Attempt::Queued { place, wait })
                 }
             }
-        })
+        })?;
+        if let Attempt::Got(_) = attempt {
+            self.wakes.changed(scope);
+        }
+        Ok(attempt)
     }
 
     fn leave_queue(&self, scope: &str, place: u64) -> Result<()> {
