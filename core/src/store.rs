@@ -764,7 +764,27 @@ impl Store {
     /// lease"): a [`crate::LeaseWatch`] that yields the lease as it is now,
     /// then after each change (taken, renewed, released, expired). The
     /// recipe of leader election: campaign with [`Store::lease_wait`],
-    /// resign with a release, observe with this.
+    /// resign with a release, observe with this:
+    ///
+    /// ```
+    /// # fn main() -> fencing::Result<()> {
+    /// use std::time::Duration;
+    /// let store = fencing::Store::open("memory:")?;
+    /// // Observe: any process can tell who leads, and with which token.
+    /// let mut observer = store.watch("leader")?;
+    /// assert!(observer.next().unwrap()?.lease.is_none());
+    /// // Campaign: wait in line for the lease (free here, so at once).
+    /// let ttl = Duration::from_secs(10);
+    /// let leader = store.lease_wait("leader", "node-a", ttl, Some(Duration::from_secs(60)), None)?;
+    /// let seen = observer.next().unwrap()?.lease.unwrap();
+    /// assert_eq!((seen.holder.as_str(), seen.token), ("node-a", leader.token()));
+    /// // Lead: every write carries the token, so a deposed leader is refused.
+    /// leader.put("config", b"v2")?;
+    /// // Resign: the next candidate in line takes over.
+    /// leader.release()?;
+    /// assert!(observer.next().unwrap()?.lease.is_none());
+    /// # Ok(()) }
+    /// ```
     pub fn watch(&self, scope: &str) -> Result<crate::LeaseWatch> {
         crate::LeaseWatch::new(self.clone(), scope)
     }
