@@ -7,9 +7,20 @@
 //!   of one process, one handle), beside the same chain on a PostgreSQL
 //!   advisory lock (`pg_advisory_lock`, each waiter a session of its own,
 //!   woken by the server's own lock queue);
+//!   and with 1,000 waiters beside etcd's own lock (`Lock`, each waiter
+//!   watching the key ahead of it) when `FENCING_TEST_ETCD_URL` names a
+//!   server (scripts/etcd-server run); the advisory chain stops at 50
+//!   waiters: each one holds a server session;
+//! - the same hand-off with the waiters in separate processes (1 and 50),
+//!   each with its own store handle and listening connection, timed on the
+//!   wall clock they share, beside the advisory lock's;
 //! - the server's transactions a second while nobody moves, with 50 waiters
-//!   on a held lease, beside the same waiters asking every 10 ms (what a
-//!   waiting acquire did before it was woken).
+//!   on a held lease (threads of one process, and separate processes),
+//!   beside the same waiters asking every 10 ms (what a waiting acquire did
+//!   before it was woken);
+//! - on SQLite, the CPU 50 waiting threads of another handle cost while
+//!   nobody moves (they back off), beside the same waiters asking every
+//!   10 ms.
 //!
 //! Needs `FENCING_TEST_PG_URL` (scripts/pg-cluster run).
 //!
@@ -18,8 +29,11 @@
 //! cargo test -p fencing-benches --bench waiting      # smoke: once, measuring nothing
 //! ```
 
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fencing::Store;
 use fencing_benches::report::{self, Line};
@@ -28,26 +42,43 @@ use fencing_benches::run::Args;
 const TTL: Duration = Duration::from_secs(120);
 const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The advisory chain's waiters each hold a server session: not past this.
+const ADVISORY_MAX: usize = 50;
+/// The child that waits in a process of its own (`process_chain`).
+const CHILD_ENV: &str = "FENCING_BENCH_WAITER_URL";
+
 struct Plan {
     rounds: usize,
+    /// Waiting threads of one process.
     waiters: Vec<usize>,
+    /// Waiting processes.
+    processes: Vec<usize>,
     idle: Duration,
     smoke: bool,
 }
 
 fn plan() -> Plan {
     let args = Args::from_env();
-    let (rounds, waiters, idle) = args.pick(
-        (1, vec![1, 3], Duration::from_millis(200)),
-        (3, vec![1, 50], Duration::from_secs(3)),
-        (7, vec![1, 50], Duration::from_secs(5)),
+    let (rounds, waiters, processes, idle) = args.pick(
+        (1, vec![1, 3], vec![2], Duration::from_millis(200)),
+        (3, vec![1, 50, 1000], vec![1, 50], Duration::from_secs(3)),
+        (7, vec![1, 50, 1000], vec![1, 50], Duration::from_secs(5)),
     );
     Plan {
         rounds,
         waiters,
+        processes,
         idle,
         smoke: args.smoke(),
     }
+}
+
+fn wall_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        * 1e3
 }
 
 /// Each waiter's moments: when it got the lock, and when its letting go
@@ -55,14 +86,23 @@ fn plan() -> Plan {
 type Moments = Arc<Mutex<Vec<(Instant, Instant)>>>;
 
 /// The hand-offs of a chain of waiters: each one's "got" minus the "let go"
-/// before it (the first after the holder's).
-fn hand_offs(holder_let_go: Instant, mut moments: Vec<(Instant, Instant)>) -> Vec<f64> {
-    moments.sort_by_key(|(got, _)| *got);
+/// before it (the first after the holder's), in ms.
+fn hand_offs(holder_let_go: Instant, moments: Vec<(Instant, Instant)>) -> Vec<f64> {
+    let ms = |t: Instant| t.saturating_duration_since(holder_let_go).as_secs_f64() * 1e3;
+    hand_offs_ms(
+        0.0,
+        moments.into_iter().map(|(g, l)| (ms(g), ms(l))).collect(),
+    )
+}
+
+/// [`hand_offs`] of moments in ms on one clock.
+fn hand_offs_ms(holder_let_go: f64, mut moments: Vec<(f64, f64)>) -> Vec<f64> {
+    moments.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut before = holder_let_go;
     let mut out = Vec::new();
     for (got, let_go) in moments {
         // The next may get it before the release's answer arrives: zero.
-        out.push(got.saturating_duration_since(before).as_secs_f64() * 1e3);
+        out.push((got - before).max(0.0));
         before = let_go;
     }
     out
@@ -197,11 +237,131 @@ fn idle_load(base: &str, url: &str, n: usize, idle: Duration, polling: bool) -> 
         })
         .collect();
     std::thread::sleep(Duration::from_millis(500));
-    let mut admin = base
-        .parse::<postgres::Config>()
+    let per_second = transactions_over(&mut admin(base), idle);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    holder.release("i", held.token).unwrap();
+    per_second
+}
+
+/// A waiter in a process of its own (`process_chain`, `process_idle_load`):
+/// waits on its own handle for the scope, then prints when it got the lease
+/// and when its release returned (the wall clock, ms) and exits; or, with
+/// `FENCING_BENCH_WAITER_POLL`, asks every 10 ms until killed.
+fn child(url: &str) {
+    let store = Store::open(url).unwrap();
+    let scope = std::env::var("FENCING_BENCH_WAITER_SCOPE").unwrap();
+    let holder = format!("p{}", std::process::id());
+    if std::env::var_os("FENCING_BENCH_WAITER_POLL").is_some() {
+        loop {
+            let _ = store.acquire(&scope, &holder, TTL);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let lease = store.acquire_wait(&scope, &holder, TTL, TIMEOUT).unwrap();
+    let got = wall_ms();
+    store.release(&scope, lease.token).unwrap();
+    println!("{got} {}", wall_ms());
+}
+
+fn spawn_children(url: &str, scope: &str, n: usize, polling: bool) -> Vec<std::process::Child> {
+    let exe = std::env::current_exe().unwrap();
+    (0..n)
+        .map(|_| {
+            let mut c = Command::new(&exe);
+            c.env(CHILD_ENV, url)
+                .env("FENCING_BENCH_WAITER_SCOPE", scope)
+                .stdout(Stdio::piped());
+            if polling {
+                c.env("FENCING_BENCH_WAITER_POLL", "1");
+            }
+            c.spawn().unwrap()
+        })
+        .collect()
+}
+
+/// Waits until `n` places are queued for `scope` (every waiter asked once
+/// and sleeps).
+fn queued(admin: &mut postgres::Client, schema: &str, scope: &str, n: usize) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        let places: i64 = admin
+            .query_one(
+                &format!("SELECT count(*) FROM {schema}.waiting WHERE scope = $1"),
+                &[&scope],
+            )
+            .unwrap()
+            .get(0);
+        if places as usize >= n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn admin(base: &str) -> postgres::Client {
+    base.parse::<postgres::Config>()
         .unwrap()
         .connect(postgres::NoTls)
-        .unwrap();
+        .unwrap()
+}
+
+/// The fenced chain with each of `n` waiters in a process of its own.
+fn process_chain(base: &str, url: &str, schema: &str, n: usize, scope: &str) -> Vec<f64> {
+    let holder = Store::open(url).unwrap();
+    let held = holder.acquire(scope, "holder", TTL).unwrap();
+    let mut children = spawn_children(url, scope, n, false);
+    queued(&mut admin(base), schema, scope, n);
+    holder.release(scope, held.token).unwrap();
+    let let_go = wall_ms();
+    let moments = children
+        .iter_mut()
+        .map(|c| {
+            let mut line = String::new();
+            BufReader::new(c.stdout.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            c.wait().unwrap();
+            let (got, done) = line.trim().split_once(' ').unwrap();
+            (got.parse().unwrap(), done.parse().unwrap())
+        })
+        .collect();
+    hand_offs_ms(let_go, moments)
+}
+
+/// [`idle_load`] with each waiter a process of its own.
+fn process_idle_load(
+    base: &str,
+    url: &str,
+    schema: &str,
+    n: usize,
+    idle: Duration,
+    polling: bool,
+) -> f64 {
+    let holder = Store::open(url).unwrap();
+    let scope = if polling { "ip-poll" } else { "ip" };
+    let held = holder.acquire(scope, "holder", TTL).unwrap();
+    let mut children = spawn_children(url, scope, n, polling);
+    let mut admin = admin(base);
+    if polling {
+        std::thread::sleep(Duration::from_secs(1));
+    } else {
+        queued(&mut admin, schema, scope, n);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let per_second = transactions_over(&mut admin, idle);
+    for c in &mut children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    holder.release(scope, held.token).unwrap();
+    per_second
+}
+
+/// The server's committed and rolled-back transactions a second over `idle`.
+fn transactions_over(admin: &mut postgres::Client, idle: Duration) -> f64 {
     let count = |c: &mut postgres::Client| -> i64 {
         c.query_one(
             "SELECT (xact_commit + xact_rollback)::bigint FROM pg_stat_database \
@@ -213,33 +373,228 @@ fn idle_load(base: &str, url: &str, n: usize, idle: Duration, polling: bool) -> 
     };
     // pg_stat_database is updated when a backend reports, at most every
     // second or so: read it after a pause on both sides.
-    let before = count(&mut admin);
+    let before = count(admin);
     std::thread::sleep(idle);
-    let after = count(&mut admin);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    for t in threads {
-        t.join().unwrap();
-    }
-    holder.release("i", held.token).unwrap();
+    let after = count(admin);
     // The two reads are transactions of their own.
     ((after - before - 2).max(0)) as f64 / idle.as_secs_f64()
 }
 
+/// etcd's lock recipe (`Lock`): each waiter's key watches the one ahead
+/// of it; the same chain as `fenced_chain`, all waiters on one client.
+fn etcd_chain(
+    rt: &tokio::runtime::Runtime,
+    client: &etcd_client::Client,
+    n: usize,
+    name: &str,
+) -> Vec<f64> {
+    use etcd_client::{GetOptions, LockOptions};
+    rt.block_on(async {
+        let mut c = client.clone();
+        let lease = c.lease_grant(60, None).await.unwrap().id();
+        let held = c
+            .lock(name, Some(LockOptions::new().with_lease(lease)))
+            .await
+            .unwrap()
+            .key()
+            .to_vec();
+        let moments: Moments = Arc::default();
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let (mut c, moments, name) = (client.clone(), moments.clone(), name.to_owned());
+                tokio::spawn(async move {
+                    let lease = c.lease_grant(60, None).await.unwrap().id();
+                    let mine = c
+                        .lock(name, Some(LockOptions::new().with_lease(lease)))
+                        .await
+                        .unwrap()
+                        .key()
+                        .to_vec();
+                    let got = Instant::now();
+                    c.unlock(mine).await.unwrap();
+                    moments.lock().unwrap().push((got, Instant::now()));
+                    let _ = c.lease_revoke(lease).await;
+                })
+            })
+            .collect();
+        // Every waiter's key written, so every one is in line.
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(60) {
+            let keys = c
+                .get(
+                    format!("{name}/"),
+                    Some(GetOptions::new().with_prefix().with_count_only()),
+                )
+                .await
+                .unwrap()
+                .count();
+            if keys as usize > n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        c.unlock(held).await.unwrap();
+        let let_go = Instant::now();
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let _ = c.lease_revoke(lease).await;
+        let moments = std::mem::take(&mut *moments.lock().unwrap());
+        hand_offs(let_go, moments)
+    })
+}
+
+/// This process's CPU time so far (/proc/self/stat: utime and stime, in
+/// clock ticks of 1/100 s, Linux's USER_HZ).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+/// The CPU `n` waiting threads of one SQLite handle cost, in % of one core,
+/// over `idle` while another handle holds the lease: waiting (they back
+/// off), or asking every 10 ms.
+fn sqlite_cpu(n: usize, idle: Duration, polling: bool) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("w.db").display());
+    let holder = Store::open(&url).unwrap();
+    let held = holder.acquire("c", "holder", TTL).unwrap();
+    let waiting = Store::open(&url).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..n)
+        .map(|i| {
+            let (store, stop) = (waiting.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let holder = format!("w{i}");
+                if polling {
+                    while !stop.load(Ordering::Relaxed) {
+                        let _ = store.acquire("c", &holder, TTL);
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                } else {
+                    let quit = || stop.load(Ordering::Relaxed);
+                    let _ = store.acquire_wait_unless("c", &holder, TTL, TIMEOUT, &quit);
+                }
+            })
+        })
+        .collect();
+    // Past the back-off's doubling.
+    std::thread::sleep(Duration::from_millis(500));
+    let before = cpu_seconds();
+    std::thread::sleep(idle);
+    let used = cpu_seconds() - before;
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    holder.release("c", held.token).unwrap();
+    used / idle.as_secs_f64() * 100.0
+}
+
+fn hand_off_lines(
+    what: &str,
+    n: usize,
+    rounds: usize,
+    smoke: bool,
+    fenced: &[f64],
+    base: (&str, &[f64]),
+) {
+    let (base_name, baseline) = base;
+    for (stat, p) in [("p50", 0.5), ("p99", 0.99)] {
+        let (a, b) = (
+            percentile(fenced.to_vec(), p),
+            percentile(baseline.to_vec(), p),
+        );
+        println!(
+            "postgres  {what} {stat} with {n:>4} waiters: {a:>8.2} ms  {base_name} {b:>8.2} ms  ratio {:>6.2}x",
+            a / b
+        );
+        let line = Line::new(
+            "postgres",
+            &format!("{what}: release to the next waiter's lease"),
+            n as u32,
+            "waiters",
+            "ms",
+            a,
+            b,
+            base_name,
+        )
+        .stat(stat)
+        .rounds(rounds)
+        .smoke(smoke);
+        report::record(&line);
+    }
+}
+
+fn idle_line(
+    backend: &str,
+    what: &str,
+    n: usize,
+    unit: &str,
+    woken: f64,
+    polling: f64,
+    smoke: bool,
+) {
+    println!("{backend:<9} {what} with {n} waiters: {woken:>8.1} {unit}  polling every 10 ms {polling:>8.1}");
+    let line = Line::new(
+        backend,
+        what,
+        n as u32,
+        "waiters",
+        unit,
+        woken,
+        polling,
+        "the same waiters asking every 10 ms (a waiting acquire before it was woken)",
+    )
+    .rounds(1)
+    .smoke(smoke);
+    report::record(&line);
+}
+
 fn main() {
+    if let Ok(url) = std::env::var(CHILD_ENV) {
+        return child(&url);
+    }
     let plan = plan();
-    let Ok(base) = std::env::var("FENCING_TEST_PG_URL") else {
-        println!("waiting   skipped: no server (run under scripts/pg-cluster run -- ...)");
+    let n = plan.waiters[1.min(plan.waiters.len() - 1)];
+    let cpu = (
+        sqlite_cpu(n, plan.idle, false),
+        sqlite_cpu(n, plan.idle, true),
+    );
+    idle_line(
+        "sqlite",
+        "waiters' CPU while nobody moves",
+        n,
+        "% of a core",
+        cpu.0,
+        cpu.1,
+        plan.smoke,
+    );
+    let Some(base) = std::env::var("FENCING_TEST_PG_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        println!("waiting   postgres skipped: no server (run under scripts/pg-cluster run -- ...)");
         return;
     };
-    if base.is_empty() {
-        println!("waiting   skipped: no server (run under scripts/pg-cluster run -- ...)");
-        return;
-    }
+    let etcd = std::env::var("FENCING_TEST_ETCD_URL").ok().map(|url| {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let endpoints: Vec<String> = url.split(',').map(str::to_owned).collect();
+        let client = rt
+            .block_on(etcd_client::Client::connect(endpoints, None))
+            .unwrap();
+        (rt, client)
+    });
     println!(
-        "waiting: {} rounds, hand-offs with {:?} waiters, idle load over {:?}{}",
+        "waiting: {} rounds, hand-offs with {:?} waiting threads and {:?} processes, idle load over {:?}{}{}",
         plan.rounds,
         plan.waiters,
+        plan.processes,
         plan.idle,
+        if etcd.is_none() { " (no etcd: FENCING_TEST_ETCD_URL unset)" } else { "" },
         if plan.smoke {
             " (smoke: these figures are not measurements)"
         } else {
@@ -253,61 +608,84 @@ fn main() {
     // connection made.
     fenced_chain(&holder, &waiting, 1);
     for &n in &plan.waiters {
-        let (mut fenced, mut advisory) = (Vec::new(), Vec::new());
+        let (mut fenced, mut advisory, mut locked) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..plan.rounds {
             fenced.extend(fenced_chain(&holder, &waiting, n));
-            advisory.extend(advisory_chain(&base, n, 7_000 + round as i64));
+            if n <= ADVISORY_MAX {
+                advisory.extend(advisory_chain(&base, n, 7_000 + round as i64));
+            }
+            if let Some((rt, client)) = &etcd {
+                locked.extend(etcd_chain(
+                    rt,
+                    client,
+                    n,
+                    &format!("bench-wait-{}-{n}-{round}", std::process::id()),
+                ));
+            }
         }
-        for (stat, p) in [("p50", 0.5), ("p99", 0.99)] {
-            let (a, b) = (
-                percentile(fenced.clone(), p),
-                percentile(advisory.clone(), p),
+        if !advisory.is_empty() {
+            let base = ("advisory lock", advisory.as_slice());
+            hand_off_lines("hand-off", n, plan.rounds, plan.smoke, &fenced, base);
+        }
+        if !locked.is_empty() {
+            let base = ("etcd lock", locked.as_slice());
+            hand_off_lines(
+                "hand-off vs etcd",
+                n,
+                plan.rounds,
+                plan.smoke,
+                &fenced,
+                base,
             );
+        }
+        if advisory.is_empty() && locked.is_empty() {
             println!(
-                "postgres  hand-off {stat} with {n:>3} waiters: {a:>8.2} ms  advisory lock {b:>8.2} ms  ratio {:>6.2}x",
-                a / b
+                "postgres  hand-off p50 with {n:>4} waiters: {:>8.2} ms (no baseline in this run: no etcd)",
+                percentile(fenced, 0.5)
             );
-            let line = Line::new(
-                "postgres",
-                "hand-off: release to the next waiter's lease",
-                n as u32,
-                "waiters",
-                "ms",
-                a,
-                b,
-                "the same chain on pg_advisory_lock (the server's lock queue)",
-            )
-            .stat(stat)
-            .rounds(plan.rounds)
-            .smoke(plan.smoke);
-            report::record(&line);
         }
     }
-    let n = *plan.waiters.last().unwrap();
+    for &n in &plan.processes {
+        let (mut fenced, mut advisory) = (Vec::new(), Vec::new());
+        for round in 0..plan.rounds {
+            fenced.extend(process_chain(&base, &url, &schema, n, &format!("p{round}")));
+            advisory.extend(advisory_chain(&base, n, 8_000 + round as i64));
+        }
+        let base = ("advisory lock", advisory.as_slice());
+        hand_off_lines(
+            "hand-off (processes)",
+            n,
+            plan.rounds,
+            plan.smoke,
+            &fenced,
+            base,
+        );
+    }
+    let n = plan.waiters[1.min(plan.waiters.len() - 1)];
     let woken = idle_load(&base, &url, n, plan.idle, false);
     let polling = idle_load(&base, &url, n, plan.idle, true);
-    println!(
-        "postgres  server transactions/s with {n} waiters and nobody moving: {woken:>8.1}  polling every 10 ms {polling:>8.1}"
-    );
-    let line = Line::new(
+    idle_line(
         "postgres",
-        "server transactions while nobody moves",
-        n as u32,
-        "waiters",
+        "server transactions/s while nobody moves",
+        n,
         "tx/s",
         woken,
         polling,
-        "the same waiters asking every 10 ms (a waiting acquire before it was woken)",
-    )
-    .rounds(1)
-    .smoke(plan.smoke);
-    report::record(&line);
-    let mut admin = base
-        .parse::<postgres::Config>()
-        .unwrap()
-        .connect(postgres::NoTls)
-        .unwrap();
-    admin
+        plan.smoke,
+    );
+    let n = *plan.processes.last().unwrap();
+    let woken = process_idle_load(&base, &url, &schema, n, plan.idle, false);
+    let polling = process_idle_load(&base, &url, &schema, n, plan.idle, true);
+    idle_line(
+        "postgres",
+        "server transactions/s while nobody moves (processes)",
+        n,
+        "tx/s",
+        woken,
+        polling,
+        plan.smoke,
+    );
+    admin(&base)
         .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
         .unwrap();
 }
