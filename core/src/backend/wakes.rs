@@ -33,25 +33,42 @@ struct State {
     all: u64,
     /// Whether every release reaches this handle's waiters.
     pushed: bool,
-    /// The scopes waited on, each with its own condition variable so that
-    /// a release wakes only the waiters of its scope.
+    /// The scopes waited on, with their tickets.
     scopes: HashMap<String, Waiting>,
     next_ticket: u64,
 }
 
 struct Waiting {
-    cond: Arc<Condvar>,
     tickets: HashMap<u64, Place>,
+}
+
+impl State {
+    /// Wakes every sleeping ticket, to look at `all`.
+    fn notify_all(&self) {
+        for p in self.scopes.values().flat_map(|w| w.tickets.values()) {
+            p.cond.notify_all();
+        }
+    }
 }
 
 /// A ticket's place in its scope's queue, once an attempt gave it one, and
 /// whether an end of the scope's lease has woken it.
+/// Each ticket sleeps on a condition variable of its own, so that a
+/// hand-off wakes the one thread it is for, not every waiter of the scope.
 #[derive(Default)]
 struct Place {
     place: Option<u64>,
     woken: bool,
     /// A watch's ticket: every change of the lease wakes it.
     watch: bool,
+    cond: Arc<Condvar>,
+}
+
+impl Place {
+    fn wake(&mut self) {
+        self.woken = true;
+        self.cond.notify_all();
+    }
 }
 
 impl Wakes {
@@ -91,13 +108,14 @@ impl Wakes {
             .scopes
             .entry(scope.to_owned())
             .or_insert_with(|| Waiting {
-                cond: Arc::new(Condvar::new()),
                 tickets: HashMap::new(),
             });
+        let cond = Arc::new(Condvar::new());
         waiting.tickets.insert(
             id,
             Place {
                 watch,
+                cond: cond.clone(),
                 ..Place::default()
             },
         );
@@ -111,7 +129,7 @@ impl Wakes {
             id,
             all,
             pushed,
-            cond: waiting.cond.clone(),
+            cond,
         }
     }
 
@@ -127,10 +145,9 @@ impl Wakes {
         if let Some(waiting) = state.scopes.get_mut(scope) {
             for p in waiting.tickets.values_mut() {
                 if head.is_none() || p.place.is_none() || p.place == head {
-                    p.woken = true;
+                    p.wake();
                 }
             }
-            waiting.cond.notify_all();
         }
     }
 
@@ -142,13 +159,8 @@ impl Wakes {
         }
         let mut state = self.lock();
         if let Some(waiting) = state.scopes.get_mut(scope) {
-            let mut any = false;
             for p in waiting.tickets.values_mut().filter(|p| p.watch) {
-                p.woken = true;
-                any = true;
-            }
-            if any {
-                waiting.cond.notify_all();
+                p.wake();
             }
         }
     }
@@ -157,9 +169,7 @@ impl Wakes {
     pub fn all_ended(&self) {
         let mut state = self.lock();
         state.all += 1;
-        for waiting in state.scopes.values() {
-            waiting.cond.notify_all();
-        }
+        state.notify_all();
     }
 
     /// Whether releases reach the waiters from now on. Either way every
@@ -173,9 +183,7 @@ impl Wakes {
         }
         state.pushed = pushed;
         state.all += 1;
-        for waiting in state.scopes.values() {
-            waiting.cond.notify_all();
-        }
+        state.notify_all();
     }
 
     /// The number of scopes waited on now (for tests).
