@@ -133,6 +133,12 @@ impl Wakes {
         }
     }
 
+    /// Whether any ticket is out: a backend may skip finding out whom to
+    /// wake when nobody is waiting or watching.
+    pub fn any(&self) -> bool {
+        self.tickets.load(Ordering::SeqCst) > 0
+    }
+
     /// The lease of `scope` ended, and `head` is the earliest place queued
     /// for it (`None`: unknown, or nobody queued): the waiter with that
     /// place wakes, and any waiter whose attempt has not told it its place

@@ -915,21 +915,26 @@ impl Backend for Sqlite {
     }
 
     fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        let released = self.write_tx_moving(|tx| {
+        // Whom to wake is read in the release's own transaction, and only
+        // when this handle has someone to wake.
+        let waited = self.wakes.any();
+        let (released, head) = self.write_tx_moving(|tx| {
             let Some(mut core) = load_scope(tx, scope)? else {
-                return Ok((false, Moves::OnlyData));
+                return Ok(((false, None), Moves::OnlyData));
             };
             let before = core.clone();
-            let released = core.release(token, self.clock.now_ms());
+            let now = self.clock.now_ms();
+            let released = core.release(token, now);
             save_scope(tx, scope, &core)?;
-            Ok((released, moves(Some(&before), &core, None)))
+            // Only the next waiter need wake; an unknown head wakes all.
+            let head = if released && waited {
+                head(tx, scope, now).ok().flatten()
+            } else {
+                None
+            };
+            Ok(((released, head), moves(Some(&before), &core, None)))
         })?;
         if released {
-            // Only the next waiter need wake; an unknown head wakes all.
-            let head = self
-                .read_tx(|tx| head(tx, scope, self.clock.now_ms()))
-                .ok()
-                .flatten();
             self.wakes.ended(scope, head);
         }
         Ok(released)
