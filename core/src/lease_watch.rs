@@ -80,6 +80,13 @@ impl LeaseWatch {
     /// ([`LeaseWatch::pop`] takes it). A store out of reach is asked again
     /// until `timeout`; then its error is returned.
     pub fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool> {
+        self.wait(timeout, Some(gave_up))
+    }
+
+    /// [`LeaseWatch::wait_unless`]; with no `gave_up`, a sleep lasts until
+    /// it is woken or its nap is over.
+    fn wait(&mut self, timeout: Duration, gave_up: Option<&dyn Fn() -> bool>) -> Result<bool> {
+        let gave_up_now = || gave_up.is_some_and(|g| g());
         let deadline = Instant::now().checked_add(timeout);
         let left = || {
             deadline.map_or(Duration::MAX, |d| {
@@ -90,7 +97,7 @@ impl LeaseWatch {
             if self.pending.is_some() {
                 return Ok(true);
             }
-            if gave_up() {
+            if gave_up_now() {
                 return Ok(false);
             }
             let backend = self.store.backend()?;
@@ -135,7 +142,7 @@ impl LeaseWatch {
             if left.is_zero() {
                 return Ok(false);
             }
-            if ticket.sleep(nap.min(left), Some(gave_up)) == Slept::GaveUp {
+            if ticket.sleep(nap.min(left), gave_up) == Slept::GaveUp {
                 return Ok(false);
             }
         }
@@ -148,7 +155,7 @@ impl LeaseWatch {
 
     /// The next state, waiting up to `timeout`; `None` when none came.
     pub fn next_within(&mut self, timeout: Duration) -> Result<Option<Holding>> {
-        Ok(if self.wait_unless(timeout, &|| false)? {
+        Ok(if self.wait(timeout, None)? {
             self.pop()
         } else {
             None
@@ -168,7 +175,7 @@ impl Iterator for LeaseWatch {
         if self.ended {
             return None;
         }
-        match self.wait_unless(Duration::MAX, &|| false) {
+        match self.wait(Duration::MAX, None) {
             Ok(_) => self.pop().map(Ok),
             Err(e) => {
                 self.ended = true;
