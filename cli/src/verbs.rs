@@ -323,6 +323,9 @@ pub fn main(url_arg: Option<&str>, json: bool, command: Command) -> Result<u8, F
             return follow(&url, json, a);
         }
     }
+    if let Command::Watch(a) = &command {
+        return watch(&url, json, text("the scope", &a.scope)?);
+    }
     emit(json, &verb(&url, json, command)?)?;
     Ok(0)
 }
@@ -362,6 +365,21 @@ fn follow(url: &str, json: bool, a: &crate::cli::EventsArgs) -> Result<u8, Failu
                 &Out::new(output::rejection(&r), line(output::rejection_text(&r))),
             )?;
         }
+    }
+    Ok(0)
+}
+
+/// `fencing watch SCOPE`: the scope's lease as it is, then after each
+/// change, one line each, until a signal or a failure ends it (as `events
+/// --follow`). A store out of reach for a while does not end it.
+fn watch(url: &str, json: bool, scope: &str) -> Result<u8, Failure> {
+    let store = open(url)?;
+    for h in store.watch(scope)? {
+        let h = h?;
+        emit(
+            json,
+            &Out::new(output::holding(&h), line(output::holding_text(&h))),
+        )?;
     }
     Ok(0)
 }
@@ -616,6 +634,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             Out::new(output::metrics(&m), store.metrics_text())
         }
         Command::Demo(_)
+        | Command::Watch(_)
         | Command::Run(_)
         | Command::DemoWorker(_)
         | Command::Completions(_)
