@@ -79,10 +79,31 @@ fn keys(v: &Value) -> Vec<String> {
 
 #[test]
 fn watch_json_prints_the_lease_then_each_change_by_other_processes() {
-    let env = Env::new();
+    json_story(&Env::new());
+}
+
+/// The same on `postgres://` (a fresh schema), where the changes of other
+/// processes are announced. Skipped without a server (FENCING_REQUIRE_PG=1:
+/// failed), as tests/postgres.rs is.
+#[test]
+fn watch_json_on_postgres() {
+    let Some(base) = fencing_scenarios::postgres_test_url() else {
+        return;
+    };
+    let url = format!(
+        "{base}?schema={}",
+        fencing_scenarios::fresh_schema("cli_watch")
+    );
+    json_story(&Env {
+        dir: tempfile::tempdir().unwrap(),
+        url,
+    });
+}
+
+fn json_story(env: &Env) {
     // The store exists before the watch opens it, as the acquire's would.
     assert_eq!(env.run(["fence", "s"]).code, 0);
-    let watch = Watching::start(&env, &["--json", "watch", "s"]);
+    let watch = Watching::start(env, &["--json", "watch", "s"]);
     let free = watch.json("the start");
     assert_eq!(free["scope"], "s", "{free}");
     assert_eq!(free["holder"], Value::Null, "{free}");
