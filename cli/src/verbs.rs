@@ -58,7 +58,8 @@ pub fn url(url: Option<&str>) -> Result<String, Failure> {
 }
 
 /// [`url`] for the commands that take a lease (`run`, `acquire`, `renew`,
-/// `release`), which say once on stderr which store they use: always as a
+/// `release`) or watch one (`watch`: on the wrong store it shows a free
+/// lease forever), which say once on stderr which store they use: always as a
 /// warning when no URL was given (the default is relative to the working
 /// directory, so commands started from different directories would use
 /// different stores and exclude nothing), and on a terminal otherwise (a
@@ -313,9 +314,11 @@ impl Out {
 
 pub fn main(url_arg: Option<&str>, json: bool, command: Command) -> Result<u8, Failure> {
     let url = match command {
-        Command::Acquire(_) | Command::Renew(_) | Command::Release(_) | Command::Migrate(_) => {
-            announced_url(url_arg)?
-        }
+        Command::Acquire(_)
+        | Command::Renew(_)
+        | Command::Release(_)
+        | Command::Migrate(_)
+        | Command::Watch(_) => announced_url(url_arg)?,
         _ => url(url_arg)?,
     };
     if let Command::Events(a) = &command {

@@ -28,7 +28,11 @@ struct Watching {
 
 impl Watching {
     fn start(env: &Env, args: &[&str]) -> Watching {
-        let mut child = env.cmd(args).stdout(Stdio::piped()).spawn().unwrap();
+        Watching::spawn(env.cmd(args))
+    }
+
+    fn spawn(mut cmd: std::process::Command) -> Watching {
+        let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
         let reaper = Reaper(vec![child.id() as i32]);
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
@@ -178,4 +182,26 @@ fn watch_refuses_a_bad_scope_and_reports_a_store_it_cannot_open() {
     let mut c = common::bare(env.dir.path());
     c.args(["--url", "sqlite:no/such/dir/x.db", "watch", "s"]);
     common::run(c, None).fails_with("BACKEND", 19);
+}
+
+/// Like the lease verbs, it says which store it watches when none was
+/// given: on another directory's default store it would show a free lease
+/// forever.
+#[test]
+fn watch_warns_when_the_store_is_the_implicit_default() {
+    let env = Env::new();
+    let mut c = common::bare(env.dir.path());
+    c.args(["watch", "s"]).stderr(Stdio::piped());
+    let mut watch = Watching::spawn(c);
+    assert_eq!(watch.line("the start"), "s  free");
+    let mut stderr = watch.child.stderr.take().unwrap();
+    let pid = Pid::from_raw(watch.child.id() as i32);
+    kill(pid, Signal::SIGTERM).unwrap();
+    watch.child.wait().unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut text).unwrap();
+    assert!(
+        text.contains("warning: no --url, --url-file, $FENCING_URL or $FENCING_URL_FILE"),
+        "{text}"
+    );
 }
