@@ -270,6 +270,15 @@ typedef struct fencing_rejection_list fencing_rejection_list;
 typedef struct fencing_store fencing_store;
 
 /**
+ * A watch on one scope's lease (`fencing_watch_open`), freed with
+ * `fencing_watch_free`. It keeps the store open for itself: the store
+ * handle may be freed first. Calls on one watch take turns: a
+ * `fencing_watch_next` made while another waits on the same watch waits
+ * for its turn within its own timeout, and each state goes to one call.
+ */
+typedef struct fencing_watch fencing_watch;
+
+/**
  * The details of the last failure on the calling thread. Strings are
  * NUL-terminated UTF-8 owned by the library: valid until the next call that
  * fails on this thread (or the thread ends); copy what you keep. A field
@@ -618,6 +627,24 @@ typedef struct fencing_metrics {
    */
   uint64_t longest_pause_ms;
 } fencing_metrics;
+
+/**
+ * A scope's lease as a watch saw it (`fencing_watch_next`). Self-contained
+ * like `fencing_lease`: no pointer, nothing to free.
+ */
+typedef struct fencing_holding {
+  /**
+   * The scope watched, NUL-terminated UTF-8.
+   */
+  char scope[FENCING_SCOPE_CAPACITY];
+  /**
+   * Whether a lease is live; `lease` is meaningful only then (zeroed
+   * otherwise: never taken, released, expired, or ended by a failover
+   * step).
+   */
+  bool has_lease;
+  struct fencing_lease lease;
+} fencing_holding;
 
 /**
  * Every status, in numeric order.
@@ -1235,6 +1262,56 @@ fencing_status fencing_hold_claim(const struct fencing_hold *hold);
 fencing_status fencing_hold_get(const struct fencing_hold *hold,
                                 const char *key,
                                 struct fencing_entry **out_entry);
+
+/**
+ * Starts watching `scope`'s lease and writes the new watch to
+ * `*out_watch`; its first `fencing_watch_next` returns the lease as it is
+ * then. Fails like the store's other calls on a scope (INVALID_ARGUMENT for
+ * an empty or oversized scope, CLOSED on a closed store), writing nothing.
+ * Free the watch with `fencing_watch_free`.
+ */
+fencing_status fencing_watch_open(const struct fencing_store *store,
+                                  const char *scope,
+                                  struct fencing_watch **out_watch);
+
+/**
+ * Waits up to `timeout_ms` of real time (0: only what is pending or read at
+ * once) for the next state of the watched lease. FENCING_OK with
+ * `*out_changed` true: the next state is in `*out_holding` (the first call
+ * gives the lease as it is). FENCING_OK with `*out_changed` false: nothing
+ * changed within the timeout, and `*out_holding` is left alone; call again.
+ * Changes closer together than the watch's reads are seen as the last of
+ * them; every state given was the store's, in the store's order. A store
+ * out of reach is asked again until the timeout, then its error (BACKEND)
+ * is returned and the watch stays usable: the next call carries on from the
+ * last state given. Other failures (CLOSED, ...) are the store's. A call
+ * made while another waits on the watch waits for its turn within its own
+ * timeout (FENCING_OK, `*out_changed` false when it does not come).
+ */
+fencing_status fencing_watch_next(const struct fencing_watch *watch,
+                                  uint64_t timeout_ms,
+                                  struct fencing_holding *out_holding,
+                                  bool *out_changed);
+
+/**
+ * `fencing_watch_next` that another thread can end: once `cancel` is fired
+ * (`fencing_cancel_fire`), the wait ends within about 20 ms as a timeout
+ * does (FENCING_OK, `*out_changed` false); given a flag already fired, it
+ * returns so at once, without reading. No state is lost: the next call
+ * reads the lease again. The watch stays usable.
+ */
+fencing_status fencing_watch_next_cancellable(const struct fencing_watch *watch,
+                                              uint64_t timeout_ms,
+                                              const struct fencing_cancel *cancel,
+                                              struct fencing_holding *out_holding,
+                                              bool *out_changed);
+
+/**
+ * Frees a watch from `fencing_watch_open` (NULL is a no-op); never while a
+ * `fencing_watch_next` on it still waits (end that wait first, e.g. with
+ * `fencing_watch_next_cancellable`).
+ */
+void fencing_watch_free(struct fencing_watch *watch);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -24,6 +24,10 @@
 // ClosedError, BackendError), which wins over the work's error and carries
 // it as cause(). A guard not finished is released by its destructor, which
 // never throws. A loss callback, if given, runs on the keep-alive thread.
+//
+// Who holds a lease, live: store.watch(scope) returns a fencing::LeaseWatch
+// (the C fencing_watch) whose next(timeout_ms) gives the lease as it is, then
+// the lease after each change, or nullopt when nothing changed in time.
 #ifndef FENCING_HPP
 #define FENCING_HPP
 
@@ -271,6 +275,12 @@ struct LastWrite {
 struct Events {
   std::vector<RecordedRejection> rejections;
   std::vector<LastWrite> last_writes;
+};
+
+/// A scope's lease as a watch saw it (Store::watch).
+struct Holding {
+  std::string scope;
+  std::optional<Lease> lease;  // nullopt while nobody holds it
 };
 
 /// Called once, on the lease guard's own keep-alive thread (not the thread
@@ -541,6 +551,74 @@ class LeaseGuard {
 
   fencing_hold *h_ = nullptr;
   std::unique_ptr<LossCallback> on_lost_;
+};
+
+/// Who holds one scope's lease, live (the C fencing_watch, from
+/// Store::watch): next() gives the lease as it is, then the lease after each
+/// change (taken, renewed, released, expired), in order. Movable, not
+/// copyable; freed by its destructor. It keeps the store open for itself.
+/// Calls take turns (one made while another waits waits for its turn within
+/// its own timeout); a moved-from watch holds nothing, and next() on it is
+/// NullParameter.
+class LeaseWatch {
+ public:
+  static Result<LeaseWatch> open(const fencing_store *store, std::string_view scope) {
+    auto s = detail::c_string(scope);
+    if (!s) return detail::invalid_argument("scope contains a NUL byte");
+    fencing_watch *w = nullptr;
+    fencing_status st = fencing_watch_open(store, s->c_str(), &w);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return LeaseWatch(w);
+  }
+
+  LeaseWatch(LeaseWatch &&other) noexcept : w_(std::exchange(other.w_, nullptr)) {}
+  LeaseWatch &operator=(LeaseWatch &&other) noexcept {
+    if (this != &other) {
+      fencing_watch_free(w_);
+      w_ = std::exchange(other.w_, nullptr);
+    }
+    return *this;
+  }
+  LeaseWatch(const LeaseWatch &) = delete;
+  LeaseWatch &operator=(const LeaseWatch &) = delete;
+  ~LeaseWatch() { fencing_watch_free(w_); }
+
+  /// The next state, waiting up to `timeout_ms` of real time: nullopt when
+  /// nothing changed by then (not a failure; call again). A store out of
+  /// reach for the whole wait is Backend, and the watch carries on at the
+  /// next call.
+  Result<std::optional<Holding>> next(std::uint64_t timeout_ms) const {
+    return take([&](fencing_holding *h, bool *changed) { return fencing_watch_next(w_, timeout_ms, h, changed); });
+  }
+
+  /// next() that another thread can end with `cancel.fire()`: nullopt, as
+  /// when the timeout passes.
+  Result<std::optional<Holding>> next(std::uint64_t timeout_ms, const Cancel &cancel) const {
+    return take([&](fencing_holding *h, bool *changed) {
+      return fencing_watch_next_cancellable(w_, timeout_ms, cancel.handle(), h, changed);
+    });
+  }
+
+  /// The C handle, for C code that takes one (still owned here).
+  const fencing_watch *handle() const noexcept { return w_; }
+
+ private:
+  explicit LeaseWatch(fencing_watch *w) noexcept : w_(w) {}
+
+  template <class F>
+  static Result<std::optional<Holding>> take(F &&c_call) {
+    fencing_holding h{};
+    bool changed = false;
+    fencing_status st = c_call(&h, &changed);
+    if (st != FENCING_OK) return detail::last_error(st);
+    if (!changed) return std::optional<Holding>();
+    Holding out;
+    out.scope = h.scope;
+    if (h.has_lease) out.lease = detail::lease_of(h.lease);
+    return std::optional<Holding>(std::move(out));
+  }
+
+  fencing_watch *w_ = nullptr;
 };
 
 /// A store handle that never throws (beyond std::bad_alloc): every call
@@ -816,6 +894,11 @@ class Store {
                           std::uint64_t timeout_ms = 0, LossCallback on_lost = nullptr) const {
     return LeaseGuard::start(s_, scope, holder, ttl_ms, timeout_ms, std::move(on_lost));
   }
+
+  /// Who holds the scope's lease, live: a LeaseWatch whose next() gives the
+  /// lease as it is, then the lease after each change. It may outlive this
+  /// handle.
+  Result<LeaseWatch> watch(std::string_view scope) const { return LeaseWatch::open(s_, scope); }
 
   /// Closes the store: every later call fails with CLOSED.
   Result<std::monostate> close() const {
@@ -1149,6 +1232,29 @@ class LeaseGuard {
   nothrow::LeaseGuard g_;
 };
 
+/// Who holds one scope's lease, live, throwing the exception class of each
+/// failure's code (see nothrow::LeaseWatch).
+///
+///   fencing::LeaseWatch watch = store.watch("report");
+///   while (auto h = watch.next(1000)) { ... }  // nullopt: nothing changed within 1 s
+class LeaseWatch {
+ public:
+  explicit LeaseWatch(nothrow::LeaseWatch w) noexcept : w_(std::move(w)) {}
+
+  /// The next state, or nullopt when nothing changed within `timeout_ms`.
+  std::optional<Holding> next(std::uint64_t timeout_ms) const { return detail::value_or_throw(w_.next(timeout_ms)); }
+  std::optional<Holding> next(std::uint64_t timeout_ms, const Cancel &cancel) const {
+    return detail::value_or_throw(w_.next(timeout_ms, cancel));
+  }
+
+  /// The non-throwing calls on the same watch.
+  const nothrow::LeaseWatch &nothrow() const noexcept { return w_; }
+  const fencing_watch *handle() const noexcept { return w_.handle(); }
+
+ private:
+  nothrow::LeaseWatch w_;
+};
+
 /// The store, throwing the exception class of each failure's code.
 /// Movable, not copyable; freed by its destructor.
 class Store {
@@ -1221,6 +1327,7 @@ class Store {
                   std::uint64_t timeout_ms = 0, LossCallback on_lost = nullptr) const {
     return LeaseGuard(detail::value_or_throw(s_.hold(scope, holder, ttl_ms, timeout_ms, std::move(on_lost))));
   }
+  LeaseWatch watch(std::string_view scope) const { return LeaseWatch(detail::value_or_throw(s_.watch(scope))); }
   void close() const { detail::value_or_throw(s_.close()); }
 
  private:

@@ -83,6 +83,10 @@ pub enum Command {
     /// The store's record of recent stale-token rejections and of who last wrote each scope
     /// (newest first; never values)
     Events(EventsArgs),
+    /// Who holds SCOPE's lease, live: one line for the lease as it is, then one per change
+    /// (taken, renewed, released, expired; with --json one JSON object per line, the lease as
+    /// `acquire --json` prints it), until stopped (Ctrl-C) or the store fails
+    Watch(ScopeArg),
     /// List the scope's keys in byte order, one per line
     List(ListArgs),
     /// Drop the state of a scope with no live lease and no entries

@@ -5,7 +5,8 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fencing::{
-    Entry, Events, LastWrite, Lease, MetricsSnapshot, Page, Receipt, RecordedRejection, ScopeStatus,
+    Entry, Events, Holding, LastWrite, Lease, MetricsSnapshot, Page, Receipt, RecordedRejection,
+    ScopeStatus,
 };
 use serde_json::{json, Map, Value};
 
@@ -28,6 +29,38 @@ pub fn lease(l: &Lease) -> Value {
         "remaining_ms": ms(l.remaining),
         "expires_at_ms": unix_ms(l.expires_at),
     })
+}
+
+/// A state `fencing watch` saw: the lease as `lease` prints it, or the
+/// same keys with nulls but the scope while nobody holds it.
+pub fn holding(h: &Holding) -> Value {
+    match &h.lease {
+        Some(l) => lease(l),
+        None => json!({
+            "scope": h.scope,
+            "holder": null,
+            "token": null,
+            "ttl_ms": null,
+            "remaining_ms": null,
+            "expires_at_ms": null,
+        }),
+    }
+}
+
+/// `report:7  held by "worker-a" with token 42, 29s 998ms left (ttl 30s)`,
+/// or `report:7  free`.
+pub fn holding_text(h: &Holding) -> String {
+    match &h.lease {
+        None => format!("{}  free", h.scope),
+        Some(l) => format!(
+            "{}  held by {:?} with token {}, {} left (ttl {})",
+            h.scope,
+            l.holder,
+            l.token,
+            humantime::format_duration(Duration::from_millis(ms(l.remaining))),
+            humantime::format_duration(l.ttl),
+        ),
+    }
 }
 
 pub fn receipt(r: &Receipt) -> Value {

@@ -58,7 +58,8 @@ pub fn url(url: Option<&str>) -> Result<String, Failure> {
 }
 
 /// [`url`] for the commands that take a lease (`run`, `acquire`, `renew`,
-/// `release`), which say once on stderr which store they use: always as a
+/// `release`) or watch one (`watch`: on the wrong store it shows a free
+/// lease forever), which say once on stderr which store they use: always as a
 /// warning when no URL was given (the default is relative to the working
 /// directory, so commands started from different directories would use
 /// different stores and exclude nothing), and on a terminal otherwise (a
@@ -313,15 +314,20 @@ impl Out {
 
 pub fn main(url_arg: Option<&str>, json: bool, command: Command) -> Result<u8, Failure> {
     let url = match command {
-        Command::Acquire(_) | Command::Renew(_) | Command::Release(_) | Command::Migrate(_) => {
-            announced_url(url_arg)?
-        }
+        Command::Acquire(_)
+        | Command::Renew(_)
+        | Command::Release(_)
+        | Command::Migrate(_)
+        | Command::Watch(_) => announced_url(url_arg)?,
         _ => url(url_arg)?,
     };
     if let Command::Events(a) = &command {
         if a.follow {
             return follow(&url, json, a);
         }
+    }
+    if let Command::Watch(a) = &command {
+        return watch(&url, json, text("the scope", &a.scope)?);
     }
     emit(json, &verb(&url, json, command)?)?;
     Ok(0)
@@ -362,6 +368,21 @@ fn follow(url: &str, json: bool, a: &crate::cli::EventsArgs) -> Result<u8, Failu
                 &Out::new(output::rejection(&r), line(output::rejection_text(&r))),
             )?;
         }
+    }
+    Ok(0)
+}
+
+/// `fencing watch SCOPE`: the scope's lease as it is, then after each
+/// change, one line each, until a signal or a failure ends it (as `events
+/// --follow`). A store out of reach for a while does not end it.
+fn watch(url: &str, json: bool, scope: &str) -> Result<u8, Failure> {
+    let store = open(url)?;
+    for h in store.watch(scope)? {
+        let h = h?;
+        emit(
+            json,
+            &Out::new(output::holding(&h), line(output::holding_text(&h))),
+        )?;
     }
     Ok(0)
 }
@@ -616,6 +637,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             Out::new(output::metrics(&m), store.metrics_text())
         }
         Command::Demo(_)
+        | Command::Watch(_)
         | Command::Run(_)
         | Command::DemoWorker(_)
         | Command::Completions(_)

@@ -216,6 +216,75 @@ static void whole_contract() {
   guard.finish();
 }
 
+// Store::watch: the lease as it is, then each change made from another
+// handle while next() waits in another thread; nullopt when nothing changed;
+// a Cancel ends the wait as a timeout does; the watch moves and outlives its
+// store handle; errors as exceptions, or as Results from nothrow().
+static_assert(!std::is_copy_constructible_v<fencing::LeaseWatch>, "a watch is owned once");
+static_assert(std::is_nothrow_move_constructible_v<fencing::LeaseWatch>, "watches move");
+static_assert(std::is_nothrow_move_constructible_v<fencing::nothrow::LeaseWatch>, "watches move");
+
+static void watch() {
+  const std::uint64_t long_ms = 60000;  // only a change ends it: a hang, not a speed claim
+  auto store = fencing::Store::open("memory:");
+  fencing::LeaseWatch w = store.watch("w");
+  std::optional<fencing::Holding> first = w.next(long_ms);
+  CHECK(first && first->scope == "w" && !first->lease);
+  CHECK(!w.next(50));  // nothing changed
+
+  std::optional<fencing::Holding> seen;
+  std::thread waiting([&] { seen = w.next(long_ms); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  fencing::Lease a = store.acquire("w", "worker-a", 120000);
+  waiting.join();
+  CHECK(seen && seen->lease && seen->lease->token == a.token && seen->lease->holder == "worker-a");
+  CHECK(seen && seen->lease && seen->lease->scope == "w" && seen->lease->ttl_ms == 120000);
+
+  // A renewal is a new state when it moves the expiry: not within the same
+  // millisecond of the store's clock.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  store.renew("w", a.token, 120000);
+  auto renewed = w.next(long_ms);
+  CHECK(renewed && renewed->lease && renewed->lease->token == a.token &&
+        renewed->lease->expires_at_ms > seen->lease->expires_at_ms);
+  store.release("w", a.token);
+  auto freed = w.next(long_ms);
+  CHECK(freed && !freed->lease);
+
+  fencing::Cancel cancel;
+  auto began = std::chrono::steady_clock::now();
+  std::thread firing([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cancel.fire();
+  });
+  CHECK(!w.next(long_ms, cancel));  // given up: as a timeout
+  firing.join();
+  CHECK(std::chrono::steady_clock::now() - began < std::chrono::milliseconds(long_ms / 2));
+
+  // Moved, and outliving the store handle that opened it.
+  fencing::LeaseWatch moved = std::move(w);
+  CHECK(moved.handle() != nullptr && w.handle() == nullptr);
+  auto other = fencing::Store::open("memory:");
+  fencing::LeaseWatch orphan = other.watch("o");
+  { fencing::Store gone = std::move(other); }
+  auto o = orphan.next(long_ms);
+  CHECK(o && o->scope == "o" && !o->lease);
+
+  // Errors: the face's exceptions, or Results.
+  EXPECT_THROW(fencing::InvalidArgumentError, store.watch(""));
+  EXPECT_THROW(fencing::InvalidArgumentError, store.watch(std::string(257, 's')));
+  EXPECT_THROW(fencing::InvalidArgumentError, store.watch(std::string_view("a\0b", 3)));
+  EXPECT_THROW(fencing::InvalidUtf8Error, store.watch("\xff"));
+  auto none = w.nothrow().next(0);  // moved from: holds nothing
+  CHECK(!none && none.status() == fencing::Status::NullParameter);
+  auto bad = store.nothrow().watch("");
+  CHECK(!bad && bad.status() == fencing::Status::InvalidArgument);
+  store.close();
+  EXPECT_THROW(fencing::ClosedError, moved.next(long_ms));
+  CHECK(moved.nothrow().next(0).status() == fencing::Status::Closed);
+  EXPECT_THROW(fencing::ClosedError, store.watch("w"));
+}
+
 // set_log_callback: a stale put reaches the callback as one WARN naming the
 // scope, never the value; an empty callback turns logging off.
 static void logs() {
@@ -248,5 +317,6 @@ int main() {
   bad_input();
   moves();
   nothrow_face();
+  watch();
   return finish("fencing.hpp: every check passed");
 }

@@ -77,6 +77,20 @@ int main() {
   if (manual.claim("job", fencing::Fence{1, std::nullopt, std::string("a\0b", 3)}).status() !=
       fencing::Status::InvalidArgument)
     return 37;
+  // Who holds a lease, live: the lease as it is, then each change; nullopt
+  // when nothing changed in time.
+  auto opened_watch = s.watch("w");
+  if (!opened_watch) return 38;
+  fencing::nothrow::LeaseWatch watch = std::move(opened_watch).value();
+  auto seen = watch.next(60000);
+  if (!seen || !seen.value() || seen.value()->lease) return 39;
+  auto quiet = watch.next(20);
+  if (!quiet || quiet.value()) return 40;
+  auto taken = s.acquire("w", "h", 60000);
+  if (!taken) return 41;
+  seen = watch.next(60000);
+  if (!seen || !seen.value() || !seen.value()->lease || seen.value()->lease->token != taken.value().token) return 42;
+  if (s.watch(std::string_view("w\0x", 3)).status() != fencing::Status::InvalidArgument) return 43;
   std::printf("fencing.hpp without exceptions: ok\n");
   return 0;
 }

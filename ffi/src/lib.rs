@@ -28,6 +28,7 @@ mod token;
 mod types;
 // After the store's own functions, so that the header declares their types first.
 mod hold_write;
+mod lease_watch;
 
 pub use boundary::{
     fencing_error, fencing_last_error, fencing_last_error_message, fencing_status_name,
@@ -35,6 +36,7 @@ pub use boundary::{
 pub use events::*;
 pub use hold::*;
 pub use hold_write::*;
+pub use lease_watch::*;
 pub use log::*;
 pub use results::*;
 pub use sqlite_check::fencing_error_from_sqlite;

@@ -203,20 +203,22 @@ fn c_text<const N: usize>(text: &str, what: &str) -> Result<[c_char; N], Failure
     Ok(out)
 }
 
+/// The zeroed lease of a struct whose `has_lease` is false.
+pub(crate) fn no_lease() -> fencing_lease {
+    fencing_lease {
+        token: 0,
+        ttl_ms: 0,
+        remaining_ms: 0,
+        expires_at_ms: 0,
+        holder: [0; FENCING_HOLDER_CAPACITY],
+        scope: [0; FENCING_SCOPE_CAPACITY],
+    }
+}
+
 pub(crate) fn scope_info(s: &ScopeStatus) -> Result<fencing_scope_info, Failure> {
     let (has_lease, lease) = match &s.lease {
         Some(l) => (true, lease(l)?),
-        None => (
-            false,
-            fencing_lease {
-                token: 0,
-                ttl_ms: 0,
-                remaining_ms: 0,
-                expires_at_ms: 0,
-                holder: [0; FENCING_HOLDER_CAPACITY],
-                scope: [0; FENCING_SCOPE_CAPACITY],
-            },
-        ),
+        None => (false, no_lease()),
     };
     Ok(fencing_scope_info {
         counter: s.counter,

@@ -61,6 +61,22 @@ int main() {
         "details");
   check(std::strcmp(fencing_status_name(st), "STALE_TOKEN") == 0, "status name");
 
+  // A watch on the lease, from C++: B's lease as it is, then nothing new.
+  struct WatchFree {
+    void operator()(fencing_watch *w) const { fencing_watch_free(w); }
+  };
+  fencing_watch *raw_watch = nullptr;
+  check(fencing_watch_open(store.get(), "report", &raw_watch) == FENCING_OK, "watch open");
+  std::unique_ptr<fencing_watch, WatchFree> watch(raw_watch);
+  fencing_holding h{};
+  bool changed = false;
+  check(fencing_watch_next(watch.get(), 60000, &h, &changed) == FENCING_OK && changed && h.has_lease &&
+            h.lease.token == b.token && std::string(h.lease.holder) == "worker-b" &&
+            std::string(h.scope) == "report",
+        "watch: the lease as it is");
+  check(fencing_watch_next(watch.get(), 10, &h, &changed) == FENCING_OK && !changed, "watch: nothing new");
+  check(fencing_watch_open(store.get(), "\xff", &raw_watch) == FENCING_INVALID_UTF8, "watch: bad scope");
+
   char text[FENCING_TOKEN_TEXT_CAPACITY];
   size_t n = 0;
   check(fencing_token_format(FENCING_MAX_TOKEN, text, sizeof text, &n) == FENCING_OK &&
