@@ -121,13 +121,12 @@ def test_a_watch_yields_the_lease_then_each_change_in_order(
     assert held(watch.next("the second holder")) == ("b", b.token)
     assert watch.next("the expiry").lease is None
 
-    # Nothing changes: nothing is yielded; closing the watcher ends it.
+    # Nothing changes: nothing is yielded. The thread ends when the fixture
+    # closes the watcher, at the wait's next read (on memory: nothing wakes
+    # a wait for a close, so that may be 15 s later; the closed-store test
+    # below is where a close ends a watch).
     with pytest.raises(queue.Empty):
         watch.seen.get(timeout=0.3)
-    watcher.close()
-    assert isinstance(watch.seen.get(timeout=BOUND), fencing.ClosedError)
-    watch.thread.join(BOUND)
-    assert not watch.thread.is_alive()
 
 
 def test_wait_and_pop_split_a_step_and_a_cancel_ends_the_wait() -> None:
