@@ -12,6 +12,7 @@ import type {
   Events,
   EventsOptions,
   FenceOptions,
+  Holding,
   LastWrite,
   Lease,
   LeaseOptions,
@@ -38,6 +39,7 @@ export type {
   Events,
   EventsOptions,
   FenceOptions,
+  Holding,
   LastWrite,
   Lease,
   LeaseOptions,
@@ -238,6 +240,14 @@ export declare class Store {
    * `signal` ends the iteration, rejecting with its reason.
    */
   watchRejections(options?: { scope?: string; signal?: AbortSignal }): Promise<RejectionWatch>
+  /**
+   * Who holds `scope`'s lease, live: `{ scope, lease }` (the lease, or null)
+   * as it is now, then after each change (acquired, renewed, released,
+   * expired), in order: `for await (const h of store.watch(scope))`. Returns
+   * at once; a bad scope or a closed store throws here. `signal` ends the
+   * iteration, rejecting with its reason; `return()` (a `break`) ends it.
+   */
+  watch(scope: string, options?: { signal?: AbortSignal }): LeaseWatch
   close(): Promise<void>
   readonly closed: boolean
   /** `await using store = await open(url)`: closes the store. */
@@ -274,6 +284,17 @@ export declare class RejectionWatch implements AsyncIterableIterator<RecordedRej
   next(): Promise<IteratorResult<RecordedRejection, undefined>>
   return(): Promise<IteratorResult<RecordedRejection, undefined>>
   [Symbol.asyncIterator](): RejectionWatch
+}
+
+/** Who holds a scope's lease, as it changes (`store.watch(scope)`). */
+export declare class LeaseWatch implements AsyncIterableIterator<Holding> {
+  private constructor()
+  /** The scope watched. */
+  readonly scope: string
+  next(): Promise<IteratorResult<Holding, undefined>>
+  /** Ends the iteration and the wait in flight, if any. */
+  return(): Promise<IteratorResult<Holding, undefined>>
+  [Symbol.asyncIterator](): LeaseWatch
 }
 
 export declare class HeldLease {

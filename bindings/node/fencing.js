@@ -425,6 +425,23 @@ class Store {
     return new RejectionWatch(await this.#native.watchRejections(leaseOptions), signal, kConstruct)
   }
 
+  /**
+   * Who holds `scope`'s lease, live (docs/semantics.md, "Watching a
+   * lease"): a `LeaseWatch` that yields `{ scope, lease }` (`lease` as
+   * `acquire` gives it, or null) for the lease as it is now, then after each
+   * change (acquired, renewed, released, expired), in order:
+   * `for await (const h of store.watch(scope, { signal }))`. Nothing is read
+   * until the first step, so it returns at once (a bad scope or a closed
+   * store throws here). `signal` ends the iteration (rejecting with its
+   * reason) and the wait behind it; so does `return()` (a `break`).
+   */
+  watch(scope, options) {
+    const watch = this.#native.watch(scope, options)
+    const { signal } = splitSignal(options)
+    signal?.throwIfAborted()
+    return new LeaseWatch(watch, signal, kConstruct)
+  }
+
   async close() {
     return await this.#native.close()
   }
@@ -447,7 +464,7 @@ mapMethods(Store, ['open'])
 mapMethods(Store.prototype, [
   'nextToken', 'advanceCounter', 'acquire', 'acquireWait', 'renew', 'release',
   'fence', 'delete', 'apply', 'claim', 'get', 'list', 'fenceOf', 'status', 'failover', 'retire',
-  'advanceClock', 'ping', 'events', 'watchRejections', 'close',
+  'advanceClock', 'ping', 'events', 'watchRejections', 'watch', 'close',
 ])
 
 /**
@@ -492,6 +509,73 @@ class RejectionWatch {
   }
 }
 mapMethods(RejectionWatch.prototype, ['next'])
+
+/**
+ * An async iterator of who holds a scope's lease (`store.watch(scope)`):
+ * `{ scope, lease }`, the lease as it was when the first step read it, then
+ * after each change. Each step waits off the event loop and only waits; the
+ * change is taken here, so a step its signal ends loses none. `return()`
+ * (a `break`) ends the iteration and any wait in flight. A store error (the
+ * store closed) rejects the step that meets it.
+ */
+class LeaseWatch {
+  #native
+  #signal
+  #ended = false
+  /** The NativeCancel of the wait in flight, for `return()`. */
+  #waiting = null
+
+  constructor(native, signal, key) {
+    if (key !== kConstruct) throw invalidType('use store.watch(scope) to get a LeaseWatch')
+    this.#native = native
+    this.#signal = signal
+  }
+
+  /** The scope watched. */
+  get scope() {
+    return this.#native.scope
+  }
+
+  async next() {
+    for (;;) {
+      if (this.#ended) return { value: undefined, done: true }
+      const pending = this.#native.pop()
+      if (pending !== null) return { value: holding(pending), done: false }
+      const signal = this.#signal
+      signal?.throwIfAborted()
+      const { cancel, detach } = signal === undefined ? { cancel: new native.NativeCancel() } : nativeCancel(signal)
+      this.#waiting = cancel
+      try {
+        const waiting = this.#native.wait(cancel)
+        if (signal === undefined) {
+          await waiting
+        } else {
+          waiting.then(detach, detach)
+          await abortable(waiting, signal, () => {})
+        }
+      } finally {
+        if (this.#waiting === cancel) this.#waiting = null
+      }
+    }
+  }
+
+  async return() {
+    this.#ended = true
+    this.#waiting?.fire()
+    return { value: undefined, done: true }
+  }
+
+  [Symbol.asyncIterator]() {
+    return this
+  }
+}
+mapMethods(LeaseWatch.prototype, ['next'])
+
+/** A watch's holding as `acquire` gives a lease: toJSON on both. */
+function holding(h) {
+  if (h.lease !== null) jsonable(h.lease)
+  return jsonable(h)
+}
 
 /**
  * What a fence's write returns: `{ version, token }` like every receipt
@@ -911,6 +995,7 @@ module.exports = {
   Fence,
   HeldLease,
   RejectionWatch,
+  LeaseWatch,
   parseToken,
   errorFromSqlstate,
   fromPostgresError,

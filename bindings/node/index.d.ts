@@ -77,6 +77,18 @@ export declare class NativeKeepAlive {
   unref(): void
 }
 
+export declare class NativeLeaseWatch {
+  /**
+   * Waits until a change is pending or `cancel` fires; resolves whether
+   * one is.
+   */
+  wait(cancel: NativeCancel): Promise<boolean>
+  /** The pending holding, or null, without waiting. */
+  pop(): Holding | null
+  /** The scope watched. */
+  get scope(): string
+}
+
 /** One thread's records, taken on that thread. */
 export declare class NativeLogQueue {
   /**
@@ -172,6 +184,13 @@ export declare class NativeStore {
    * scope), oldest first: fencing.js's `watchRejections` iterates it.
    */
   watchRejections(options?: { scope?: string }): Promise<NativeRejectionWatch>
+  /**
+   * Who holds `scope`'s lease, live: the lease as it is now, then after
+   * each change; fencing.js's `watch` iterates it. Synchronous (nothing
+   * is read yet): a bad scope, a bad option or a closed store throws here.
+   * `signal` is fencing.js's.
+   */
+  watch(scope: string, options?: { signal?: AbortSignal }): NativeLeaseWatch
   /**
    * Closes the store for every handle sharing it; later calls reject with
    * CLOSED.
@@ -301,6 +320,17 @@ export interface FenceOptions {
  * durable backend): resolves to the new version.
  */
 export declare function fencePut(handle: ExternalObject<'FenceCore'>, key: string, value: Buffer | Uint8Array | string): Promise<bigint>
+
+/** A scope's lease as a watch saw it (`store.watch(scope)`). */
+export interface Holding {
+  /** The scope watched. */
+  scope: string
+  /**
+   * The live lease; null while nobody holds it (never taken, released,
+   * expired, or ended by a failover step).
+   */
+  lease: Lease | null
+}
 
 /** The last accepted write of a scope. */
 export interface LastWrite {

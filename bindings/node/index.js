@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.NativeCancel = nativeBinding.NativeCancel
 module.exports.NativeFence = nativeBinding.NativeFence
 module.exports.NativeKeepAlive = nativeBinding.NativeKeepAlive
+module.exports.NativeLeaseWatch = nativeBinding.NativeLeaseWatch
 module.exports.NativeLogQueue = nativeBinding.NativeLogQueue
 module.exports.NativeRejectionWatch = nativeBinding.NativeRejectionWatch
 module.exports.NativeStore = nativeBinding.NativeStore

@@ -16,6 +16,8 @@ import {
   type Receipt,
   type MetricsSnapshot,
   type HeldLease,
+  type Holding,
+  type LeaseWatch,
 } from 'fencing-tokens'
 
 export async function report(url: string): Promise<string | null> {
@@ -38,6 +40,14 @@ export async function report(url: string): Promise<string | null> {
   const fence: bigint = await store.fenceOf('report')
   const renewed: Lease = await store.renew(lease, { ttlMs: 30_000 })
   const released: boolean = await store.release(renewed)
+
+  const watch: LeaseWatch = store.watch('report', { signal: AbortSignal.timeout(60_000) })
+  for await (const h of watch) {
+    const holding: Holding = h
+    const holder: string | null = holding.lease === null ? null : holding.lease.holder
+    console.log(holding.scope, holder, holding.lease?.token)
+    if (holding.lease === null) break
+  }
 
   const out: number = await store.withLease('report', { holder: 'w', ttlMs: 1000, timeoutMs: 5000 }, async (held: HeldLease) => {
     held.check()

@@ -17,7 +17,7 @@ use crate::fence::NativeFence;
 use crate::keepalive::NativeKeepAlive;
 use crate::run;
 use crate::types::{Entry, Events, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
-use crate::watch::NativeRejectionWatch;
+use crate::watch::{NativeLeaseWatch, NativeRejectionWatch};
 
 /// `events` without a limit (docs/operations.md).
 const DEFAULT_EVENTS_LIMIT: usize = fencing::defaults::EVENTS_LIMIT;
@@ -714,6 +714,28 @@ impl NativeStore {
             |s, scope| s.watch_rejections(scope.as_deref()),
             NativeRejectionWatch::new,
         )
+    }
+
+    /// Who holds `scope`'s lease, live: the lease as it is now, then after
+    /// each change; fencing.js's `watch` iterates it. Synchronous (nothing
+    /// is read yet): a bad scope, a bad option or a closed store throws here.
+    /// `signal` is fencing.js's.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, options?: { signal?: AbortSignal }"
+    )]
+    pub fn watch(
+        &self,
+        env: &Env,
+        scope: Unknown,
+        options: Unknown,
+    ) -> napi::Result<NativeLeaseWatch> {
+        let scope = convert::string(js(env, &scope), "scope").map_err(|f| f.into_napi(env))?;
+        convert::options(js(env, &options), "options", &["signal"], false)
+            .map_err(|f| f.into_napi(env))?;
+        run::now(|| self.store().watch(&scope))
+            .map(NativeLeaseWatch::new)
+            .map_err(|e| Failure::Core(e).into_napi(env))
     }
 
     /// Closes the store for every handle sharing it; later calls reject with

@@ -163,6 +163,25 @@ impl From<fencing::Page> for Page {
     }
 }
 
+/// A scope's lease as a watch saw it (`store.watch(scope)`).
+#[napi(object, object_from_js = false, use_nullable = true)]
+pub struct Holding {
+    /// The scope watched.
+    pub scope: String,
+    /// The live lease; null while nobody holds it (never taken, released,
+    /// expired, or ended by a failover step).
+    pub lease: Option<Lease>,
+}
+
+impl From<fencing::Holding> for Holding {
+    fn from(h: fencing::Holding) -> Holding {
+        Holding {
+            scope: h.scope,
+            lease: h.lease.map(Lease::from),
+        }
+    }
+}
+
 /// Everything known about one scope, for operators.
 #[napi(object, object_from_js = false, use_nullable = true)]
 pub struct ScopeStatus {

@@ -1,7 +1,9 @@
-//! `NativeRejectionWatch`: the store's record of rejections, live
-//! (`store.watchRejections()`; fencing.js makes it an async iterator). The
-//! wait runs off the JavaScript thread and only waits; the rejection is
-//! taken on the JavaScript thread (`pop`), so a wait given up loses none.
+//! The live watches, each made an async iterator by fencing.js:
+//! `NativeRejectionWatch`, the store's record of rejections
+//! (`store.watchRejections()`), and `NativeLeaseWatch`, who holds a scope's
+//! lease (`store.watch(scope)`). The wait runs off the JavaScript thread and
+//! only waits; the item is taken on the JavaScript thread (`pop`), so a wait
+//! given up loses none.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -12,7 +14,7 @@ use napi_derive::napi;
 
 use crate::cancel::NativeCancel;
 use crate::run;
-use crate::types::RecordedRejection;
+use crate::types::{Holding, RecordedRejection};
 
 #[napi]
 pub struct NativeRejectionWatch {
@@ -54,5 +56,56 @@ impl NativeRejectionWatch {
     pub fn pop(&self) -> Option<RecordedRejection> {
         let mut w = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         w.pop().map(Into::into)
+    }
+}
+
+#[napi]
+pub struct NativeLeaseWatch {
+    inner: Arc<Mutex<fencing::LeaseWatch>>,
+    scope: String,
+}
+
+impl NativeLeaseWatch {
+    pub(crate) fn new(watch: fencing::LeaseWatch) -> Self {
+        NativeLeaseWatch {
+            scope: watch.scope().to_owned(),
+            inner: Arc::new(Mutex::new(watch)),
+        }
+    }
+}
+
+#[napi]
+impl NativeLeaseWatch {
+    /// Waits until a change is pending or `cancel` fires; resolves whether
+    /// one is.
+    #[napi(catch_unwind, ts_return_type = "Promise<boolean>")]
+    pub fn wait<'env>(
+        &self,
+        env: &'env Env,
+        cancel: &NativeCancel,
+    ) -> napi::Result<PromiseRaw<'env, bool>> {
+        let (inner, gave_up) = (self.inner.clone(), cancel.gave_up());
+        run::settle(
+            env,
+            false,
+            move || {
+                let mut w = inner.lock().unwrap_or_else(PoisonError::into_inner);
+                w.wait_unless(Duration::MAX, &gave_up)
+            },
+            |_env, pending| Ok(pending),
+        )
+    }
+
+    /// The pending holding, or null, without waiting.
+    #[napi(catch_unwind)]
+    pub fn pop(&self) -> Option<Holding> {
+        let mut w = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        w.pop().map(Into::into)
+    }
+
+    /// The scope watched.
+    #[napi(getter)]
+    pub fn scope(&self) -> String {
+        self.scope.clone()
     }
 }

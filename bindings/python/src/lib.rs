@@ -52,9 +52,9 @@ mod _native {
     #[pymodule_export]
     use crate::store::{migrate, open, parse_token, Store};
     #[pymodule_export]
-    use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
+    use crate::types::{Delete, Entry, Holding, Lease, Page, Put, Receipt, ScopeStatus};
     #[pymodule_export]
-    use crate::watch::RejectionWatch;
+    use crate::watch::{LeaseWatch, RejectionWatch};
 
     /// The greatest token: 2**63 - 1.
     #[pymodule_export]

@@ -12,7 +12,7 @@ use crate::convert::{self, count, duration, fence, optional_text, text, token};
 use crate::errors::{invalid, IntoPyResult};
 use crate::keepalive::KeepAlive;
 use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
-use crate::watch::RejectionWatch;
+use crate::watch::{LeaseWatch, RejectionWatch};
 
 /// A handle on one fencing store, opened from a URL:
 ///
@@ -609,6 +609,18 @@ impl Store {
             .detach(|| self.inner.watch_rejections(scope.as_deref()))
             .py(py)?;
         Ok(RejectionWatch::new(watch))
+    }
+
+    /// Who holds ``scope``'s lease, live (docs/semantics.md, "Watching a
+    /// lease"): a ``LeaseWatch`` that yields the lease as it is now, then
+    /// after each change (acquired, renewed, released, expired), as
+    /// ``Holding`` values; ``for h in store.watch(scope): ...`` blocks until
+    /// the next change (Ctrl-C ends it). Changes closer together than the
+    /// watch reads are seen as the last of them.
+    fn watch(&self, py: Python<'_>, scope: &Bound<'_, PyAny>) -> PyResult<LeaseWatch> {
+        let scope = text(py, scope, "scope")?;
+        let watch = py.detach(|| self.inner.watch(&scope)).py(py)?;
+        Ok(LeaseWatch::new(watch))
     }
 
     /// The store's own record, shared by every process that uses the store

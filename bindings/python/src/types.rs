@@ -76,6 +76,46 @@ impl Lease {
     }
 }
 
+/// A scope's lease as a watch saw it (``Store.watch``): ``scope``, and
+/// ``lease``, the live lease or None while nobody holds it.
+#[pyclass(frozen, eq, module = "fencing", name = "Holding")]
+#[derive(PartialEq, Eq)]
+pub struct Holding {
+    /// The scope watched.
+    #[pyo3(get)]
+    scope: String,
+    lease: Option<Lease>,
+}
+
+impl From<fencing::Holding> for Holding {
+    fn from(h: fencing::Holding) -> Holding {
+        Holding {
+            scope: h.scope,
+            lease: h.lease.map(|inner| Lease { inner }),
+        }
+    }
+}
+
+#[pymethods]
+impl Holding {
+    /// The live lease, or None (never taken, released, expired, or ended by
+    /// a failover step).
+    #[getter]
+    fn lease(&self) -> Option<Lease> {
+        self.lease.clone()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "Holding(scope={}, lease={})",
+            str_repr(py, &self.scope),
+            self.lease
+                .as_ref()
+                .map_or_else(|| "None".to_owned(), |l| l.__repr__(py))
+        )
+    }
+}
+
 /// The outcome of one accepted put or delete.
 #[pyclass(frozen, eq, hash, module = "fencing", name = "Receipt")]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

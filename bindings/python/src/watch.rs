@@ -1,6 +1,7 @@
-//! `fencing.RejectionWatch`: the store's record of rejections, live
-//! (`Store.watch_rejections`): an iterator that blocks, with the GIL
-//! released, until the store records the next one.
+//! The live watches: `fencing.RejectionWatch`, the store's record of
+//! rejections (`Store.watch_rejections`), and `fencing.LeaseWatch`, who holds
+//! a scope's lease (`Store.watch`). Each is an iterator that blocks, with the
+//! GIL released, until the next item; both share [`Steps`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -13,49 +14,83 @@ use pyo3::types::PyDict;
 use crate::cancel::{flag_of, Flag};
 use crate::convert::duration;
 use crate::store::{interruptible, rejection_dict};
+use crate::types::Holding;
 
-/// Each rejection the store records from the moment the watch began, oldest
-/// first, as the dicts of ``Store.events()``. ``for r in watch`` blocks
-/// until the next one (Ctrl-C ends it); after an error (the store closed)
-/// iteration ends. ``wait`` and ``pop`` split a step in two, for a caller
-/// that waits elsewhere (``fencing.aio``).
-#[pyclass(frozen, module = "fencing", name = "RejectionWatch")]
-pub struct RejectionWatch {
-    inner: Mutex<fencing::RejectionWatch>,
+/// A core watch: wait without taking, then take.
+trait CoreWatch: Send {
+    type Item;
+    fn wait_unless(
+        &mut self,
+        timeout: Duration,
+        gave_up: &dyn Fn() -> bool,
+    ) -> fencing::Result<bool>;
+    fn pop(&mut self) -> Option<Self::Item>;
+}
+
+impl CoreWatch for fencing::RejectionWatch {
+    type Item = fencing::RecordedRejection;
+    fn wait_unless(
+        &mut self,
+        timeout: Duration,
+        gave_up: &dyn Fn() -> bool,
+    ) -> fencing::Result<bool> {
+        fencing::RejectionWatch::wait_unless(self, timeout, gave_up)
+    }
+    fn pop(&mut self) -> Option<Self::Item> {
+        fencing::RejectionWatch::pop(self)
+    }
+}
+
+impl CoreWatch for fencing::LeaseWatch {
+    type Item = fencing::Holding;
+    fn wait_unless(
+        &mut self,
+        timeout: Duration,
+        gave_up: &dyn Fn() -> bool,
+    ) -> fencing::Result<bool> {
+        fencing::LeaseWatch::wait_unless(self, timeout, gave_up)
+    }
+    fn pop(&mut self) -> Option<Self::Item> {
+        fencing::LeaseWatch::pop(self)
+    }
+}
+
+/// What both watches do: a step of iteration (Ctrl-C ends its wait and
+/// leaves the watch usable; a store's error ends the watch), and `wait` and
+/// `pop`, a step split in two for a caller that waits elsewhere
+/// (``fencing.aio``): the wait only waits, so a wait given up loses nothing.
+struct Steps<W> {
+    inner: Mutex<W>,
     ended: AtomicBool,
 }
 
-impl RejectionWatch {
-    pub fn new(inner: fencing::RejectionWatch) -> Self {
-        RejectionWatch {
-            inner: Mutex::new(inner),
+impl<W: CoreWatch> Steps<W> {
+    fn new(watch: W) -> Self {
+        Steps {
+            inner: Mutex::new(watch),
             ended: AtomicBool::new(false),
         }
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, W> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn waited(&self, py: Python<'_>, timeout: Duration, cancel: &Flag) -> PyResult<bool> {
         interruptible(py, cancel, |gave_up| {
-            let mut w = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            w.wait_unless(timeout, gave_up)
+            self.lock().wait_unless(timeout, gave_up)
         })
     }
-}
 
-#[pymethods]
-impl RejectionWatch {
-    fn __iter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    fn next(&self, py: Python<'_>) -> PyResult<Option<W::Item>> {
         if self.ended.load(Ordering::Acquire) {
             return Ok(None);
         }
         loop {
             match self.waited(py, Duration::MAX, &Flag::default()) {
                 Ok(_) => {
-                    if let Some(r) = self.pop(py)? {
-                        return Ok(Some(r));
+                    if let Some(item) = self.pop() {
+                        return Ok(Some(item));
                     }
                 }
                 Err(e) => {
@@ -70,9 +105,6 @@ impl RejectionWatch {
         }
     }
 
-    /// Waits until a rejection is pending, ``timeout`` seconds pass (None:
-    /// no limit) or ``cancel`` is fired; returns whether one is pending.
-    #[pyo3(signature = (timeout=None, *, cancel=None))]
     fn wait(
         &self,
         py: Python<'_>,
@@ -87,13 +119,112 @@ impl RejectionWatch {
         self.waited(py, timeout, &cancel)
     }
 
+    fn pop(&self) -> Option<W::Item> {
+        self.lock().pop()
+    }
+}
+
+/// Each rejection the store records from the moment the watch began, oldest
+/// first, as the dicts of ``Store.events()``. ``for r in watch`` blocks
+/// until the next one (Ctrl-C ends it); after an error (the store closed)
+/// iteration ends. ``wait`` and ``pop`` split a step in two, for a caller
+/// that waits elsewhere (``fencing.aio``).
+#[pyclass(frozen, module = "fencing", name = "RejectionWatch")]
+pub struct RejectionWatch {
+    steps: Steps<fencing::RejectionWatch>,
+}
+
+impl RejectionWatch {
+    pub fn new(inner: fencing::RejectionWatch) -> Self {
+        RejectionWatch {
+            steps: Steps::new(inner),
+        }
+    }
+}
+
+#[pymethods]
+impl RejectionWatch {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.steps
+            .next(py)?
+            .map(|r| rejection_dict(py, &r))
+            .transpose()
+    }
+
+    /// Waits until a rejection is pending, ``timeout`` seconds pass (None:
+    /// no limit) or ``cancel`` is fired; returns whether one is pending.
+    #[pyo3(signature = (timeout=None, *, cancel=None))]
+    fn wait(
+        &self,
+        py: Python<'_>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.steps.wait(py, timeout, cancel)
+    }
+
     /// The oldest pending rejection, or None, without waiting.
     fn pop<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let r = self
-            .inner
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        r.map(|r| rejection_dict(py, &r)).transpose()
+        self.steps.pop().map(|r| rejection_dict(py, &r)).transpose()
+    }
+}
+
+/// Who holds a scope's lease: first the lease as it is when the watch
+/// begins, then the lease after each change (acquired, renewed, released,
+/// expired), in order, as ``Holding`` values (``scope``, ``lease``: a
+/// ``Lease`` or None). ``for h in watch`` blocks until the next change
+/// (Ctrl-C ends it); after an error (the store closed) iteration ends.
+/// ``wait`` and ``pop`` split a step in two, for a caller that waits
+/// elsewhere (``fencing.aio``).
+#[pyclass(frozen, module = "fencing", name = "LeaseWatch")]
+pub struct LeaseWatch {
+    steps: Steps<fencing::LeaseWatch>,
+    scope: String,
+}
+
+impl LeaseWatch {
+    pub fn new(inner: fencing::LeaseWatch) -> Self {
+        LeaseWatch {
+            scope: inner.scope().to_owned(),
+            steps: Steps::new(inner),
+        }
+    }
+}
+
+#[pymethods]
+impl LeaseWatch {
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Holding>> {
+        Ok(self.steps.next(py)?.map(Holding::from))
+    }
+
+    /// Waits until a change is pending, ``timeout`` seconds pass (None: no
+    /// limit) or ``cancel`` is fired; returns whether one is pending.
+    #[pyo3(signature = (timeout=None, *, cancel=None))]
+    fn wait(
+        &self,
+        py: Python<'_>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        cancel: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.steps.wait(py, timeout, cancel)
+    }
+
+    /// The pending ``Holding``, or None, without waiting.
+    fn pop(&self) -> Option<Holding> {
+        self.steps.pop().map(Holding::from)
+    }
+
+    /// The scope watched.
+    #[getter]
+    fn scope(&self) -> &str {
+        &self.scope
     }
 }

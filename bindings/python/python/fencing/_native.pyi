@@ -29,6 +29,8 @@ __all__ = [
     "Receipt",
     "ScopeStatus",
     "RejectionWatch",
+    "Holding",
+    "LeaseWatch",
     "MAX_TOKEN",
     "FAILOVER_STEP",
     "MAX_SCOPE_BYTES",
@@ -115,6 +117,38 @@ class RejectionWatch:
         ``cancel`` is fired; returns whether one is pending."""
     def pop(self) -> Optional[Dict[str, Any]]:
         """The oldest pending rejection, or None, without waiting."""
+
+@final
+class Holding:
+    """A scope's lease as a watch saw it (``Store.watch``)."""
+
+    @property
+    def scope(self) -> str:
+        """The scope watched."""
+    @property
+    def lease(self) -> Optional[Lease]:
+        """The live lease, or None (never taken, released, expired, or ended by a failover
+        step)."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+
+@final
+class LeaseWatch:
+    """Who holds a scope's lease: the lease as it is when the watch begins, then after each
+    change (acquired, renewed, released, expired), in order, as ``Holding`` values. Iterating
+    blocks until the next change (Ctrl-C ends it); after a store error iteration ends. ``wait``
+    and ``pop`` split a step in two."""
+
+    def __iter__(self) -> Self: ...
+    def __next__(self) -> Holding: ...
+    def wait(self, timeout: Optional[_Seconds] = None, *, cancel: Optional[Cancel] = None) -> bool:
+        """Waits until a change is pending, ``timeout`` seconds pass (None: no limit) or
+        ``cancel`` is fired; returns whether one is pending."""
+    def pop(self) -> Optional[Holding]:
+        """The pending ``Holding``, or None, without waiting."""
+    @property
+    def scope(self) -> str:
+        """The scope watched."""
 
 @final
 class Lease:
@@ -446,6 +480,10 @@ class Store:
         """Each rejection the store records from now on (of ``scope``, or of every scope),
         oldest first, as ``events()`` gives them; ``for r in store.watch_rejections()`` blocks
         until the next (Ctrl-C ends it)."""
+    def watch(self, scope: str) -> LeaseWatch:
+        """Who holds ``scope``'s lease, live: the lease as it is now, then after each change
+        (acquired, renewed, released, expired), as ``Holding`` values; ``for h in
+        store.watch(scope)`` blocks until the next change (Ctrl-C ends it)."""
     def events(self, scope: Optional[str] = None, *, limit: int = 20) -> Dict[str, Any]:
         """The store's own record (docs/operations.md): recent recorded rejections and the last
         writer of each scope (of ``scope`` only, if given), newest first, at most ``limit`` of

@@ -19,7 +19,7 @@ never starve the executor that the lease holder's calls need.
 Cancelling a task: a call that takes a lease (``acquire``, ``acquire_wait``,
 ``lease``) leaves none behind (a wait stops within 20 ms and sends no further
 acquire; a lease that arrived anyway is released at once); a
-``RejectionWatch`` step stops its wait and loses no rejection. Every other
+``RejectionWatch`` or ``LeaseWatch`` step stops its wait and loses nothing. Every other
 call runs to its end on its thread: cancelling it is like losing its answer,
 so its write may or may not have happened (docs/semantics.md, "Giving up a
 call").
@@ -37,9 +37,9 @@ from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Typ
 
 from . import _native
 from ._errors import FencingError
-from ._native import Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus
+from ._native import Delete, Entry, Holding, Lease, Page, Put, Receipt, ScopeStatus
 
-__all__ = ["KeepAlive", "Opening", "RejectionWatch", "Store", "open"]
+__all__ = ["KeepAlive", "LeaseWatch", "Opening", "RejectionWatch", "Store", "open"]
 
 Seconds = Union[float, datetime.timedelta]
 Bytes = Union[bytes, bytearray, memoryview]
@@ -364,6 +364,42 @@ class RejectionWatch:
             )
 
 
+class LeaseWatch:
+    """Who holds a scope's lease: the lease as it is when the watch began,
+    then after each change, as ``Holding`` values: ``async for h in watch``.
+    Each wait runs on a thread of its own; a cancelled task stops it, and no
+    change is lost (the wait only waits; the change is taken here). A store
+    error (the store closed) is raised by the step that meets it."""
+
+    def __init__(self, watch: _native.LeaseWatch) -> None:
+        self._watch = watch
+
+    @property
+    def sync(self) -> _native.LeaseWatch:
+        """The underlying ``fencing.LeaseWatch``."""
+        return self._watch
+
+    @property
+    def scope(self) -> str:
+        """The scope watched."""
+        return self._watch.scope
+
+    def __aiter__(self) -> LeaseWatch:
+        return self
+
+    async def __anext__(self) -> Holding:
+        while True:
+            pending = self._watch.pop()
+            if pending is not None:
+                return pending
+            cancel = _native.Cancel()
+            await _on_own_thread(
+                functools.partial(self._watch.wait, cancel=cancel),
+                undo=lambda _: None,
+                on_cancel=cancel.fire,
+            )
+
+
 class Store:
     """A ``fencing.Store`` for asyncio: the same methods, as coroutines.
     ``async with`` closes it."""
@@ -583,3 +619,8 @@ class Store:
         """``async for r in await store.watch_rejections():`` each rejection
         the store records from now on, oldest first (see ``RejectionWatch``)."""
         return RejectionWatch(await _run(self._store.watch_rejections, scope))
+
+    async def watch(self, scope: str) -> LeaseWatch:
+        """``async for h in await store.watch(scope):`` who holds the
+        scope's lease, now and after each change (see ``LeaseWatch``)."""
+        return LeaseWatch(await _run(self._store.watch, scope))

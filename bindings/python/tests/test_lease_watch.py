@@ -1,0 +1,281 @@
+"""``Store.watch``: who holds a scope's lease, live (docs/semantics.md,
+"Watching a lease"): the lease as it is, then each change (acquired,
+renewed, released, expired), in order, seen from another handle than the
+one that makes them; Ctrl-C, a fired Cancel and a cancelled task end a
+blocked wait and lose nothing. Nothing here times a call: the bounds only
+turn a hang into a failure."""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Coroutine, Iterator, Optional, Tuple, TypeVar, Union
+
+import pytest
+
+import fencing
+import fencing.aio
+
+BOUND = 60.0  # seconds: the most any wait here may take
+TTL = 120  # far longer than any wait: only a wake-up (or a read) shows a change
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(asyncio.wait_for(coro, BOUND))
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def pair(
+    request: pytest.FixtureRequest, tmp_path: pathlib.Path
+) -> Iterator[Tuple[fencing.Store, fencing.Store]]:
+    """Two handles on one store: the one that changes the lease, the one
+    that watches (one handle for ``memory:``, which lives in its handle)."""
+    if request.param == "memory":
+        store = fencing.open("memory:")
+        yield store, store
+        store.close()
+        return
+    if request.param == "sqlite":
+        url = f"sqlite:{tmp_path / 'watch.db'}"
+    else:
+        url = request.getfixturevalue("pg_url")
+    changer = fencing.open(url)
+    watcher = fencing.open(url)
+    yield changer, watcher
+    watcher.close()
+    changer.close()
+
+
+class Watching:
+    """A blocking watch iterated on its own thread, each holding queued: so
+    that the changes below come while it waits."""
+
+    def __init__(self, watcher: fencing.Store, scope: str) -> None:
+        self.seen: "queue.Queue[Union[fencing.Holding, BaseException]]" = queue.Queue()
+        watch = watcher.watch(scope)
+        assert watch.scope == scope
+        self.thread = threading.Thread(target=self._run, args=(watch,), daemon=True)
+        self.thread.start()
+
+    def _run(self, watch: fencing.LeaseWatch) -> None:
+        try:
+            for h in watch:
+                self.seen.put(h)
+        except fencing.ClosedError as e:  # the watcher closed: the end
+            self.seen.put(e)
+
+    def next(self, what: str) -> fencing.Holding:
+        try:
+            h = self.seen.get(timeout=BOUND)
+        except queue.Empty:
+            pytest.fail(f"the watch did not see {what}")
+        assert isinstance(h, fencing.Holding), (what, h)
+        return h
+
+    @staticmethod
+    def settle() -> None:
+        """Lets the watch read and fall asleep before the next change."""
+        time.sleep(0.3)
+
+
+def held(h: fencing.Holding) -> Optional[Tuple[str, int]]:
+    return None if h.lease is None else (h.lease.holder, h.lease.token)
+
+
+def test_a_watch_yields_the_lease_then_each_change_in_order(
+    pair: Tuple[fencing.Store, fencing.Store],
+) -> None:
+    changer, watcher = pair
+    watch = Watching(watcher, "s")
+    first = watch.next("the start")
+    assert (first.scope, first.lease) == ("s", None)
+    assert repr(first) == "Holding(scope='s', lease=None)"
+
+    watch.settle()
+    a = changer.acquire("s", holder="a", ttl=TTL)
+    seen = watch.next("the acquire")
+    assert seen.scope == "s" and held(seen) == ("a", a.token)
+    assert isinstance(seen.lease, fencing.Lease) and seen.lease.scope == "s"
+    first_expiry = seen.lease.expires_at
+
+    watch.settle()
+    changer.renew(a, ttl=TTL)
+    seen = watch.next("the renewal")
+    assert seen.lease is not None and seen.lease.token == a.token
+    assert seen.lease.expires_at > first_expiry
+
+    watch.settle()
+    assert changer.release(a)
+    assert watch.next("the release").lease is None
+
+    # An expiry is seen with nobody touching the store.
+    watch.settle()
+    b = changer.acquire("s", holder="b", ttl=0.3)
+    assert held(watch.next("the second holder")) == ("b", b.token)
+    assert watch.next("the expiry").lease is None
+
+    # Nothing changes: nothing is yielded. The thread ends when the fixture
+    # closes the watcher, at the wait's next read (on memory: nothing wakes
+    # a wait for a close, so that may be 15 s later; the closed-store test
+    # below is where a close ends a watch).
+    with pytest.raises(queue.Empty):
+        watch.seen.get(timeout=0.3)
+
+
+def test_wait_and_pop_split_a_step_and_a_cancel_ends_the_wait() -> None:
+    with fencing.open("memory:") as store:
+        watch = store.watch("s")
+        assert watch.wait(timeout=BOUND) is True
+        first = watch.pop()
+        assert first is not None and first.lease is None
+        assert watch.pop() is None
+        assert watch.wait(timeout=0) is False
+        cancel = fencing.Cancel()
+        threading.Timer(0.05, cancel.fire).start()
+        assert watch.wait(cancel=cancel) is False  # no timeout: only the cancel ends it
+        lease = store.acquire("s", holder="a", ttl=TTL)
+        assert watch.wait(timeout=BOUND, cancel=fencing.Cancel()) is True
+        h = watch.pop()
+        assert h is not None and held(h) == ("a", lease.token)
+        assert h == h and h != first  # compared by value
+        with pytest.raises(fencing.InvalidArgumentError, match="cancel must be a fencing.Cancel"):
+            watch.wait(timeout=0, cancel="no")  # type: ignore[arg-type]
+
+
+def test_a_watch_refuses_a_bad_scope_and_a_closed_store() -> None:
+    store = fencing.open("memory:")
+    for bad in ("", "x" * (fencing.MAX_SCOPE_BYTES + 1)):
+        with pytest.raises(fencing.InvalidArgumentError) as info:
+            store.watch(bad)
+        assert info.value.code == "INVALID_ARGUMENT"
+    with pytest.raises(fencing.InvalidArgumentError):
+        store.watch(1)  # type: ignore[arg-type]
+    watch = store.watch("s")
+    store.close()
+    with pytest.raises(fencing.ClosedError):
+        next(watch)
+    assert list(watch) == []  # a store's error ends the watch
+    with pytest.raises(fencing.ClosedError):
+        store.watch("s")
+
+
+INTERRUPTED = r"""
+import sys, fencing
+store = fencing.Store(sys.argv[1])
+watch = store.watch("s")
+assert next(watch).lease is None
+print("waiting", flush=True)
+try:
+    next(watch)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+# Still usable, and nothing lost: the change after the interrupt is seen.
+lease = store.acquire("s", holder="after", ttl=120)
+h = next(watch)
+print("then", h.lease.holder, h.lease.token == lease.token, flush=True)
+"""
+
+
+def test_ctrl_c_ends_a_blocked_watch_and_leaves_it_usable(tmp_path: pathlib.Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, f"sqlite:{tmp_path / 'watch.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "waiting"
+        time.sleep(0.2)  # into the wait
+        proc.send_signal(signal.SIGINT)
+        # Bounded, but the wait itself has no end: a hang, not a speed claim.
+        out, err = proc.communicate(timeout=BOUND)
+    finally:
+        proc.kill()
+    assert out.split("\n")[:2] == ["interrupted", "then after True"], (out, err)
+    assert proc.returncode == 0, err
+
+
+# ----- fencing.aio -----
+
+
+def test_an_async_watch_yields_the_lease_then_each_change(
+    pair: Tuple[fencing.Store, fencing.Store],
+) -> None:
+    changer, watcher = pair
+
+    async def main() -> None:
+        store = fencing.aio.Store(watcher)
+        watch = await store.watch("s")
+        assert isinstance(watch, fencing.aio.LeaseWatch)
+        assert watch.scope == "s" and isinstance(watch.sync, fencing.LeaseWatch)
+        first = await watch.__anext__()
+        assert (first.scope, first.lease) == ("s", None)
+
+        async def during_next(change: Any) -> Tuple[fencing.Holding, Any]:
+            """A change made while the watch waits (the wait first let to
+            read and fall asleep), and what the watch then yields."""
+            step = asyncio.ensure_future(watch.__anext__())
+            await asyncio.sleep(0.3)
+            done = await asyncio.to_thread(change)
+            return await step, done
+
+        seen, a = await during_next(lambda: changer.acquire("s", holder="a", ttl=TTL))
+        assert held(seen) == ("a", a.token)
+        assert seen.lease is not None
+        first_expiry = seen.lease.expires_at
+        seen, _ = await during_next(lambda: changer.renew(a, ttl=TTL))
+        assert seen.lease is not None and seen.lease.token == a.token
+        assert seen.lease.expires_at > first_expiry
+        seen, released = await during_next(lambda: changer.release(a))
+        assert released and seen.lease is None
+        seen, b = await during_next(lambda: changer.acquire("s", holder="b", ttl=0.3))
+        assert held(seen) == ("b", b.token)
+        # The expiry, with nobody touching the store; then a break ends it.
+        states = []
+        async for h in watch:
+            states.append(held(h))
+            break
+        assert states == [None]
+
+    run(main())
+
+
+def test_a_cancelled_step_stops_its_wait_and_loses_nothing() -> None:
+    async def main() -> None:
+        async with await fencing.aio.Store.open("memory:") as store:
+            watch = await store.watch("s")
+            assert (await watch.__anext__()).lease is None
+            # A step given up while nothing changes: its wait stops.
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(watch.__anext__(), 0.05)
+            task = asyncio.ensure_future(watch.__anext__())
+            await asyncio.sleep(0.1)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            # The waits behind them let go of the watch: another wait gets it.
+            freed = threading.Thread(target=watch.sync.wait, args=(0,), daemon=True)
+            freed.start()
+            freed.join(BOUND)
+            assert not freed.is_alive(), "a cancelled step's wait kept running"
+            # Nothing lost: the change after the cancelled steps is seen.
+            lease = await store.acquire("s", holder="a", ttl=TTL)
+            async for h in watch:
+                assert held(h) == ("a", lease.token)
+                break
+            with pytest.raises(fencing.InvalidArgumentError):
+                await store.watch("")
+            with pytest.raises(fencing.InvalidArgumentError):
+                await store.watch("x" * (fencing.MAX_SCOPE_BYTES + 1))
+        with pytest.raises(fencing.ClosedError):
+            await watch.__anext__()
+
+    run(main())
