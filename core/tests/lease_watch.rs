@@ -211,6 +211,39 @@ fn a_watch_never_invents_a_state_and_sees_every_holder_it_is_given_time_for() {
     }
 }
 
+/// Closing the store ends a watch that sleeps, and a waiter, at once:
+/// without it, a memory: watch would sleep 15 s and the waiter the TTL.
+#[test]
+fn closing_the_store_ends_a_sleeping_watch_and_waiter() {
+    for (backend, changer, watcher, _dir) in pairs() {
+        let held = changer.acquire("c", "h", TTL).unwrap();
+        let mut watch = watcher.watch("c").unwrap();
+        next(&mut watch, backend, "the start");
+        let (tx, rx) = mpsc::channel();
+        let (w, tx2) = (watcher.clone(), tx.clone());
+        std::thread::spawn(move || tx.send(watch.next().map(|r| r.map(|_| ()))).unwrap());
+        std::thread::spawn(move || {
+            let waited = w.acquire_wait("c", "w", TTL, Duration::from_secs(100));
+            tx2.send(Some(waited.map(drop))).unwrap();
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        watcher.close();
+        for _ in 0..2 {
+            let ended = rx
+                .recv_timeout(SEEN_WITHIN)
+                .expect("still sleeping after the close");
+            assert_eq!(
+                ended.unwrap().unwrap_err().code(),
+                fencing::ErrorCode::Closed,
+                "{backend}"
+            );
+        }
+        if backend != "memory" {
+            changer.release("c", held.token).unwrap();
+        }
+    }
+}
+
 #[test]
 fn a_watch_refuses_a_bad_scope_and_a_closed_store() {
     let store = Store::open("memory:").unwrap();

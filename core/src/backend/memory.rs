@@ -620,6 +620,11 @@ impl Backend for Memory {
         Ok(())
     }
 
+    fn close(&self) {
+        // Waits and watches of this handle find it closed at once.
+        self.wakes.all_ended();
+    }
+
     fn advance_clock(&self, by: Duration) -> Result<()> {
         self.clock.advance(by)?;
         self.wakes.all_ended();

@@ -857,5 +857,7 @@ impl Backend for Postgres {
     fn close(&self) {
         self.listener.stop();
         self.pool.close();
+        // Waits and watches of this handle find it closed at once.
+        self.listener.wakes().all_ended();
     }
 }

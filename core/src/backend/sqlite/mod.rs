@@ -1321,6 +1321,8 @@ impl Backend for Sqlite {
     }
 
     fn close(&self) {
+        // Waits and watches of this handle find it closed at once.
+        self.wakes.all_ended();
         if let Ok(mut conn) = self.conn.lock() {
             // An inherited connection is left to Owned's drop, which forgets it.
             if let Some(mut o) = conn.take().filter(|o| !o.inherited()) {
