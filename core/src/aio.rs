@@ -450,46 +450,19 @@ impl Drop for LeaseGuard {
     }
 }
 
-/// A blocking watch that the async ones drive off the executor.
-trait Blocking: Send + 'static {
-    type Item: Send + 'static;
-    fn pop(&mut self) -> Option<Self::Item>;
-    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool>;
-}
-
-impl Blocking for crate::RejectionWatch {
-    type Item = RecordedRejection;
-    fn pop(&mut self) -> Option<RecordedRejection> {
-        crate::RejectionWatch::pop(self)
-    }
-    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool> {
-        crate::RejectionWatch::wait_unless(self, timeout, gave_up)
-    }
-}
-
-impl Blocking for crate::LeaseWatch {
-    type Item = crate::Holding;
-    fn pop(&mut self) -> Option<crate::Holding> {
-        crate::LeaseWatch::pop(self)
-    }
-    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool> {
-        crate::LeaseWatch::wait_unless(self, timeout, gave_up)
-    }
-}
-
 type NextItem<T> = Pin<Box<dyn Future<Output = Result<T>> + Send>>;
 
 /// A blocking watch as a stream: dropping a `next` future (a timeout, a
 /// lost `select!` branch) stops its wait within 20 ms and loses no item:
 /// the wait off the executor only waits, and the item is taken here, by the
 /// future that returns it.
-struct Driven<W: Blocking> {
+struct Driven<W: crate::Watch> {
     inner: Arc<Mutex<W>>,
     in_flight: Option<NextItem<W::Item>>,
     ended: bool,
 }
 
-impl<W: Blocking> Driven<W> {
+impl<W: crate::Watch> Driven<W> {
     fn new(watch: W) -> Self {
         Driven {
             inner: Arc::new(Mutex::new(watch)),
@@ -513,7 +486,7 @@ impl<W: Blocking> Driven<W> {
     }
 }
 
-async fn next_of<W: Blocking>(inner: Arc<Mutex<W>>) -> Result<W::Item> {
+async fn next_of<W: crate::Watch>(inner: Arc<Mutex<W>>) -> Result<W::Item> {
     let pop = |w: &Mutex<W>| w.lock().unwrap_or_else(PoisonError::into_inner).pop();
     loop {
         if let Some(item) = pop(&inner) {

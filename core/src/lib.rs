@@ -66,7 +66,7 @@ pub use url::{ClockKind, Options, StoreOptions};
 pub use url::{Pooler, PostgresOptions, RootCert, SslMode};
 #[cfg(feature = "sqlite")]
 pub use url::{SqliteOptions, Synchronous};
-pub use watch::{RejectionWatch, WATCH_POLL};
+pub use watch::{RejectionWatch, Watch, WATCH_POLL};
 pub use worker_role::{bound_worker_role, WorkerTimeouts};
 
 /// Compiles the README's examples, so they cannot rot.

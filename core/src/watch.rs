@@ -16,6 +16,39 @@ use crate::Store;
 /// How often a watch with nothing pending reads the record again.
 pub const WATCH_POLL: Duration = Duration::from_millis(250);
 
+/// What the store's live watches share ([`RejectionWatch`],
+/// [`crate::LeaseWatch`]): a wait that only waits, then a take, so that a
+/// face can wait elsewhere (a thread, an executor's blocking pool) and give
+/// up without losing an item.
+pub trait Watch: Send + 'static {
+    type Item: Send + 'static;
+    /// Waits until an item is pending, `timeout` passes or `gave_up()` says
+    /// so; returns whether one is pending.
+    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool>;
+    /// The pending item, without waiting.
+    fn pop(&mut self) -> Option<Self::Item>;
+}
+
+impl Watch for RejectionWatch {
+    type Item = RecordedRejection;
+    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool> {
+        RejectionWatch::wait_unless(self, timeout, gave_up)
+    }
+    fn pop(&mut self) -> Option<RecordedRejection> {
+        RejectionWatch::pop(self)
+    }
+}
+
+impl Watch for crate::LeaseWatch {
+    type Item = crate::Holding;
+    fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool> {
+        crate::LeaseWatch::wait_unless(self, timeout, gave_up)
+    }
+    fn pop(&mut self) -> Option<crate::Holding> {
+        crate::LeaseWatch::pop(self)
+    }
+}
+
 /// Rejections recorded after the watch began, oldest first
 /// ([`Store::watch_rejections`]). As an [`Iterator`], `next` blocks until
 /// one is recorded; after an error (the store closed, unreachable) it ends.

@@ -16,45 +16,6 @@ use crate::convert::duration;
 use crate::store::{interruptible, rejection_dict};
 use crate::types::Holding;
 
-/// A core watch: wait without taking, then take.
-trait CoreWatch: Send {
-    type Item;
-    fn wait_unless(
-        &mut self,
-        timeout: Duration,
-        gave_up: &dyn Fn() -> bool,
-    ) -> fencing::Result<bool>;
-    fn pop(&mut self) -> Option<Self::Item>;
-}
-
-impl CoreWatch for fencing::RejectionWatch {
-    type Item = fencing::RecordedRejection;
-    fn wait_unless(
-        &mut self,
-        timeout: Duration,
-        gave_up: &dyn Fn() -> bool,
-    ) -> fencing::Result<bool> {
-        fencing::RejectionWatch::wait_unless(self, timeout, gave_up)
-    }
-    fn pop(&mut self) -> Option<Self::Item> {
-        fencing::RejectionWatch::pop(self)
-    }
-}
-
-impl CoreWatch for fencing::LeaseWatch {
-    type Item = fencing::Holding;
-    fn wait_unless(
-        &mut self,
-        timeout: Duration,
-        gave_up: &dyn Fn() -> bool,
-    ) -> fencing::Result<bool> {
-        fencing::LeaseWatch::wait_unless(self, timeout, gave_up)
-    }
-    fn pop(&mut self) -> Option<Self::Item> {
-        fencing::LeaseWatch::pop(self)
-    }
-}
-
 /// What both watches do: a step of iteration (Ctrl-C ends its wait and
 /// leaves the watch usable; a store's error ends the watch), and `wait` and
 /// `pop`, a step split in two for a caller that waits elsewhere
@@ -64,7 +25,7 @@ struct Steps<W> {
     ended: AtomicBool,
 }
 
-impl<W: CoreWatch> Steps<W> {
+impl<W: fencing::Watch> Steps<W> {
     fn new(watch: W) -> Self {
         Steps {
             inner: Mutex::new(watch),
