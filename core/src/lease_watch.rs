@@ -16,13 +16,16 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::backend::wakes::Slept;
 use crate::defaults::wait_backoff;
 use crate::error::Result;
+use crate::rules::ttl_ms;
 use crate::store::nothing_took_effect;
 use crate::token::Token;
 use crate::types::Lease;
+use crate::waiting::longest_sleep;
 use crate::{limits, Store};
 
 /// How long a PostgreSQL store announces a scope's changes for a watch
-/// after its last read; the watch reads at least every quarter of it.
+/// after its last read; the watch reads at least every half of it
+/// (`waiting::longest_sleep`), and the read moves it on (`refresh_due`).
 pub(crate) const WATCH_LIFE: Duration = Duration::from_secs(60);
 
 /// A scope's lease as a watch saw it ([`Store::watch`]).
@@ -119,7 +122,7 @@ impl LeaseWatch {
                         self.attempt = 0;
                         return Ok(true);
                     }
-                    let mut nap = WATCH_LIFE / 4;
+                    let mut nap = longest_sleep(ttl_ms(WATCH_LIFE));
                     if let Some(lease) = &read.lease {
                         nap = nap.min(lease.remaining + Duration::from_millis(1));
                     }

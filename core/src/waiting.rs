@@ -21,8 +21,18 @@ use crate::types::Lease;
 /// second) ...
 pub(crate) const PLACE_LIFE_MIN: Duration = Duration::from_secs(1);
 /// ... and at most this long, so that a waiter that died holds up the
-/// ones behind it a minute at most, however long the lease it wanted.
-pub(crate) const PLACE_LIFE_MAX: Duration = Duration::from_secs(60);
+/// ones behind it one TTL at most, and ten minutes however long the lease
+/// it wanted.
+pub(crate) const PLACE_LIFE_MAX: Duration = Duration::from_secs(600);
+
+/// A waiter sleeps at most `1 / SLEEP_PARTS` of its place's life ...
+pub(crate) const SLEEP_PARTS: u64 = 2;
+/// ... and an attempt moves its place on once less than
+/// `REFRESH_QUARTERS / 4` of its life is left: every attempt after a full
+/// sleep does, and a waiter late to wake keeps the other half of the life
+/// as its margin. So a waiter on a lease that never ends asks twice per
+/// place life (twice per TTL, for a TTL within the bounds above).
+pub(crate) const REFRESH_QUARTERS: u64 = 3;
 
 /// How long a place lasts past an attempt of a waiter that asked for `ttl`.
 pub(crate) fn place_life_ms(ttl: Duration) -> u64 {
@@ -30,16 +40,15 @@ pub(crate) fn place_life_ms(ttl: Duration) -> u64 {
 }
 
 /// The longest a waiter with a place of `life_ms` sleeps before it asks
-/// again: a quarter of its life, so that the attempt that finds the place
-/// past half its life (`refresh_due`) comes while a quarter is left.
+/// again (a watch with a registration of that life too): half its life.
 pub(crate) fn longest_sleep(life_ms: u64) -> Duration {
-    Duration::from_millis(life_ms / 4)
+    Duration::from_millis(life_ms / SLEEP_PARTS)
 }
 
-/// Whether an attempt should move its place's deadline on (it is past half
-/// its life): the other attempts only read.
+/// Whether an attempt should move its place's deadline on (less than three
+/// quarters of its life left): the other attempts only read.
 pub(crate) fn refresh_due(until_ms: u64, now_ms: u64, life_ms: u64) -> bool {
-    until_ms.saturating_sub(now_ms) < life_ms / 2
+    until_ms.saturating_sub(now_ms) < life_ms / 4 * REFRESH_QUARTERS
 }
 
 /// Whose turn it is, for a waiting attempt at `now_ms`: `lease_expires_ms`
@@ -90,8 +99,8 @@ mod tests {
     fn a_place_lasts_the_ttl_within_its_bounds() {
         assert_eq!(place_life_ms(Duration::from_millis(1)), 1_000);
         assert_eq!(place_life_ms(Duration::from_secs(5)), 5_000);
-        assert_eq!(place_life_ms(Duration::from_secs(3600)), 60_000);
-        assert_eq!(longest_sleep(60_000), Duration::from_secs(15));
+        assert_eq!(place_life_ms(Duration::from_secs(3600)), 600_000);
+        assert_eq!(longest_sleep(60_000), Duration::from_secs(30));
     }
 
     #[test]
@@ -111,9 +120,10 @@ mod tests {
     }
 
     #[test]
-    fn a_place_is_moved_on_only_past_half_its_life() {
+    fn a_place_is_moved_on_only_past_a_quarter_of_its_life() {
         assert!(!refresh_due(10_000, 5_000, 6_000));
-        assert!(refresh_due(10_000, 7_001, 6_000));
+        assert!(!refresh_due(10_000, 5_500, 6_000));
+        assert!(refresh_due(10_000, 5_501, 6_000));
         assert!(refresh_due(10_000, 20_000, 6_000));
     }
 

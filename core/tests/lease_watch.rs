@@ -15,7 +15,7 @@ mod support;
 use support::{fresh_schema, postgres_test_url, sqlite_url, OwnCluster};
 
 const TTL: Duration = Duration::from_secs(120);
-/// Shorter than the quarter of a watch's registration life (15 s) that a
+/// Shorter than the half of a watch's registration life (30 s) that a
 /// PostgreSQL watch sleeps when nothing wakes it.
 const SEEN_WITHIN: Duration = Duration::from_secs(10);
 

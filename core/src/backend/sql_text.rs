@@ -13,10 +13,10 @@ use crate::rules::{
     LAST_WRITE_STEP_MS, MAX_AUTOMATIC_STEPS,
 };
 use crate::token::Token;
-use crate::waiting::{PLACE_LIFE_MAX, PLACE_LIFE_MIN};
+use crate::waiting::{PLACE_LIFE_MAX, PLACE_LIFE_MIN, REFRESH_QUARTERS, SLEEP_PARTS};
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 26] {
+pub(crate) fn constants() -> [(&'static str, u64); 28] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -49,6 +49,8 @@ pub(crate) fn constants() -> [(&'static str, u64); 26] {
         ("place_life_min_ms", ttl_ms(PLACE_LIFE_MIN)),
         ("place_life_max_ms", ttl_ms(PLACE_LIFE_MAX)),
         ("watch_life_ms", ttl_ms(WATCH_LIFE)),
+        ("sleep_parts", SLEEP_PARTS),
+        ("refresh_quarters", REFRESH_QUARTERS),
     ]
 }
 

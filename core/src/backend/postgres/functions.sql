@@ -771,8 +771,9 @@ $$;
 -- A waiting caller's attempt (docs/semantics.md, "Waiting"; the rule of
 -- `waiting.rs`): the lease, if it has ended and no live place earlier than
 -- p_place is queued; else the caller's place, kept (its deadline moved on
--- past half its life) or new, and how long it may sleep (`wait_ms`, at most
--- a quarter of the place's life) before it asks again. Under the scope's row lock, as a release, so that a place
+-- past a quarter of its life, `refresh_due`) or new, and how long it may
+-- sleep (`wait_ms`, at most half the place's life, `longest_sleep`) before
+-- it asks again. Under the scope's row lock, as a release, so that a place
 -- and a release are ordered: the release either sees the place or comes
 -- before the attempt, which then finds the lease free.
 CREATE OR REPLACE FUNCTION @schema@.acquire_waiting(p_scope text, p_holder text, p_ttl_ms bigint,
@@ -816,11 +817,11 @@ BEGIN
         RETURNING w.place INTO place;
     ELSE
         place := p_place;
-        IF kept - clock < life / 2 THEN
+        IF kept - clock < life / 4 * @refresh_quarters@ THEN
             UPDATE @schema@.waiting w SET until_ms = clock + life WHERE w.place = p_place;
         END IF;
     END IF;
-    wait_ms := least(wait_ms, life / 4);
+    wait_ms := least(wait_ms, life / @sleep_parts@);
 END
 $$;
 
@@ -1114,7 +1115,7 @@ $$;
 
 -- A watch's read of a scope's lease (docs/semantics.md, "Watching a
 -- lease"): the live lease, if any, and the watch's registration, kept
--- (moved on past half its life) or made anew (`id`), so that every change of
+-- (moved on past a quarter of its life) or made anew (`id`), so that every change of
 -- the scope is announced while the watch lives. Registering clears the
 -- scope's registrations that ran out.
 CREATE OR REPLACE FUNCTION @schema@.watch(p_scope text, p_id bigint,
@@ -1144,7 +1145,7 @@ BEGIN
         RETURNING w.id INTO id;
     ELSE
         id := p_id;
-        IF kept - now_ms < @watch_life_ms@ / 2 THEN
+        IF kept - now_ms < @watch_life_ms@ / 4 * @refresh_quarters@ THEN
             UPDATE @schema@.watching w SET until_ms = now_ms + @watch_life_ms@ WHERE w.id = p_id;
         END IF;
     END IF;
