@@ -120,38 +120,24 @@ LANGUAGE sql VOLATILE AS $$
     SELECT pg_notify('fencing', btrim('@schema@', '"') || coalesce(' ' || p_head || ' ' || p_scope, ''));
 $$;
 
--- The earliest live place queued for a scope, if any.
-CREATE OR REPLACE FUNCTION @schema@.queue_head(p_scope text, p_now bigint) RETURNS bigint
-LANGUAGE sql STABLE AS $$
-    SELECT w.place FROM @schema@.waiting w
-     WHERE w.scope = p_scope AND w.until_ms > p_now ORDER BY w.place LIMIT 1
-$$;
-
--- A lease was taken or renewed: announced when a live watch of the scope
--- is registered (docs/semantics.md, "Watching a lease"), else not at all.
--- PL/pgSQL, so that each session plans the lookup once.
-CREATE OR REPLACE FUNCTION @schema@.announce_changed(p_scope text, p_now bigint) RETURNS void
-LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM @schema@.watching w WHERE w.scope = p_scope AND w.until_ms > p_now) THEN
-        PERFORM @schema@.announce(p_scope, 0);
-    END IF;
-END
-$$;
-
 -- A lease ended: announced to the earliest live place, if one is queued
 -- (nobody else could take it from a waiter before it; the scope's watches
--- wake with it), else to the scope's watches, if any.
+-- wake with it), else to the scope's watches (place 0), if any, else not at
+-- all. An acquire or a renewal announces itself to the watches the same
+-- way, written out in its own body. Statements, not calls: a function
+-- called for the watches' lookup cost acquire and release pairs about 7%
+-- (pgbench, 8 clients), and the place's lookup was an SQL function, which
+-- is planned anew on every call; as statements of PL/pgSQL bodies, planned
+-- once per session, the pairs run as fast as before watches existed.
 CREATE OR REPLACE FUNCTION @schema@.announce_ended(p_scope text, p_now bigint) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-    head bigint := @schema@.queue_head(p_scope, p_now);
 BEGIN
-    IF head IS NOT NULL THEN
-        PERFORM @schema@.announce(p_scope, head);
-    ELSE
-        PERFORM @schema@.announce_changed(p_scope, p_now);
-    END IF;
+    PERFORM @schema@.announce(p_scope, a.head)
+       FROM (SELECT coalesce((SELECT w.place FROM @schema@.waiting w
+                               WHERE w.scope = p_scope AND w.until_ms > p_now ORDER BY w.place LIMIT 1),
+                             (SELECT 0 FROM @schema@.watching w
+                               WHERE w.scope = p_scope AND w.until_ms > p_now LIMIT 1)) AS head) a
+      WHERE a.head IS NOT NULL;
 END
 $$;
 
@@ -751,7 +737,9 @@ BEGIN
             IF NOT @schema@.covered(h, token) THEN
                 PERFORM @schema@.cover(h, token);
             END IF;
-            PERFORM @schema@.announce_changed(p_scope, now_ms);
+            -- To the scope's watches, if any (`announce_ended`).
+            PERFORM @schema@.announce(p_scope, 0) FROM @schema@.watching w
+             WHERE w.scope = p_scope AND w.until_ms > now_ms LIMIT 1;
             RETURN;
         END IF;
         EXIT WHEN attempt = 2;
@@ -880,7 +868,9 @@ BEGIN
     expires_ms := @schema@.later(now_ms, p_ttl_ms);
     UPDATE @schema@.scopes SET lease_ttl_ms = p_ttl_ms, lease_expires_ms = expires_ms, seen_ms = now_ms
      WHERE scope = p_scope;
-    PERFORM @schema@.announce_changed(p_scope, now_ms);
+    -- To the scope's watches, if any (`announce_ended`).
+    PERFORM @schema@.announce(p_scope, 0) FROM @schema@.watching w
+     WHERE w.scope = p_scope AND w.until_ms > now_ms LIMIT 1;
 END
 $$;
 
