@@ -135,6 +135,7 @@ impl Wakes {
 
     /// Whether any ticket is out: a backend may skip finding out whom to
     /// wake when nobody is waiting or watching.
+    #[cfg(feature = "sqlite")]
     pub fn any(&self) -> bool {
         self.tickets.load(Ordering::SeqCst) > 0
     }
