@@ -16,6 +16,30 @@ use crate::cancel::NativeCancel;
 use crate::run;
 use crate::types::{Holding, RecordedRejection};
 
+/// Both watches' `wait`: resolves whether an item is pending, once one is
+/// or `cancel` fires.
+fn wait<'env, W: fencing::Watch>(
+    env: &'env Env,
+    inner: &Arc<Mutex<W>>,
+    cancel: &NativeCancel,
+) -> napi::Result<PromiseRaw<'env, bool>> {
+    let (inner, gave_up) = (inner.clone(), cancel.gave_up());
+    run::settle(
+        env,
+        false,
+        move || {
+            let mut w = inner.lock().unwrap_or_else(PoisonError::into_inner);
+            w.wait_unless(Duration::MAX, &gave_up)
+        },
+        |_env, pending| Ok(pending),
+    )
+}
+
+/// Both watches' `pop`: the pending item, without waiting.
+fn pop<W: fencing::Watch>(inner: &Mutex<W>) -> Option<W::Item> {
+    inner.lock().unwrap_or_else(PoisonError::into_inner).pop()
+}
+
 #[napi]
 pub struct NativeRejectionWatch {
     inner: Arc<Mutex<fencing::RejectionWatch>>,
@@ -39,23 +63,13 @@ impl NativeRejectionWatch {
         env: &'env Env,
         cancel: &NativeCancel,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let (inner, gave_up) = (self.inner.clone(), cancel.gave_up());
-        run::settle(
-            env,
-            false,
-            move || {
-                let mut w = inner.lock().unwrap_or_else(PoisonError::into_inner);
-                w.wait_unless(Duration::MAX, &gave_up)
-            },
-            |_env, pending| Ok(pending),
-        )
+        wait(env, &self.inner, cancel)
     }
 
     /// The oldest pending rejection, or null, without waiting.
     #[napi(catch_unwind)]
     pub fn pop(&self) -> Option<RecordedRejection> {
-        let mut w = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        w.pop().map(Into::into)
+        pop(&self.inner).map(Into::into)
     }
 }
 
@@ -84,23 +98,13 @@ impl NativeLeaseWatch {
         env: &'env Env,
         cancel: &NativeCancel,
     ) -> napi::Result<PromiseRaw<'env, bool>> {
-        let (inner, gave_up) = (self.inner.clone(), cancel.gave_up());
-        run::settle(
-            env,
-            false,
-            move || {
-                let mut w = inner.lock().unwrap_or_else(PoisonError::into_inner);
-                w.wait_unless(Duration::MAX, &gave_up)
-            },
-            |_env, pending| Ok(pending),
-        )
+        wait(env, &self.inner, cancel)
     }
 
     /// The pending holding, or null, without waiting.
     #[napi(catch_unwind)]
     pub fn pop(&self) -> Option<Holding> {
-        let mut w = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        w.pop().map(Into::into)
+        pop(&self.inner).map(Into::into)
     }
 
     /// The scope watched.
