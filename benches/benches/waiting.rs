@@ -243,35 +243,51 @@ fn idle_load(
     (flush, idle): (Duration, Duration),
     polling: bool,
 ) -> f64 {
+    waiting_threads(url, "i", n, polling, || {
+        transactions_over(&mut admin(base), flush, idle)
+    })
+}
+
+/// Runs `measure` while `n` threads of one handle wait on `scope`'s lease,
+/// held by another handle: waiting (woken, or backing off), or asking every
+/// 10 ms with plain acquires; returns what it measured.
+fn waiting_threads(
+    url: &str,
+    scope: &str,
+    n: usize,
+    polling: bool,
+    measure: impl FnOnce() -> f64,
+) -> f64 {
     let holder = Store::open(url).unwrap();
-    let held = holder.acquire("i", "holder", TTL).unwrap();
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let held = holder.acquire(scope, "holder", TTL).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
     let waiting = Store::open(url).unwrap();
     let threads: Vec<_> = (0..n)
         .map(|i| {
-            let (store, stop) = (waiting.clone(), stop.clone());
+            let (store, stop, scope) = (waiting.clone(), stop.clone(), scope.to_owned());
             std::thread::spawn(move || {
                 let holder = format!("w{i}");
                 if polling {
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        let _ = store.acquire("i", &holder, TTL);
+                    while !stop.load(Ordering::Relaxed) {
+                        let _ = store.acquire(&scope, &holder, TTL);
                         std::thread::sleep(Duration::from_millis(10));
                     }
                 } else {
-                    let quit = || stop.load(std::sync::atomic::Ordering::Relaxed);
-                    let _ = store.acquire_wait_unless("i", &holder, TTL, TIMEOUT, &quit);
+                    let quit = || stop.load(Ordering::Relaxed);
+                    let _ = store.acquire_wait_unless(&scope, &holder, TTL, TIMEOUT, &quit);
                 }
             })
         })
         .collect();
+    // Every waiter asked, and past the back-off's doubling.
     std::thread::sleep(Duration::from_millis(500));
-    let per_second = transactions_over(&mut admin(base), flush, idle);
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let measured = measure();
+    stop.store(true, Ordering::Relaxed);
     for t in threads {
         t.join().unwrap();
     }
-    holder.release("i", held.token).unwrap();
-    per_second
+    holder.release(scope, held.token).unwrap();
+    measured
 }
 
 /// A waiter in a process of its own (`process_chain`, `process_idle_load`):
@@ -419,28 +435,16 @@ fn etcd_chain(
     n: usize,
     name: &str,
 ) -> Vec<f64> {
-    use etcd_client::{GetOptions, LockOptions};
+    use etcd_client::GetOptions;
     rt.block_on(async {
         let mut c = client.clone();
-        let lease = c.lease_grant(60, None).await.unwrap().id();
-        let held = c
-            .lock(name, Some(LockOptions::new().with_lease(lease)))
-            .await
-            .unwrap()
-            .key()
-            .to_vec();
+        let (lease, held) = etcd_lock(&mut c, name).await;
         let moments: Moments = Arc::default();
         let tasks: Vec<_> = (0..n)
             .map(|_| {
                 let (mut c, moments, name) = (client.clone(), moments.clone(), name.to_owned());
                 tokio::spawn(async move {
-                    let lease = c.lease_grant(60, None).await.unwrap().id();
-                    let mine = c
-                        .lock(name, Some(LockOptions::new().with_lease(lease)))
-                        .await
-                        .unwrap()
-                        .key()
-                        .to_vec();
+                    let (lease, mine) = etcd_lock(&mut c, &name).await;
                     let got = Instant::now();
                     c.unlock(mine).await.unwrap();
                     moments.lock().unwrap().push((got, Instant::now()));
@@ -475,6 +479,15 @@ fn etcd_chain(
     })
 }
 
+/// etcd's `Lock` of `name` under a lease of its own (so that a lock left
+/// behind runs out): the lease, and the lock's key.
+async fn etcd_lock(c: &mut etcd_client::Client, name: &str) -> (i64, Vec<u8>) {
+    let lease = c.lease_grant(60, None).await.unwrap().id();
+    let options = etcd_client::LockOptions::new().with_lease(lease);
+    let key = c.lock(name, Some(options)).await.unwrap().key().to_vec();
+    (lease, key)
+}
+
 /// This process's CPU time so far (/proc/self/stat: utime and stime, in
 /// clock ticks of 1/100 s, Linux's USER_HZ).
 fn cpu_seconds() -> f64 {
@@ -491,38 +504,11 @@ fn cpu_seconds() -> f64 {
 fn sqlite_cpu(n: usize, idle: Duration, polling: bool) -> f64 {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite:{}", dir.path().join("w.db").display());
-    let holder = Store::open(&url).unwrap();
-    let held = holder.acquire("c", "holder", TTL).unwrap();
-    let waiting = Store::open(&url).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let threads: Vec<_> = (0..n)
-        .map(|i| {
-            let (store, stop) = (waiting.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let holder = format!("w{i}");
-                if polling {
-                    while !stop.load(Ordering::Relaxed) {
-                        let _ = store.acquire("c", &holder, TTL);
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                } else {
-                    let quit = || stop.load(Ordering::Relaxed);
-                    let _ = store.acquire_wait_unless("c", &holder, TTL, TIMEOUT, &quit);
-                }
-            })
-        })
-        .collect();
-    // Past the back-off's doubling.
-    std::thread::sleep(Duration::from_millis(500));
-    let before = cpu_seconds();
-    std::thread::sleep(idle);
-    let used = cpu_seconds() - before;
-    stop.store(true, Ordering::Relaxed);
-    for t in threads {
-        t.join().unwrap();
-    }
-    holder.release("c", held.token).unwrap();
-    used / idle.as_secs_f64() * 100.0
+    waiting_threads(&url, "c", n, polling, || {
+        let before = cpu_seconds();
+        std::thread::sleep(idle);
+        (cpu_seconds() - before) / idle.as_secs_f64() * 100.0
+    })
 }
 
 fn hand_off_lines(
