@@ -12,7 +12,7 @@ use std::time::Duration;
 use fencing::{Holding, LeaseWatch, Store};
 
 mod support;
-use support::{fresh_schema, postgres_test_url, sqlite_url, OwnCluster};
+use support::{fresh_schema, postgres_test_url, role_granted_before, sqlite_url, OwnCluster};
 
 const TTL: Duration = Duration::from_secs(120);
 /// Shorter than the half of a watch's registration life (30 s) that a
@@ -354,22 +354,9 @@ fn a_postgres_role_granted_before_watches_existed_still_watches() {
         return;
     };
     let schema = fresh_schema("watchgrant");
-    let role = format!("{schema}_app");
     let changer = Store::open(&format!("{base}?schema={schema}")).unwrap();
-    let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap();
-    admin
-        .batch_execute(&format!(
-            "CREATE ROLE {role} LOGIN;
-             GRANT USAGE ON SCHEMA {schema} TO {role};
-             GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {schema} TO {role};
-             REVOKE EXECUTE ON FUNCTION {schema}.watch(text, bigint) FROM {role};"
-        ))
-        .unwrap();
-    let watcher = Store::open(&format!(
-        "postgres://{role}@{}?schema={schema}",
-        base.split_once('@').unwrap().1
-    ))
-    .unwrap();
+    let (role, as_role) = role_granted_before(&base, &schema, &["watch(text, bigint)"]);
+    let watcher = Store::open(&as_role).unwrap();
     let watch = Watching::start(&watcher, "s");
     assert_eq!(watch.next("postgres", "the start").lease, None);
     watch.settle();
@@ -381,7 +368,8 @@ fn a_postgres_role_granted_before_watches_existed_still_watches() {
     drop(watch);
     watcher.close();
     changer.close();
-    admin
+    postgres::Client::connect(&base, postgres::NoTls)
+        .unwrap()
         .batch_execute(&format!("DROP SCHEMA {schema} CASCADE; DROP ROLE {role};"))
         .unwrap();
 }

@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 use fencing::Store;
 
 mod support;
-use support::{fresh_schema, pgbouncer_test_url, postgres_test_url, sqlite_url, OwnCluster};
+use support::{
+    fresh_schema, pgbouncer_test_url, postgres_test_url, role_granted_before, sqlite_url,
+    OwnCluster,
+};
 
 const TTL: Duration = Duration::from_secs(120);
 /// Shorter than the TTL: a waiter that gets the lease was woken.
@@ -471,22 +474,15 @@ fn postgres_a_role_granted_before_places_existed_still_waits() {
         return;
     };
     let schema = fresh_schema("oldgrant");
-    let role = format!("{schema}_app");
     let url = format!("{base}?schema={schema}");
     let holder = Store::open(&url).unwrap();
-    let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap();
-    admin
-        .batch_execute(&format!(
-            "CREATE ROLE {role} LOGIN;
-             GRANT USAGE ON SCHEMA {schema} TO {role};
-             GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {schema} TO {role};
-             REVOKE EXECUTE ON FUNCTION {schema}.acquire_waiting(text, text, bigint, boolean, bigint),
-                    {schema}.leave_queue(text, bigint) FROM {role};"
-        ))
-        .unwrap();
-    let as_role = format!(
-        "postgres://{role}@{}?schema={schema}",
-        base.split_once('@').unwrap().1
+    let (role, as_role) = role_granted_before(
+        &base,
+        &schema,
+        &[
+            "acquire_waiting(text, text, bigint, boolean, bigint)",
+            "leave_queue(text, bigint)",
+        ],
     );
     let waiting = Store::open(&as_role).unwrap();
     let held = holder.acquire("s", "h", TTL).unwrap();
@@ -498,7 +494,8 @@ fn postgres_a_role_granted_before_places_existed_still_waits() {
         assert_eq!(t.join().unwrap().unwrap().holder, "w0");
     }
     drop(waiting);
-    admin
+    postgres::Client::connect(&base, postgres::NoTls)
+        .unwrap()
         .batch_execute(&format!("DROP SCHEMA {schema} CASCADE; DROP ROLE {role};"))
         .unwrap();
 }

@@ -148,3 +148,27 @@ pub fn postgres_tls_test() -> Option<(String, std::path::PathBuf)> {
 pub fn pgbouncer_test_url() -> Option<String> {
     bed_url("FENCING_TEST_PGBOUNCER_URL", "scripts/pgbouncer")
 }
+
+/// A library role on `schema` granted as docs/postgres.md says, except
+/// EXECUTE on `functions` (signatures, e.g. `watch(text, bigint)`): a grant
+/// run before those functions existed. Returns the role and a store URL
+/// that logs in as it; drop both with `DROP SCHEMA ... CASCADE; DROP ROLE`.
+pub fn role_granted_before(base: &str, schema: &str, functions: &[&str]) -> (String, String) {
+    let role = format!("{schema}_app");
+    let revoked: Vec<String> = functions.iter().map(|f| format!("{schema}.{f}")).collect();
+    postgres::Client::connect(base, postgres::NoTls)
+        .unwrap()
+        .batch_execute(&format!(
+            "CREATE ROLE {role} LOGIN;
+             GRANT USAGE ON SCHEMA {schema} TO {role};
+             GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {schema} TO {role};
+             REVOKE EXECUTE ON FUNCTION {} FROM {role};",
+            revoked.join(", ")
+        ))
+        .unwrap();
+    let url = format!(
+        "postgres://{role}@{}?schema={schema}",
+        base.split_once('@').unwrap().1
+    );
+    (role, url)
+}
