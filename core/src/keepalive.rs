@@ -17,7 +17,6 @@ pub use end::{LeaseEnd, WorkOutcome};
 pub use write::LeaseWriter;
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use crate::error::{BackendErrorKind, Error, Result};
@@ -44,6 +43,20 @@ struct State {
     pid: u32,
     /// The loss was logged (once, by whoever sees it first).
     logged: bool,
+    renewer: Phase,
+    watchdog: Phase,
+}
+
+/// Where one of the guard's threads is, for ending the guard: a thread
+/// that is `Running` returns as soon as it sees `ended` (it holds or is
+/// about to take the state's lock, nothing else), so it is waited for and
+/// joined; one that is `Away` may block (a store call, a log handler,
+/// `on_lost`) and ends on its own later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Running,
+    Away,
+    Exited,
 }
 
 impl State {
@@ -126,9 +139,7 @@ impl Shared {
 pub struct LeaseGuard {
     store: Store,
     shared: Arc<Shared>,
-    /// The thread that runs `on_lost`: ending the guard from inside the
-    /// callback must not wait for the callback.
-    watchdog: Option<ThreadId>,
+    threads: threads::Handles,
     ended: bool,
 }
 
@@ -152,11 +163,13 @@ impl LeaseGuard {
                 last_lateness: Duration::ZERO,
                 pid: std::process::id(),
                 logged: false,
+                renewer: Phase::Running,
+                watchdog: Phase::Running,
             }),
             wake: Condvar::new(),
         });
-        let (renewer, watchdog) = threads::spawn(&store, &shared, sent);
-        if !(renewer && watchdog.is_some()) {
+        let threads = threads::spawn(&store, &shared, sent);
+        if !threads.started() {
             let mut s = shared.lock();
             s.lost.get_or_insert(Error::backend(
                 BackendErrorKind::Other,
@@ -167,7 +180,7 @@ impl LeaseGuard {
         LeaseGuard {
             store,
             shared,
-            watchdog,
+            threads,
             ended: false,
         }
     }
@@ -242,7 +255,9 @@ impl LeaseGuard {
     /// Ends the guard once: the last lease and the loss seen, unless the
     /// guard already ended. Never waits for a renewal; waits only for an
     /// `on_lost` call already running, so that none runs after drop,
-    /// release or finish return.
+    /// release or finish return, and for the guard's threads that can end
+    /// at once, so that none outlives the guard (with its clone of the
+    /// store) unless it is blocked in a call.
     fn end(&mut self) -> Option<Ended> {
         if std::mem::replace(&mut self.ended, true) {
             return None;
@@ -252,18 +267,42 @@ impl LeaseGuard {
         s.ended = true;
         let on_lost = s.on_lost.take();
         self.shared.wake.notify_all();
-        if self.watchdog != Some(std::thread::current().id()) && !s.forked() {
-            while s.calling {
-                s = self.shared.wait(s, Duration::from_secs(1));
+        // In a forked child none of the threads runs.
+        let forked = s.forked();
+        if !forked {
+            // On the watchdog's own thread (`on_lost` ending the guard) the
+            // callback is this very call.
+            if !self.threads.is_watchdog(std::thread::current().id()) {
+                while s.calling {
+                    s = self.shared.wait(s, Duration::from_secs(1));
+                }
             }
+            s = self.await_running_threads(s);
         }
+        let exited = (s.renewer == Phase::Exited, s.watchdog == Phase::Exited);
         let lease = s.lease.clone();
         // A loss the watchdog had no time to log (it stops at `ended`).
         let loss = s.unlogged_loss();
         drop(s);
+        self.threads.finish(exited, forked);
         drop(on_lost);
         log_lost(loss);
         Some(Ended { lease, lost })
+    }
+
+    /// Waits until neither thread is `Running`: each has exited or is away
+    /// in a call it may block in. They exit within microseconds of seeing
+    /// `ended`; the bound only keeps a bug from hanging the caller.
+    fn await_running_threads<'a>(&'a self, mut s: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        let give_up = Instant::now() + Duration::from_secs(1);
+        while s.renewer == Phase::Running || s.watchdog == Phase::Running {
+            let left = give_up.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            s = self.shared.wait(s, left);
+        }
+        s
     }
 }
 

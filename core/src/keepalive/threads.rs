@@ -1,43 +1,115 @@
 //! The guard's two threads. The renewer may block inside `store.renew` for
 //! as long as the backend lets a call run; the watchdog never calls the
 //! store, so it can judge the deadline and call `on_lost` meanwhile. Both
-//! end on their own once the guard is lost or ended: nobody joins them.
+//! end on their own once the guard is lost or ended. Each says where it is
+//! ([`Phase`]): ending the guard joins those that are not away in a call
+//! that may block.
 
-use std::sync::Arc;
-use std::thread::ThreadId;
+use std::sync::{Arc, MutexGuard};
+use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
-use super::{log_lost, Shared, State};
+use super::{log_lost, Phase, Shared, State};
 use crate::error::Error;
 use crate::rules::ttl_ms;
 use crate::store::Store;
 use crate::types::Lease;
 
-/// Starts the renewer and the watchdog; whether the renewer started, and
-/// the watchdog's thread. The first renewal is due `interval` after `sent`,
-/// whenever the renewer gets to run.
-pub(super) fn spawn(
-    store: &Store,
-    shared: &Arc<Shared>,
-    sent: Instant,
-) -> (bool, Option<ThreadId>) {
+/// The guard's two threads, while nobody has joined them.
+pub(super) struct Handles {
+    renewer: Option<JoinHandle<()>>,
+    watchdog: Option<JoinHandle<()>>,
+}
+
+impl Handles {
+    pub(super) fn started(&self) -> bool {
+        self.renewer.is_some() && self.watchdog.is_some()
+    }
+
+    pub(super) fn is_watchdog(&self, thread: ThreadId) -> bool {
+        self.watchdog
+            .as_ref()
+            .is_some_and(|w| w.thread().id() == thread)
+    }
+
+    /// Joins the threads that `exited` (renewer, watchdog) says returned:
+    /// what is left of them is a return, so this does not wait. The others
+    /// end on their own. In a forked child the handles name threads of
+    /// the parent: they are left untouched.
+    pub(super) fn finish(&mut self, exited: (bool, bool), forked: bool) {
+        for (handle, exited) in [
+            (self.renewer.take(), exited.0),
+            (self.watchdog.take(), exited.1),
+        ] {
+            match handle {
+                Some(handle) if forked => std::mem::forget(handle),
+                // A panic in the thread was its own; nothing to report here.
+                Some(handle) if exited => drop(handle.join()),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Starts the renewer and the watchdog. The first renewal is due
+/// `interval` after `sent`, whenever the renewer gets to run. A thread
+/// that cannot start counts as exited.
+pub(super) fn spawn(store: &Store, shared: &Arc<Shared>, sent: Instant) -> Handles {
     let due = sent + interval(&shared.lock().lease);
     let renewer = {
         let (store, shared) = (store.clone(), Arc::clone(shared));
         std::thread::Builder::new()
             .name("fencing-keepalive".into())
-            .spawn(move || renew_loop(&store, &shared, due))
-            .is_ok()
+            .spawn(move || {
+                let exit = Exit(shared, |s| &mut s.renewer);
+                // Declared after `exit`, so dropped before it, even in a
+                // panic: an exited renewer holds no store.
+                let store = store;
+                renew_loop(&store, &exit.0, due);
+            })
+            .ok()
     };
     let watchdog = {
         let shared = Arc::clone(shared);
         std::thread::Builder::new()
             .name("fencing-keepalive-watch".into())
-            .spawn(move || watch(&shared))
+            .spawn(move || {
+                let exit = Exit(shared, |s| &mut s.watchdog);
+                watch(&exit.0);
+            })
             .ok()
-            .map(|t| t.thread().id())
     };
-    (renewer, watchdog)
+    let mut s = shared.lock();
+    if renewer.is_none() {
+        s.renewer = Phase::Exited;
+    }
+    if watchdog.is_none() {
+        s.watchdog = Phase::Exited;
+    }
+    Handles { renewer, watchdog }
+}
+
+/// Marks a thread `Exited` when it returns or unwinds.
+struct Exit(Arc<Shared>, fn(&mut State) -> &mut Phase);
+
+impl Drop for Exit {
+    fn drop(&mut self) {
+        *(self.1)(&mut self.0.lock()) = Phase::Exited;
+        self.0.wake.notify_all();
+    }
+}
+
+/// Unlocks the state for a call that may block (the store, a log
+/// handler): the renewer is away until it locks the state again.
+fn renewer_away(mut s: MutexGuard<'_, State>) {
+    s.renewer = Phase::Away;
+}
+
+/// Locks the state again after [`renewer_away`].
+fn renewer_back(shared: &Shared) -> MutexGuard<'_, State> {
+    let mut s = shared.lock();
+    s.renewer = Phase::Running;
+    s
 }
 
 /// Until when a lease answered to a call sent at `sent` is surely live:
@@ -68,6 +140,8 @@ fn watch(shared: &Shared) {
         s = shared.wait(s, left);
     };
     let loss = s.unlogged_loss();
+    // A log handler and the callback may block: not waited for.
+    s.watchdog = Phase::Away;
     let Some(on_lost) = s.on_lost.take() else {
         drop(s);
         log_lost(loss);
@@ -86,7 +160,11 @@ struct Calling<'a>(&'a Shared);
 
 impl Drop for Calling<'_> {
     fn drop(&mut self) {
-        self.0.lock().calling = false;
+        let mut s = self.0.lock();
+        s.calling = false;
+        // Only its return is left.
+        s.watchdog = Phase::Running;
+        drop(s);
         self.0.wake.notify_all();
     }
 }
@@ -103,7 +181,7 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
         let now = Instant::now();
         if now < due {
             if s.lost.is_some() {
-                drop(s);
+                renewer_away(s);
                 name_current_holder(store, shared);
                 return;
             }
@@ -122,18 +200,18 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
             .renewal_lateness(lateness_ms, ttl_ms(ttl));
         if lost {
             shared.wake.notify_all();
-            drop(s);
+            renewer_away(s);
             name_current_holder(store, shared);
             return;
         }
         let (scope, token) = (s.lease.scope.clone(), s.lease.token);
-        drop(s);
+        renewer_away(s);
         if failures > 0 {
             tracing::debug!(target: "fencing", scope, token = token.get(), attempt = failures + 1, "retrying lease renewal");
         }
         let sent = Instant::now();
         let result = store.renew(&scope, token, ttl);
-        s = shared.lock();
+        s = renewer_back(shared);
         match result {
             Ok(lease) => {
                 failures = 0;
@@ -143,7 +221,7 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
                     // not leave the lease this renewal extended in the next
                     // holder's way (an ended one released it itself).
                     let lost = s.lost.is_some();
-                    drop(s);
+                    renewer_away(s);
                     shared.wake.notify_all();
                     if lost {
                         let _ = store.release(&scope, token);
@@ -169,7 +247,7 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
                 due = Instant::now() + retry_in;
                 let left = s.deadline.saturating_duration_since(Instant::now());
                 let holder = s.lease.holder.clone();
-                drop(s);
+                renewer_away(s);
                 tracing::warn!(
                     target: "fencing",
                     scope,
@@ -180,7 +258,7 @@ fn renew_loop(store: &Store, shared: &Shared, mut due: Instant) {
                     lease_left_ms = left.as_millis() as u64,
                     "lease renewal failed: {e}"
                 );
-                s = shared.lock();
+                s = renewer_back(shared);
             }
         }
     }

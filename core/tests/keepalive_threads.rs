@@ -1,0 +1,62 @@
+//! Ending a guard ends its two threads before it returns, unless one is
+//! inside a call that may block: nothing the guard started (a thread, its
+//! clone of the store) outlives the guard into the caller's exit, where a
+//! leak checker reports it. One test function, so that no other test's
+//! guards share the process.
+
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+use fencing::{Store, WorkOutcome};
+
+/// The threads alive in this process (a thread names itself only once it
+/// runs, so they are counted, not named).
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+#[test]
+fn every_way_of_ending_a_guard_ends_its_threads_before_returning() {
+    let store = Store::open("memory:").unwrap();
+    let clock = Store::open("memory:?clock=manual").unwrap();
+    let ttl = Duration::from_secs(30);
+    let before = threads();
+    let keepalive_threads = move || threads() - before;
+
+    let guard = store.lease("dropped", "a", ttl).unwrap();
+    assert_eq!(
+        keepalive_threads(),
+        2,
+        "a guard runs a renewer and a watchdog"
+    );
+    drop(guard);
+    assert_eq!(keepalive_threads(), 0, "drop");
+
+    let guard = store.lease("released", "a", ttl).unwrap();
+    assert!(guard.release().unwrap());
+    assert_eq!(keepalive_threads(), 0, "release");
+
+    let guard = store.lease("finished", "a", ttl).unwrap();
+    assert!(guard.finish(WorkOutcome::Ok).is_released());
+    assert_eq!(keepalive_threads(), 0, "finish");
+
+    // Ended from inside its own loss callback, on the watchdog's thread:
+    // the watchdog cannot wait for itself, the renewer is still ended.
+    let lease = clock
+        .acquire("lost", "a", Duration::from_millis(300))
+        .unwrap();
+    let (tx, rx) = mpsc::channel::<fencing::LeaseGuard>();
+    let (done_tx, done) = mpsc::channel();
+    let (rx, done_tx) = (Mutex::new(rx), Mutex::new(done_tx));
+    let guard = clock.keep_alive_with(lease, move |_| {
+        // The guard arrives once it exists; dropping it here ends it.
+        if let Ok(guard) = rx.lock().unwrap().recv() {
+            drop(guard);
+        }
+        let _ = done_tx.lock().unwrap().send(keepalive_threads());
+    });
+    tx.send(guard).unwrap();
+    clock.advance_clock(Duration::from_secs(1)).unwrap();
+    let during = done.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(during, 1, "only the watchdog, inside the callback, is left");
+}
