@@ -50,23 +50,32 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl fencing_watch {
     /// The turn once no other call has it; `None` when `deadline` passes
-    /// or `gave_up()` says so first.
-    fn turn(&self, deadline: Option<Instant>, gave_up: &dyn Fn() -> bool) -> Option<Turn<'_>> {
+    /// or `gave_up()` says so first (asked every [`GIVE_UP_CHECK`]; without
+    /// it, the wait sleeps until a turn ends or the deadline).
+    fn turn(
+        &self,
+        deadline: Option<Instant>,
+        gave_up: Option<&dyn Fn() -> bool>,
+    ) -> Option<Turn<'_>> {
         let mut busy = lock(&self.busy);
         loop {
             if !*busy {
                 *busy = true;
                 return Some(Turn(self));
             }
-            let left = deadline.map_or(GIVE_UP_CHECK, |d| {
+            let left = deadline.map_or(Duration::MAX, |d| {
                 d.saturating_duration_since(Instant::now())
             });
-            if left.is_zero() || gave_up() {
+            if left.is_zero() || gave_up.is_some_and(|g| g()) {
                 return None;
             }
+            let slice = match gave_up {
+                Some(_) => left.min(GIVE_UP_CHECK),
+                None => left,
+            };
             busy = self
                 .ended
-                .wait_timeout(busy, left.min(GIVE_UP_CHECK))
+                .wait_timeout(busy, slice)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
@@ -135,7 +144,7 @@ pub extern "C" fn fencing_watch_next(
     out_holding: *mut fencing_holding,
     out_changed: *mut bool,
 ) -> fencing_status {
-    boundary(|| next(watch, timeout_ms, &|| false, out_holding, out_changed))
+    boundary(|| next(watch, timeout_ms, None, out_holding, out_changed))
 }
 
 /// `fencing_watch_next` that another thread can end: once `cancel` is fired
@@ -156,17 +165,19 @@ pub extern "C" fn fencing_watch_next_cancellable(
         next(
             watch,
             timeout_ms,
-            &|| cancel.fired(),
+            Some(&|| cancel.fired()),
             out_holding,
             out_changed,
         )
     })
 }
 
+/// The next state, waited for until the timeout or until `gave_up()` says
+/// so; without `gave_up` the wait sleeps until woken or the timeout.
 fn next(
     watch: *const fencing_watch,
     timeout_ms: u64,
-    gave_up: &dyn Fn() -> bool,
+    gave_up: Option<&dyn Fn() -> bool>,
     out_holding: *mut fencing_holding,
     out_changed: *mut bool,
 ) -> Result<(), Failure> {
@@ -181,16 +192,23 @@ fn next(
     };
     let mut watch = lock(&watch.watch);
     let left = deadline.map_or(timeout, |d| d.saturating_duration_since(Instant::now()));
-    if !watch.wait_unless(left, gave_up)? {
-        out_changed.set(false);
-        return Ok(());
-    }
-    let Some(holding) = watch.pop() else {
-        out_changed.set(false);
-        return Ok(());
+    let holding = match gave_up {
+        None => watch.next_within(left)?,
+        Some(gave_up) => {
+            if watch.wait_unless(left, gave_up)? {
+                watch.pop()
+            } else {
+                None
+            }
+        }
     };
-    out_holding.set(holding_of(&holding)?);
-    out_changed.set(true);
+    match holding {
+        Some(holding) => {
+            out_holding.set(holding_of(&holding)?);
+            out_changed.set(true);
+        }
+        None => out_changed.set(false),
+    }
     Ok(())
 }
 
