@@ -33,7 +33,7 @@ import datetime
 import functools
 import threading
 from types import TracebackType
-from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Type, TypeVar, Union
+from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Protocol, Type, TypeVar, Union
 
 from . import _native
 from ._errors import FencingError
@@ -333,6 +333,33 @@ class KeepAlive:
         return repr(self._keeper).replace("fencing.", "fencing.aio.", 1)
 
 
+_Item = TypeVar("_Item", covariant=True)
+
+
+class _Watch(Protocol[_Item]):
+    """What both watches have: take what is pending, wait for more."""
+
+    def pop(self) -> Optional[_Item]: ...
+
+    def wait(self, timeout: Optional[float] = None, *, cancel: Optional[_native.Cancel] = None) -> bool: ...
+
+
+async def _next_of(watch: _Watch[_T]) -> _T:
+    """A watch's next item (``pop``), waiting for it (``wait``) on a thread
+    of its own as often as it takes: a cancelled task fires the wait's
+    flag, and nothing is lost, since the wait only waits."""
+    while True:
+        pending = watch.pop()
+        if pending is not None:
+            return pending
+        cancel = _native.Cancel()
+        await _on_own_thread(
+            functools.partial(watch.wait, cancel=cancel),
+            undo=lambda _: None,
+            on_cancel=cancel.fire,
+        )
+
+
 class RejectionWatch:
     """Each rejection the store records from the moment the watch began,
     oldest first, as the dicts of ``events()``: ``async for r in watch``.
@@ -352,16 +379,7 @@ class RejectionWatch:
         return self
 
     async def __anext__(self) -> Dict[str, Any]:
-        while True:
-            pending = self._watch.pop()
-            if pending is not None:
-                return pending
-            cancel = _native.Cancel()
-            await _on_own_thread(
-                functools.partial(self._watch.wait, cancel=cancel),
-                undo=lambda _: None,
-                on_cancel=cancel.fire,
-            )
+        return await _next_of(self._watch)
 
 
 class LeaseWatch:
@@ -388,16 +406,7 @@ class LeaseWatch:
         return self
 
     async def __anext__(self) -> Holding:
-        while True:
-            pending = self._watch.pop()
-            if pending is not None:
-                return pending
-            cancel = _native.Cancel()
-            await _on_own_thread(
-                functools.partial(self._watch.wait, cancel=cancel),
-                undo=lambda _: None,
-                on_cancel=cancel.fire,
-            )
+        return await _next_of(self._watch)
 
 
 class Store:
