@@ -277,11 +277,11 @@ export declare class Fence {
   putSync(key: string, value: Value): Receipt
 }
 
-/** A lease kept alive in the background. Present `token` with every write. */
 /** The rejections a store records, as they are recorded (`store.watchRejections()`). */
 export declare class RejectionWatch implements AsyncIterableIterator<RecordedRejection> {
   private constructor()
   next(): Promise<IteratorResult<RecordedRejection, undefined>>
+  /** Ends the iteration and the wait in flight, if any. */
   return(): Promise<IteratorResult<RecordedRejection, undefined>>
   [Symbol.asyncIterator](): RejectionWatch
 }
@@ -297,6 +297,7 @@ export declare class LeaseWatch implements AsyncIterableIterator<Holding> {
   [Symbol.asyncIterator](): LeaseWatch
 }
 
+/** A lease kept alive in the background. Present `token` with every write. */
 export declare class HeldLease {
   private constructor()
   readonly scope: string

@@ -468,79 +468,31 @@ mapMethods(Store.prototype, [
 ])
 
 /**
- * An async iterator of the rejections a store records (`watchRejections`).
- * Each step waits off the event loop and only waits; the rejection is taken
- * here, so a step its signal ends loses none. A store error (the store
- * closed) rejects the step that meets it.
- */
-class RejectionWatch {
-  #native
-  #signal
-
-  constructor(native, signal, key) {
-    if (key !== kConstruct) throw invalidType('use store.watchRejections() to get a RejectionWatch')
-    this.#native = native
-    this.#signal = signal
-  }
-
-  async next() {
-    for (;;) {
-      const pending = this.#native.pop()
-      if (pending !== null) return { value: jsonable(pending), done: false }
-      const signal = this.#signal
-      signal?.throwIfAborted()
-      const { cancel, detach } = signal === undefined ? { cancel: new native.NativeCancel() } : nativeCancel(signal)
-      const waiting = this.#native.wait(cancel)
-      if (signal === undefined) {
-        await waiting
-      } else {
-        waiting.then(detach, detach)
-        await abortable(waiting, signal, () => {})
-      }
-    }
-  }
-
-  async return() {
-    return { value: undefined, done: true }
-  }
-
-  [Symbol.asyncIterator]() {
-    return this
-  }
-}
-mapMethods(RejectionWatch.prototype, ['next'])
-
-/**
- * An async iterator of who holds a scope's lease (`store.watch(scope)`):
- * `{ scope, lease }`, the lease as it was when the first step read it, then
- * after each change. Each step waits off the event loop and only waits; the
- * change is taken here, so a step its signal ends loses none. `return()`
- * (a `break`) ends the iteration and any wait in flight. A store error (the
+ * What both watches are: an async iterator over a native watch whose steps
+ * wait off the event loop and only wait; the item is taken here
+ * (`#native.pop()`), so a step its signal ends loses none. `return()` (a
+ * `break`) ends the iteration and any wait in flight. A store error (the
  * store closed) rejects the step that meets it.
  */
-class LeaseWatch {
+class Watching {
   #native
   #signal
+  #item
   #ended = false
   /** The NativeCancel of the wait in flight, for `return()`. */
   #waiting = null
 
-  constructor(native, signal, key) {
-    if (key !== kConstruct) throw invalidType('use store.watch(scope) to get a LeaseWatch')
+  constructor(native, signal, item) {
     this.#native = native
     this.#signal = signal
-  }
-
-  /** The scope watched. */
-  get scope() {
-    return this.#native.scope
+    this.#item = item
   }
 
   async next() {
     for (;;) {
       if (this.#ended) return { value: undefined, done: true }
       const pending = this.#native.pop()
-      if (pending !== null) return { value: holding(pending), done: false }
+      if (pending !== null) return { value: this.#item(pending), done: false }
       const signal = this.#signal
       signal?.throwIfAborted()
       const { cancel, detach } = signal === undefined ? { cancel: new native.NativeCancel() } : nativeCancel(signal)
@@ -569,7 +521,35 @@ class LeaseWatch {
     return this
   }
 }
-mapMethods(LeaseWatch.prototype, ['next'])
+mapMethods(Watching.prototype, ['next'])
+
+/** An async iterator of the rejections a store records (`watchRejections`). */
+class RejectionWatch extends Watching {
+  constructor(native, signal, key) {
+    if (key !== kConstruct) throw invalidType('use store.watchRejections() to get a RejectionWatch')
+    super(native, signal, jsonable)
+  }
+}
+
+/**
+ * An async iterator of who holds a scope's lease (`store.watch(scope)`):
+ * `{ scope, lease }`, the lease as it was when the first step read it, then
+ * after each change.
+ */
+class LeaseWatch extends Watching {
+  #scope
+
+  constructor(native, signal, key) {
+    if (key !== kConstruct) throw invalidType('use store.watch(scope) to get a LeaseWatch')
+    super(native, signal, holding)
+    this.#scope = native.scope
+  }
+
+  /** The scope watched. */
+  get scope() {
+    return this.#scope
+  }
+}
 
 /** A watch's holding as `acquire` gives a lease: toJSON on both. */
 function holding(h) {

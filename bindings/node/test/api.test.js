@@ -314,8 +314,17 @@ test('watchRejections yields each rejection recorded after it began, and its sig
       break
     }
     assert.deepEqual(seen, ['b'])
+    // A break returned the watch: it is done, as an iterator is.
+    assert.deepEqual(await watch.next(), { value: undefined, done: true })
+    // return() ends a step that waits (nothing pending), and the watch.
+    const returned = await store.watchRejections()
+    const step = returned.next()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.deepEqual(await returned.return(), { value: undefined, done: true })
+    assert.deepEqual(await step, { value: undefined, done: true })
     // Nothing pending: the signal ends the step that waits.
-    const waiting = watch.next()
+    const signalled = await store.watchRejections({ signal: controller.signal })
+    const waiting = signalled.next()
     controller.abort(new Error('enough'))
     await assert.rejects(waiting, /enough/)
     await assert.rejects(store.watchRejections({ scope: '' }), { code: 'INVALID_ARGUMENT' })
