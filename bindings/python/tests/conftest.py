@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 import pathlib
+import signal
+import subprocess
+import sys
 import time
-from typing import Iterator
+from typing import Callable, Iterator, Tuple
 
 import pytest
 
@@ -98,3 +101,30 @@ def pg_schema(request: pytest.FixtureRequest) -> str:
 def pg_url(pg_base: str, pg_schema: str) -> str:
     """A store URL on the test server, in this test's fresh schema."""
     return f"{pg_base}?schema={pg_schema}"
+
+
+def _interrupt_while_waiting(*argv: str, timeout: float) -> Tuple[int, str, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "waiting"
+        time.sleep(0.2)  # into the wait
+        proc.send_signal(signal.SIGINT)
+        # Bounded, but the wait itself has no end: a hang, not a speed claim.
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        proc.kill()
+    return proc.returncode, out, err
+
+
+@pytest.fixture
+def interrupt_while_waiting() -> Callable[..., Tuple[int, str, str]]:
+    """Runs ``python -c SCRIPT ARGS...``, which prints ``waiting`` and then
+    blocks; sends it Ctrl-C (SIGINT) 0.2 s later and returns its exit
+    status, stdout and stderr, waiting at most ``timeout`` seconds."""
+    return _interrupt_while_waiting

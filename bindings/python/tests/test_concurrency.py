@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import pathlib
-import signal
-import subprocess
-import sys
 import threading
-import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 import pytest
 
@@ -181,28 +177,17 @@ except KeyboardInterrupt:
 
 
 @pytest.mark.parametrize("wait", ["acquire_wait", "lease"])
-def test_ctrl_c_ends_a_blocking_wait(tmp_path: pathlib.Path, wait: str) -> None:
+def test_ctrl_c_ends_a_blocking_wait(
+    tmp_path: pathlib.Path, wait: str, interrupt_while_waiting: Callable[..., Tuple[int, str, str]]
+) -> None:
     # A blocking acquire_wait (or lease with a timeout) runs without the
     # GIL; Ctrl-C (SIGINT) must still end it promptly with
-    # KeyboardInterrupt, as it would time.sleep.
-    proc = subprocess.Popen(
-        [sys.executable, "-c", INTERRUPTED, f"sqlite:{tmp_path / 'wait.db'}", wait],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "waiting"
-        time.sleep(0.2)  # into the wait
-        proc.send_signal(signal.SIGINT)
-        # Bounded far below the wait's 120 s timeout: a hang, not a speed claim.
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
+    # KeyboardInterrupt, as it would time.sleep. Bounded far below the
+    # wait's 120 s timeout.
+    status, out, err = interrupt_while_waiting(INTERRUPTED, f"sqlite:{tmp_path / 'wait.db'}", wait, timeout=60)
     assert "interrupted" in out, (out, err)
     assert "KeyboardInterrupt" in err, err
-    assert proc.returncode != 0
+    assert status != 0
 
 
 def test_a_cancel_fired_from_another_thread_ends_a_blocking_wait(mem: fencing.Store) -> None:

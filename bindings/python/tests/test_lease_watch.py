@@ -10,12 +10,9 @@ from __future__ import annotations
 import asyncio
 import pathlib
 import queue
-import signal
-import subprocess
-import sys
 import threading
 import time
-from typing import Any, Coroutine, Iterator, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Coroutine, Iterator, Optional, Tuple, TypeVar, Union
 
 import pytest
 
@@ -183,24 +180,12 @@ print("then", h.lease.holder, h.lease.token == lease.token, flush=True)
 """
 
 
-def test_ctrl_c_ends_a_blocked_watch_and_leaves_it_usable(tmp_path: pathlib.Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", INTERRUPTED, f"sqlite:{tmp_path / 'watch.db'}"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "waiting"
-        time.sleep(0.2)  # into the wait
-        proc.send_signal(signal.SIGINT)
-        # Bounded, but the wait itself has no end: a hang, not a speed claim.
-        out, err = proc.communicate(timeout=BOUND)
-    finally:
-        proc.kill()
+def test_ctrl_c_ends_a_blocked_watch_and_leaves_it_usable(
+    tmp_path: pathlib.Path, interrupt_while_waiting: Callable[..., Tuple[int, str, str]]
+) -> None:
+    status, out, err = interrupt_while_waiting(INTERRUPTED, f"sqlite:{tmp_path / 'watch.db'}", timeout=BOUND)
     assert out.split("\n")[:2] == ["interrupted", "then after True"], (out, err)
-    assert proc.returncode == 0, err
+    assert status == 0, err
 
 
 # ----- fencing.aio -----
