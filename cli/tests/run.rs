@@ -40,8 +40,9 @@ fn a_paused_cli_loses_its_lease_stops_the_command_and_a_new_run_gets_a_newer_tok
         .unwrap();
     let fencing = child.id() as i32;
     let mut reaper = Reaper(vec![fencing]);
+    // The script writes the token after its pid: wait for the last one.
     wait_until("the command started", || {
-        read_number(&env, "child.pid").is_some()
+        read_number(&env, "token").is_some()
     });
     let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
     reaper.0.push(cmd_pid);
@@ -324,8 +325,9 @@ fn a_holder_whose_store_file_is_deleted_stops_its_command_and_exits_15() {
         .unwrap();
     let fencing = child.id() as i32;
     let mut reaper = Reaper(vec![fencing]);
+    // The script writes the token after its pid: wait for the last one.
     wait_until("the command started", || {
-        read_number(&env, "child.pid").is_some()
+        read_number(&env, "token").is_some()
     });
     let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
     reaper.0.push(cmd_pid);
