@@ -487,7 +487,11 @@ fn postgres_a_role_granted_before_places_existed_still_waits() {
     let waiting = Store::open(&as_role).unwrap();
     let held = holder.acquire("s", "h", TTL).unwrap();
     let threads = waiters(&waiting, "s", 1);
-    std::thread::sleep(Duration::from_millis(500));
+    // Until it asked twice (bounded: a hang, not a speed claim).
+    let start = Instant::now();
+    while conflicts(&waiting) < 2 && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert!(conflicts(&waiting) >= 2, "it polls");
     assert!(holder.release("s", held.token).unwrap());
     for t in threads {

@@ -163,8 +163,9 @@ INTERRUPTED = r"""
 import sys, fencing
 store = fencing.Store(sys.argv[1])
 store.acquire("busy", holder="other", ttl=3600)
-print("waiting", flush=True)
 try:
+    # Inside the try: a Ctrl-C that lands before the wait is caught too.
+    print("waiting", flush=True)
     if sys.argv[2] == "acquire_wait":
         store.acquire_wait("busy", holder="me", ttl=60, timeout=120)
     else:

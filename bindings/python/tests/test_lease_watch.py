@@ -168,8 +168,9 @@ import sys, fencing
 store = fencing.Store(sys.argv[1])
 watch = store.watch("s")
 assert next(watch).lease is None
-print("waiting", flush=True)
 try:
+    # Inside the try: a Ctrl-C that lands before the wait is caught too.
+    print("waiting", flush=True)
     next(watch)
 except KeyboardInterrupt:
     print("interrupted", flush=True)
