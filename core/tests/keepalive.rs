@@ -245,7 +245,16 @@ fn a_paused_holder_is_told_who_holds_the_lease_now() {
             .success())
     };
     // The holder sleeps through its TTL; another takes the lease meanwhile.
-    signal("-STOP");
+    // Stopped between two renewals: stopped inside one, it would keep the
+    // file's write lock, and the acquire below would wait for it in vain.
+    loop {
+        signal("-STOP");
+        if !write_locked(&path) {
+            break;
+        }
+        signal("-CONT");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     std::thread::sleep(Duration::from_millis(600));
     let b = store.acquire("job", "b", Duration::from_secs(30)).unwrap();
     signal("-CONT");
@@ -261,6 +270,18 @@ fn a_paused_holder_is_told_who_holds_the_lease_now() {
     // must not claim that nobody holds the lease.
     assert!(callback.contains("lease lost on"), "{callback}");
     assert!(!callback.contains("no lease is current"), "{callback}");
+}
+
+/// Whether a process holds the SQLite write lock of the file at `path` now
+/// (this process takes it, without waiting, and gives it back at once).
+fn write_locked(path: &Path) -> bool {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.busy_timeout(Duration::ZERO).unwrap();
+    match conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK") {
+        Ok(()) => false,
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => true,
+        Err(e) => panic!("probing the write lock: {e}"),
+    }
 }
 
 // ----- a renewal that hangs (docs/semantics.md, Leases: Keep-alive) -----

@@ -14,6 +14,7 @@ import os
 import pathlib
 import queue
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -98,6 +99,22 @@ class Child:
         self.proc.wait(timeout=BOUND)
 
 
+def write_locked(path: str) -> bool:
+    """Whether a process holds the SQLite write lock of the file now (taken
+    here without waiting, and given back at once)."""
+    conn = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError as e:
+        if "locked" in str(e):
+            return True
+        raise
+    finally:
+        conn.close()
+
+
 @pytest.fixture
 def spawn() -> Iterator[Any]:
     children = []
@@ -120,12 +137,20 @@ def test_stopped_worker_is_fenced_off(spawn: Any, sqlite_url: str, mode: str) ->
     child = spawn(sqlite_url, mode)
     child_token = child.read()["token"]
 
-    os.kill(child.proc.pid, signal.SIGSTOP)
-    if sys.platform.startswith("linux"):
-        deadline = time.monotonic() + BOUND
-        while child.state() != "T":
-            assert time.monotonic() < deadline, "the child did not stop"
-            time.sleep(0.001)
+    # Stopped between two renewals of its keep-alive: stopped inside one, it
+    # would keep the file's write lock, and the parent would wait for it in vain.
+    deadline = time.monotonic() + BOUND
+    while True:
+        os.kill(child.proc.pid, signal.SIGSTOP)
+        if sys.platform.startswith("linux"):
+            while child.state() != "T":
+                assert time.monotonic() < deadline, "the child did not stop"
+                time.sleep(0.001)
+        if not write_locked(sqlite_url.removeprefix("sqlite:")):
+            break
+        assert time.monotonic() < deadline, "the child kept the write lock"
+        os.kill(child.proc.pid, signal.SIGCONT)
+        time.sleep(0.001)
 
     with fencing.open(sqlite_url) as store:
         # Returns only once the stopped child's lease has expired.
