@@ -31,6 +31,8 @@ mod keepalive;
 mod lease_watch;
 pub mod limits;
 mod metrics;
+#[cfg(feature = "objects")]
+pub mod objects;
 mod rules;
 mod sqlite_check;
 mod sqlstate;

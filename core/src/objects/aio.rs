@@ -1,0 +1,324 @@
+//! Fenced objects, async: the algorithm of docs/semantics.md, "Fenced
+//! objects". Every write is a create-only claim of the next version,
+//! checked by the fenced store's own rules against the claim before it, and
+//! confirmed by a listing that shows no floor above it.
+
+use std::sync::Arc;
+
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
+
+use super::layout::{self, Claim, Found};
+use super::{backend_error, check_path, nonce, Object, Opened};
+use crate::error::{BackendErrorKind, Error, Result};
+use crate::rules::{check_op, ScopeCore};
+use crate::types::{Fence, OpRef, Receipt};
+
+/// Versions kept below the newest: a writer whose claim is older than that
+/// by the time it lists again cannot tell whether its write was superseded
+/// or never took (docs/semantics.md, "Fenced objects": `OUTCOME_UNKNOWN`).
+pub(super) const KEEP: u64 = 8;
+/// Claims lost to other writers before a write gives up (`BUSY`).
+const CONFLICTS: usize = 64;
+/// Listings that found a head already collected before a read gives up.
+const READS: usize = 16;
+
+/// Fenced objects on an object store, async. Cheap to clone.
+#[derive(Clone)]
+pub struct Objects {
+    store: Arc<dyn ObjectStore>,
+    prefix: Path,
+}
+
+/// What one listing of a path's folder found.
+#[derive(Default)]
+struct Listing {
+    claims: Vec<u64>,
+    /// The version each data object asked for, with its path.
+    data: Vec<(u64, Path)>,
+    floors: Vec<u64>,
+}
+
+impl Listing {
+    fn head(&self) -> Option<u64> {
+        self.claims.iter().copied().max()
+    }
+
+    fn floor(&self) -> u64 {
+        self.floors.iter().copied().max().unwrap_or(0)
+    }
+}
+
+impl Objects {
+    /// Opens `memory:` or `file:///DIR` (docs/objects.md).
+    pub fn open(url: &str) -> Result<Objects> {
+        let Opened { store, prefix } = super::open_url(url)?;
+        Ok(Objects { store, prefix })
+    }
+
+    /// Fenced objects on a store configured by the caller (an `object_store`
+    /// of any kind), under `prefix` (`""`: its root). The store must offer
+    /// create-only writes (`PutMode::Create`): every store of the
+    /// `object_store` crate does, S3 included.
+    pub fn with_store(store: Arc<dyn ObjectStore>, prefix: &str) -> Result<Objects> {
+        let prefix = match prefix {
+            "" => Path::default(),
+            p => {
+                check_path(p)?;
+                Path::from(p)
+            }
+        };
+        Ok(Objects { store, prefix })
+    }
+
+    /// Writes `bytes` as the object at `path`, fenced by `fence`: refused
+    /// with `STALE_TOKEN` when a greater token was accepted for the path,
+    /// `SEQUENCE_OUT_OF_ORDER` as the fenced store does, and
+    /// `VERSION_MISMATCH` unless `expected_version` (when given) is the
+    /// object's version (0: it must not exist).
+    pub async fn put(
+        &self,
+        path: &str,
+        fence: &Fence,
+        bytes: &[u8],
+        expected_version: Option<u64>,
+    ) -> Result<Receipt> {
+        self.write(path, fence, Some(bytes), expected_version).await
+    }
+
+    /// Deletes the object at `path` under `fence` (`NOT_FOUND` when there is
+    /// none); the path keeps its fence.
+    pub async fn delete(
+        &self,
+        path: &str,
+        fence: &Fence,
+        expected_version: Option<u64>,
+    ) -> Result<Receipt> {
+        self.write(path, fence, None, expected_version).await
+    }
+
+    /// The object at `path` now, with the token and version it was written
+    /// with; `None` when there is none (never written, or deleted).
+    pub async fn get(&self, path: &str) -> Result<Option<Object>> {
+        check_path(path)?;
+        let folder = layout::folder(&self.prefix, path);
+        for _ in 0..READS {
+            let listing = self.list(&folder).await?;
+            let Some(head) = listing.head() else {
+                return Ok(None);
+            };
+            // Collected since the listing: a newer head exists; look again.
+            let Some(claim) = self.read_claim(&folder, head).await? else {
+                continue;
+            };
+            let Some(data) = claim.data else {
+                return Ok(None);
+            };
+            match self.store.get(&folder.clone().join(data)).await {
+                Ok(found) => {
+                    let bytes = found.bytes().await.map_err(|e| backend_error("read", e))?;
+                    return Ok(Some(Object {
+                        bytes: bytes.to_vec(),
+                        token: claim.token,
+                        version: head,
+                    }));
+                }
+                Err(object_store::Error::NotFound { .. }) => continue,
+                Err(e) => return Err(backend_error("read", e)),
+            }
+        }
+        Err(Error::backend(
+            BackendErrorKind::Busy,
+            format!("objects: {path:?} changed under each of {READS} reads; try again"),
+        ))
+    }
+
+    async fn write(
+        &self,
+        path: &str,
+        fence: &Fence,
+        bytes: Option<&[u8]>,
+        expected_version: Option<u64>,
+    ) -> Result<Receipt> {
+        check_path(path)?;
+        crate::limits::fence(fence)?;
+        let folder = layout::folder(&self.prefix, path);
+        for _ in 0..CONFLICTS {
+            let listing = self.list(&folder).await?;
+            let head = listing.head().unwrap_or(0);
+            let current = match listing.head() {
+                None => None,
+                Some(head) => match self.read_claim(&folder, head).await? {
+                    Some(claim) => Some(claim),
+                    // Collected since the listing: a newer head exists.
+                    None => continue,
+                },
+            };
+            // The fenced store's rules, on the state the head claim records
+            // (docs/semantics.md, "The fenced store"): checks 2 and 3, then 4.
+            let state = ScopeCore {
+                fence: current.as_ref().map_or(0, |c| c.token.get()),
+                last_seq: current.as_ref().and_then(|c| c.seq),
+                ..ScopeCore::default()
+            };
+            state.check(path, fence)?;
+            let exists = current.as_ref().is_some_and(|c| c.data.is_some());
+            let op = OpRef {
+                key: path,
+                value: bytes,
+                expected_version,
+            };
+            check_op(path, &op, if exists { head } else { 0 }, fence.token)?;
+            let version = head.checked_add(1).ok_or_else(|| {
+                Error::backend(
+                    BackendErrorKind::Corrupt,
+                    format!("objects: {path:?} has no version left"),
+                )
+            })?;
+
+            // The bytes first, under a name no other writer uses: a claim
+            // is never seen without its data.
+            let data = match bytes {
+                Some(bytes) => {
+                    let at = layout::data(&folder, version, fence.token, nonce());
+                    self.store
+                        .put(&at, PutPayload::from(bytes.to_vec()))
+                        .await
+                        .map_err(|e| backend_error("write", e))?;
+                    Some(at)
+                }
+                None => None,
+            };
+            let claim = Claim {
+                token: fence.token,
+                seq: fence.seq,
+                data: data.as_ref().and_then(|p| p.filename()).map(str::to_owned),
+            };
+            let created = self
+                .store
+                .put_opts(
+                    &layout::claim(&folder, version),
+                    PutPayload::from(claim.encode()),
+                    PutMode::Create.into(),
+                )
+                .await;
+            match created {
+                Ok(_) => {}
+                // Another writer took this version: check against its claim.
+                Err(object_store::Error::AlreadyExists { .. })
+                | Err(object_store::Error::Precondition { .. }) => {
+                    if let Some(data) = data {
+                        let _ = self.store.delete(&data).await;
+                    }
+                    continue;
+                }
+                Err(e) => return Err(unknown(path, "claiming its version", e)),
+            }
+            // Confirmed unless a floor passed the claim: then it may be a
+            // claim of a version collected before it was made, which no
+            // reader ever takes, or a write superseded and collected since.
+            let after = self
+                .list(&folder)
+                .await
+                .map_err(|e| Error::backend(BackendErrorKind::OutcomeUnknown, e.to_string()))?;
+            if version < after.floor() {
+                return Err(Error::backend(
+                    BackendErrorKind::OutcomeUnknown,
+                    format!(
+                        "objects: the write of {path:?} as version {version} was passed by \
+                         {KEEP} newer versions before it could be confirmed: it may have \
+                         been superseded, or never have taken; read before writing again"
+                    ),
+                ));
+            }
+            self.collect(&folder, &after, version).await;
+            return Ok(Receipt {
+                version: if bytes.is_some() { version } else { 0 },
+                token: fence.token,
+            });
+        }
+        Err(Error::backend(
+            BackendErrorKind::Busy,
+            format!("objects: {CONFLICTS} other writers of {path:?} claimed first; try again"),
+        ))
+    }
+
+    async fn list(&self, folder: &Path) -> Result<Listing> {
+        let found = self
+            .store
+            .list_with_delimiter(Some(folder))
+            .await
+            .map_err(|e| backend_error("list", e))?;
+        let mut listing = Listing::default();
+        for meta in found.objects {
+            let Some(name) = meta.location.filename() else {
+                continue;
+            };
+            match layout::parse(name) {
+                Found::Claim(v) => listing.claims.push(v),
+                Found::Data(v) => listing.data.push((v, meta.location)),
+                Found::Floor(f) => listing.floors.push(f),
+                Found::Other => {}
+            }
+        }
+        Ok(listing)
+    }
+
+    async fn read_claim(&self, folder: &Path, version: u64) -> Result<Option<Claim>> {
+        let at = layout::claim(folder, version);
+        match self.store.get(&at).await {
+            Ok(found) => {
+                let bytes = found.bytes().await.map_err(|e| backend_error("read", e))?;
+                Claim::decode(&bytes, &at).map(Some)
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(backend_error("read", e)),
+        }
+    }
+
+    /// Keeps the newest [`KEEP`] versions once twice as many exist: a floor
+    /// first, then everything below it (best effort: what is left is
+    /// collected by a later write).
+    async fn collect(&self, folder: &Path, listing: &Listing, version: u64) {
+        let Some(floor) = (version + 1).checked_sub(KEEP) else {
+            return;
+        };
+        let below = listing.claims.iter().filter(|&&c| c < floor).count() as u64;
+        if below < KEEP || floor <= listing.floor() {
+            return;
+        }
+        let published = self
+            .store
+            .put_opts(
+                &layout::floor(folder, floor),
+                PutPayload::default(),
+                PutMode::Create.into(),
+            )
+            .await;
+        match published {
+            Ok(_) | Err(object_store::Error::AlreadyExists { .. }) => {}
+            Err(_) => return,
+        }
+        let doomed = (listing.claims.iter().filter(|&&c| c < floor))
+            .map(|&c| layout::claim(folder, c))
+            .chain(
+                listing
+                    .data
+                    .iter()
+                    .filter(|(v, _)| *v < floor)
+                    .map(|(_, p)| p.clone()),
+            )
+            .chain(
+                (listing.floors.iter().filter(|&&f| f < floor)).map(|&f| layout::floor(folder, f)),
+            );
+        for at in doomed {
+            let _ = self.store.delete(&at).await;
+        }
+    }
+}
+
+/// A claim whose answer was lost: it may have been created.
+fn unknown(path: &str, what: &str, e: object_store::Error) -> Error {
+    let message = format!("objects: {what} of {path:?}: {e}; the write may or may not have taken");
+    Error::backend_from(BackendErrorKind::OutcomeUnknown, message, e)
+}

@@ -1,0 +1,220 @@
+//! Fenced objects and files (docs/objects.md): the object and the pointer of
+//! the paused-worker story, fenced where they are stored. Each object path
+//! remembers the greatest token accepted for it, and a write with a smaller
+//! one is refused, as the fenced store refuses it; the store's own
+//! create-only writes enforce it (docs/semantics.md, "Fenced objects"),
+//! never a read followed by an unconditional write.
+//!
+//! ```
+//! use fencing::objects::Objects;
+//! use fencing::{Fence, Token};
+//!
+//! let objects = Objects::open("memory:")?;
+//! let t = |n| Fence::new(Token::new(n).unwrap());
+//! objects.put("reports/today.csv", &t(2), b"a,b\n", None)?;
+//! let stale = objects.put("reports/today.csv", &t(1), b"old", None);
+//! assert_eq!(stale.unwrap_err().code(), fencing::ErrorCode::StaleToken);
+//! let now = objects.get("reports/today.csv")?.unwrap();
+//! assert_eq!((now.bytes.as_slice(), now.token.get()), (&b"a,b\n"[..], 2));
+//! # Ok::<(), fencing::Error>(())
+//! ```
+
+pub mod aio;
+mod layout;
+
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::ObjectStore;
+
+use crate::error::{BackendErrorKind, Error, Result};
+use crate::token::Token;
+use crate::types::{Fence, Receipt};
+
+/// An object as read: its bytes, and the token and version of the write
+/// that stored them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Object {
+    pub bytes: Vec<u8>,
+    pub token: Token,
+    /// Grows with every write of the path, deletes included; never reused.
+    pub version: u64,
+}
+
+/// Fenced objects, blocking: each call runs on the handle's own runtime
+/// thread and waits for it, so it may be called from any thread, inside
+/// another async runtime too (where [`aio::Objects`] is the better fit).
+pub struct Objects {
+    inner: aio::Objects,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Objects {
+    /// Opens `memory:` (this handle's own, empty) or `file:///DIR` (an
+    /// existing directory).
+    pub fn open(url: &str) -> Result<Objects> {
+        let inner = aio::Objects::open(url)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("fencing-objects")
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                let message = format!("objects: cannot start its runtime: {e}");
+                Error::backend_from(BackendErrorKind::Other, message, e)
+            })?;
+        Ok(Objects {
+            inner,
+            runtime: Some(runtime),
+        })
+    }
+
+    /// [`aio::Objects::put`].
+    pub fn put(
+        &self,
+        path: &str,
+        fence: &Fence,
+        bytes: &[u8],
+        expected_version: Option<u64>,
+    ) -> Result<Receipt> {
+        let (inner, path, fence, bytes) = (
+            self.inner.clone(),
+            path.to_owned(),
+            fence.clone(),
+            bytes.to_vec(),
+        );
+        self.run(async move { inner.put(&path, &fence, &bytes, expected_version).await })
+    }
+
+    /// [`aio::Objects::delete`].
+    pub fn delete(
+        &self,
+        path: &str,
+        fence: &Fence,
+        expected_version: Option<u64>,
+    ) -> Result<Receipt> {
+        let (inner, path, fence) = (self.inner.clone(), path.to_owned(), fence.clone());
+        self.run(async move { inner.delete(&path, &fence, expected_version).await })
+    }
+
+    /// [`aio::Objects::get`].
+    pub fn get(&self, path: &str) -> Result<Option<Object>> {
+        let (inner, path) = (self.inner.clone(), path.to_owned());
+        self.run(async move { inner.get(&path).await })
+    }
+
+    /// The async handle on the same store.
+    pub fn aio(&self) -> aio::Objects {
+        self.inner.clone()
+    }
+
+    fn run<T: Send + 'static>(
+        &self,
+        call: impl Future<Output = Result<T>> + Send + 'static,
+    ) -> Result<T> {
+        let Some(runtime) = &self.runtime else {
+            return Err(Error::Closed);
+        };
+        let (done, result) = std::sync::mpsc::channel();
+        runtime.spawn(async move {
+            let _ = done.send(call.await);
+        });
+        result.recv().unwrap_or_else(|_| {
+            Err(Error::backend(
+                BackendErrorKind::Other,
+                "objects: its runtime stopped",
+            ))
+        })
+    }
+}
+
+impl Drop for Objects {
+    /// Never blocks, and never panics inside a caller's runtime.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+struct Opened {
+    store: Arc<dyn ObjectStore>,
+    prefix: Path,
+}
+
+fn open_url(url: &str) -> Result<Opened> {
+    if url == "memory:" {
+        return Ok(Opened {
+            store: Arc::new(InMemory::new()),
+            prefix: Path::default(),
+        });
+    }
+    if let Some(dir) = url.strip_prefix("file://") {
+        if !dir.starts_with('/') {
+            return Err(Error::invalid(format!(
+                "objects URL {url:?}: a file URL names an absolute directory, file:///DIR"
+            )));
+        }
+        let store = LocalFileSystem::new_with_prefix(dir).map_err(|e| {
+            let message = format!(
+                "objects: cannot use the directory {dir:?} ({e}); create it, or name another"
+            );
+            Error::backend_from(BackendErrorKind::Unreachable, message, e)
+        })?;
+        return Ok(Opened {
+            store: Arc::new(store),
+            prefix: Path::default(),
+        });
+    }
+    Err(Error::invalid(format!(
+        "objects URL {:?}: expected memory: or file:///DIR",
+        crate::url::without_password(url)
+    )))
+}
+
+/// An object path: what `object_store` takes as it is (no empty, `.` or
+/// `..` segment, no leading or trailing `/`), none of whose segments is a
+/// folder of the library's.
+fn check_path(path: &str) -> Result<()> {
+    crate::limits::key(path)?;
+    let bad = |why: &str| Err(Error::invalid(format!("object path {path:?} {why}")));
+    match Path::parse(path) {
+        Ok(parsed) if parsed.as_ref() == path => {}
+        _ => return bad("is not a plain relative path (a/b.txt: no empty, . or .. segment)"),
+    }
+    if path.split('/').any(|s| s.ends_with(layout::FOLDER_SUFFIX)) {
+        return bad("names a folder of the library's (a segment ending in .fenced)");
+    }
+    Ok(())
+}
+
+/// A number no other writer picks: the process's random hasher keys, a
+/// counter and the time.
+fn nonce() -> u64 {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNT.fetch_add(1, Ordering::Relaxed));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+fn backend_error(what: &str, e: object_store::Error) -> Error {
+    let kind = match &e {
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. }
+        | object_store::Error::NotSupported { .. }
+        | object_store::Error::NotImplemented { .. } => BackendErrorKind::Refused,
+        _ => BackendErrorKind::Unreachable,
+    };
+    Error::backend_from(kind, format!("objects: cannot {what}: {e}"), e)
+}

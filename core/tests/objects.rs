@@ -1,0 +1,511 @@
+//! Fenced objects (docs/objects.md; docs/semantics.md, "Fenced objects") on
+//! `memory:` and on local files: the rules of the fenced store, per object
+//! path, enforced through create-only writes.
+#![cfg(feature = "objects")]
+
+use fencing::objects::Objects;
+use fencing::{BackendErrorKind, Error, ErrorCode, Fence, Token};
+
+fn fence(t: u64) -> Fence {
+    Fence::new(Token::new(t).unwrap())
+}
+
+/// Each test on `memory:` and on a fresh directory.
+fn each_store(test: impl Fn(&Objects, &str)) {
+    test(&Objects::open("memory:").unwrap(), "memory:");
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    test(&Objects::open(&url).unwrap(), &url);
+}
+
+#[test]
+fn a_stale_token_is_refused_and_the_newer_object_stays() {
+    each_store(|o, url| {
+        assert_eq!(o.get("r/today.csv").unwrap(), None, "{url}");
+        let first = o.put("r/today.csv", &fence(5), b"five", None).unwrap();
+        assert_eq!((first.version, first.token.get()), (1, 5));
+        // Equal is accepted; greater moves the fence.
+        assert_eq!(
+            o.put("r/today.csv", &fence(5), b"five again", None)
+                .unwrap()
+                .version,
+            2
+        );
+        assert_eq!(
+            o.put("r/today.csv", &fence(7), b"seven", None)
+                .unwrap()
+                .version,
+            3
+        );
+        match o.put("r/today.csv", &fence(5), b"stale", None) {
+            Err(Error::StaleToken {
+                presented, current, ..
+            }) => assert_eq!((presented.get(), current), (5, 7)),
+            other => panic!("{url}: {other:?}"),
+        }
+        let delete = o.delete("r/today.csv", &fence(6), None).unwrap_err();
+        assert_eq!(delete.code(), ErrorCode::StaleToken);
+        let now = o.get("r/today.csv").unwrap().unwrap();
+        assert_eq!(
+            (now.bytes.as_slice(), now.token.get(), now.version),
+            (&b"seven"[..], 7, 3)
+        );
+        // Other paths have fences of their own.
+        assert_eq!(o.put("r/other", &fence(1), b"x", None).unwrap().version, 1);
+    });
+}
+
+#[test]
+fn the_same_bytes_under_two_tokens_and_the_greatest_token() {
+    each_store(|o, _| {
+        o.put("p", &fence(3), b"same", None).unwrap();
+        o.put("p", &fence(Token::MAX.get()), b"same", None).unwrap();
+        let err = o.put("p", &fence(3), b"same", None).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::StaleToken);
+        assert_eq!(o.get("p").unwrap().unwrap().token, Token::MAX);
+        // The greatest token is accepted again, and nothing passes it.
+        o.put("p", &fence(Token::MAX.get()), b"again", None)
+            .unwrap();
+    });
+}
+
+#[test]
+fn delete_keeps_the_fence_and_versions_never_repeat() {
+    each_store(|o, _| {
+        assert_eq!(
+            o.delete("d", &fence(1), None).unwrap_err().code(),
+            ErrorCode::NotFound
+        );
+        o.put("d", &fence(4), b"x", None).unwrap();
+        let gone = o.delete("d", &fence(4), Some(1)).unwrap();
+        assert_eq!((gone.version, gone.token.get()), (0, 4));
+        assert_eq!(o.get("d").unwrap(), None);
+        assert_eq!(
+            o.put("d", &fence(3), b"y", None).unwrap_err().code(),
+            ErrorCode::StaleToken
+        );
+        // After a delete the object does not exist: expected_version 0.
+        let again = o.put("d", &fence(4), b"z", Some(0)).unwrap();
+        assert_eq!(again.version, 3);
+    });
+}
+
+#[test]
+fn expected_version_and_seq_follow_the_fenced_store() {
+    each_store(|o, _| {
+        o.put("v", &fence(2), b"1", Some(0)).unwrap();
+        match o.put("v", &fence(2), b"2", Some(0)) {
+            Err(Error::VersionMismatch { expected, actual }) => {
+                assert_eq!((expected, actual), (0, 1))
+            }
+            other => panic!("{other:?}"),
+        }
+        o.put("v", &fence(2), b"2", Some(1)).unwrap();
+        let with_seq = |t, s| Fence {
+            seq: Some(s),
+            ..fence(t)
+        };
+        o.put("v", &with_seq(2, 5), b"s5", None).unwrap();
+        match o.put("v", &with_seq(2, 5), b"s5 again", None) {
+            Err(Error::SequenceOutOfOrder { presented, last }) => {
+                assert_eq!((presented, last), (5, 5))
+            }
+            other => panic!("{other:?}"),
+        }
+        // A new token starts its own sequence.
+        o.put("v", &with_seq(3, 1), b"t3", None).unwrap();
+        assert_eq!(o.get("v").unwrap().unwrap().bytes, b"t3");
+    });
+}
+
+#[test]
+fn bad_input_is_refused_and_changes_nothing() {
+    each_store(|o, _| {
+        for path in [
+            "",
+            "/a",
+            "a/",
+            "a//b",
+            "a/../b",
+            "./a",
+            "x.fenced",
+            "a/b.fenced/c",
+        ] {
+            let err = o.put(path, &fence(1), b"x", None).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::InvalidArgument, "{path:?}");
+            assert_eq!(
+                o.get(path).unwrap_err().code(),
+                ErrorCode::InvalidArgument,
+                "{path:?}"
+            );
+        }
+        let long = "a".repeat(1025);
+        assert_eq!(
+            o.put(&long, &fence(1), b"x", None).unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
+        let bad_seq = Fence {
+            seq: Some(u64::MAX),
+            ..fence(1)
+        };
+        assert_eq!(
+            o.put("a", &bad_seq, b"x", None).unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(o.get("a").unwrap(), None);
+    });
+    for url in ["", "s3:", "file://relative/dir", "postgres://u:secret@h/db"] {
+        let err = Objects::open(url).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{url}");
+        assert!(!err.to_string().contains("secret"), "{err}");
+    }
+    let err = Objects::open("file:///no/such/dir/here").err().unwrap();
+    assert_eq!(
+        err.backend_kind(),
+        Some(BackendErrorKind::Unreachable),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_file_store_keeps_a_bounded_number_of_files_and_plain_readers_find_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Objects::open(&format!("file://{}", dir.path().display())).unwrap();
+    for i in 1..=200u64 {
+        o.put(
+            "out/data.bin",
+            &fence(i / 10 + 1),
+            format!("v{i}").as_bytes(),
+            None,
+        )
+        .unwrap();
+    }
+    let folder = dir.path().join("out/data.bin.fenced");
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    // At most twice KEEP (8) claims with their data, and the floor.
+    assert!(names.len() <= 33, "{} files: {names:?}", names.len());
+    // What docs/objects.md tells a plain reader: the greatest 20-digit name
+    // is the newest claim; it names the file that holds the bytes as written.
+    let newest = names.iter().filter(|n| n.len() == 20).max().unwrap();
+    let claim: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join(newest)).unwrap()).unwrap();
+    let data = claim["data"].as_str().unwrap();
+    assert_eq!(std::fs::read(folder.join(data)).unwrap(), b"v200");
+    assert_eq!(claim["token"], 21);
+}
+
+// ----- a writer held between its check and its claim -----
+
+mod held {
+    use std::sync::{Arc, Mutex};
+
+    use async_trait::async_trait;
+    use futures::stream::BoxStream;
+    use object_store::path::Path;
+    use object_store::{
+        CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+        PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
+    };
+    use tokio::sync::oneshot;
+
+    /// Delegates to `inner`, except that the first create-only write of a
+    /// claim (a name of 20 digits) says so on `reached` and waits for `go`:
+    /// a writer paused after its check, as a GC pause would hold it.
+    #[derive(Debug)]
+    pub struct Held {
+        pub inner: Arc<dyn ObjectStore>,
+        #[allow(clippy::type_complexity)]
+        pub gate: Mutex<Option<(oneshot::Sender<()>, oneshot::Receiver<()>)>>,
+    }
+
+    impl std::fmt::Display for Held {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "Held({})", self.inner)
+        }
+    }
+
+    #[async_trait]
+    impl ObjectStore for Held {
+        async fn put_opts(
+            &self,
+            at: &Path,
+            payload: PutPayload,
+            opts: PutOptions,
+        ) -> Result<PutResult> {
+            let claim = at.filename().is_some_and(|n| n.len() == 20);
+            if claim && matches!(opts.mode, PutMode::Create) {
+                let gate = self.gate.lock().unwrap().take();
+                if let Some((reached, go)) = gate {
+                    let _ = reached.send(());
+                    let _ = go.await;
+                }
+            }
+            self.inner.put_opts(at, payload, opts).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            at: &Path,
+            opts: PutMultipartOptions,
+        ) -> Result<Box<dyn MultipartUpload>> {
+            self.inner.put_multipart_opts(at, opts).await
+        }
+        async fn get_opts(&self, at: &Path, options: GetOptions) -> Result<GetResult> {
+            self.inner.get_opts(at, options).await
+        }
+        fn delete_stream(
+            &self,
+            locations: BoxStream<'static, Result<Path>>,
+        ) -> BoxStream<'static, Result<Path>> {
+            self.inner.delete_stream(locations)
+        }
+        fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+            self.inner.list(prefix)
+        }
+        async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+        async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
+            self.inner.copy_opts(from, to, options).await
+        }
+    }
+}
+
+/// Writer A (token 1) is held after checking the head and writing its
+/// bytes, just before it claims version 2; writer B (token 2) writes
+/// `b_writes` times meanwhile; then A goes on. Returns A's outcome and the
+/// object handle of B.
+async fn held_writer(
+    b_writes: u64,
+) -> (
+    fencing::Result<fencing::Receipt>,
+    fencing::objects::aio::Objects,
+) {
+    use fencing::objects::aio::Objects;
+    use std::sync::{Arc, Mutex};
+    let memory: Arc<dyn object_store::ObjectStore> =
+        Arc::new(object_store::memory::InMemory::new());
+    let (reached_tx, reached) = tokio::sync::oneshot::channel();
+    let (go, go_rx) = tokio::sync::oneshot::channel();
+    let held = held::Held {
+        inner: memory.clone(),
+        gate: Mutex::new(Some((reached_tx, go_rx))),
+    };
+    let b = Objects::with_store(memory, "").unwrap();
+    b.put("obj", &fence(1), b"first", None).await.unwrap();
+    let a = Objects::with_store(Arc::new(held), "").unwrap();
+    let a_write =
+        tokio::spawn(async move { a.put("obj", &fence(1), b"A's stale bytes", None).await });
+    reached.await.unwrap();
+    for i in 0..b_writes {
+        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    go.send(()).unwrap();
+    (a_write.await.unwrap(), b)
+}
+
+#[tokio::test]
+async fn a_writer_held_past_a_newer_write_is_refused() {
+    // B took version 2 first: A's claim fails, and the claim it then
+    // checks against names token 2.
+    let (a, b) = held_writer(1).await;
+    assert_eq!(a.unwrap_err().code(), ErrorCode::StaleToken);
+    assert_eq!(b.get("obj").await.unwrap().unwrap().bytes, b"B 0");
+}
+
+#[tokio::test]
+async fn a_writer_held_past_collected_versions_never_becomes_current() {
+    // B wrote 20 versions and collected version 2: A's claim of version 2
+    // is created again, below B's floor. No reader ever takes it, and A is
+    // told that its outcome is unknown, never that it was accepted.
+    let (a, b) = held_writer(20).await;
+    let err = a.unwrap_err();
+    assert_eq!(
+        err.backend_kind(),
+        Some(BackendErrorKind::OutcomeUnknown),
+        "{err}"
+    );
+    let now = b.get("obj").await.unwrap().unwrap();
+    assert_eq!(
+        (now.bytes.as_slice(), now.token.get(), now.version),
+        (&b"B 19"[..], 2, 21)
+    );
+    // Asked again, A is refused.
+    let again = b.put("obj", &fence(1), b"A again", None).await.unwrap_err();
+    assert_eq!(again.code(), ErrorCode::StaleToken);
+}
+
+#[tokio::test]
+async fn a_writer_held_while_nothing_changed_is_accepted() {
+    let (a, b) = held_writer(0).await;
+    assert_eq!(a.unwrap().version, 2);
+    assert_eq!(
+        b.get("obj").await.unwrap().unwrap().bytes,
+        b"A's stale bytes"
+    );
+}
+
+// ----- writers racing -----
+
+/// One write as its writer saw it.
+struct Outcome {
+    token: u64,
+    started: std::time::Instant,
+    ended: std::time::Instant,
+    /// `Some(true)`: accepted; `Some(false)`: refused (nothing taken);
+    /// `None`: outcome unknown.
+    accepted: Option<bool>,
+}
+
+#[test]
+fn racing_writers_with_shuffled_tokens_never_go_back() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+    const WRITERS: u64 = 8;
+    const WRITES: u64 = 50;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    // Tokens 1..=400, shuffled within windows of 32 (a fixed pseudo-random
+    // order), dealt round-robin: each writer's tokens mostly grow, and
+    // writers close in time hold tokens close to each other's.
+    let mut tokens: Vec<u64> = (1..=WRITERS * WRITES).collect();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for window in tokens.chunks_mut(32) {
+        for i in (1..window.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            window.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+    }
+    let dealt: Vec<Vec<u64>> = (0..WRITERS as usize)
+        .map(|w| {
+            tokens
+                .iter()
+                .skip(w)
+                .step_by(WRITERS as usize)
+                .copied()
+                .collect()
+        })
+        .collect();
+    let done = AtomicBool::new(false);
+    let (outcomes, seen) = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let o = Objects::open(&url).unwrap();
+            let mut seen = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                if let Some(now) = o.get("race").unwrap() {
+                    // The bytes are the token's own, written whole.
+                    assert_eq!(now.bytes, format!("token {}", now.token).into_bytes());
+                    seen.push((now.token.get(), now.version));
+                }
+            }
+            seen
+        });
+        let writers: Vec<_> = dealt
+            .iter()
+            .map(|mine| {
+                let url = &url;
+                s.spawn(move || {
+                    let o = Objects::open(url).unwrap();
+                    let mut outcomes = Vec::new();
+                    for &token in mine {
+                        let started = Instant::now();
+                        let r = o.put(
+                            "race",
+                            &fence(token),
+                            format!("token {token}").as_bytes(),
+                            None,
+                        );
+                        let accepted = match r {
+                            Ok(_) => Some(true),
+                            Err(e) if e.code() == ErrorCode::StaleToken => Some(false),
+                            Err(e) if e.backend_kind() == Some(BackendErrorKind::Busy) => {
+                                Some(false)
+                            }
+                            Err(e)
+                                if e.backend_kind() == Some(BackendErrorKind::OutcomeUnknown) =>
+                            {
+                                None
+                            }
+                            Err(e) => panic!("token {token}: {e}"),
+                        };
+                        outcomes.push(Outcome {
+                            token,
+                            started,
+                            ended: Instant::now(),
+                            accepted,
+                        });
+                    }
+                    outcomes
+                })
+            })
+            .collect();
+        let outcomes: Vec<Outcome> = writers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect();
+        done.store(true, Ordering::SeqCst);
+        (outcomes, reader.join().unwrap())
+    });
+
+    let accepted: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.accepted == Some(true))
+        .collect();
+    assert!(
+        accepted.len() >= 10,
+        "only {} writes accepted",
+        accepted.len()
+    );
+    // No write accepted after a write with a greater token was accepted
+    // before it started.
+    for b in &accepted {
+        for a in &accepted {
+            assert!(
+                !(a.token > b.token && a.ended < b.started),
+                "token {} accepted after token {} was",
+                b.token,
+                a.token
+            );
+        }
+    }
+    // A reader never sees the object go back.
+    for pair in seen.windows(2) {
+        assert!(pair[0].0 <= pair[1].0 && pair[0].1 <= pair[1].1, "{pair:?}");
+    }
+    // The last bytes are the greatest accepted token's, or a write's whose
+    // outcome was unknown and whose token is at least as great.
+    let top = accepted.iter().map(|o| o.token).max().unwrap();
+    let last = Objects::open(&url).unwrap().get("race").unwrap().unwrap();
+    let unknown = outcomes
+        .iter()
+        .any(|o| o.accepted.is_none() && o.token == last.token.get());
+    assert!(
+        last.token.get() == top || (unknown && last.token.get() > top),
+        "{} vs {top}",
+        last.token
+    );
+    let unknown = outcomes.iter().filter(|o| o.accepted.is_none()).count();
+    eprintln!(
+        "{} accepted, {unknown} unknown, {} reads, final token {}",
+        accepted.len(),
+        seen.len(),
+        last.token
+    );
+}
+
+#[tokio::test]
+async fn the_blocking_handle_works_and_drops_inside_a_caller_s_runtime() {
+    let o = Objects::open("memory:").unwrap();
+    o.put("p", &fence(1), b"x", None).unwrap();
+    assert_eq!(o.get("p").unwrap().unwrap().bytes, b"x");
+    // Its async handle shares the store.
+    assert_eq!(o.aio().get("p").await.unwrap().unwrap().version, 1);
+    drop(o);
+}
