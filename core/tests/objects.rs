@@ -509,3 +509,158 @@ async fn the_blocking_handle_works_and_drops_inside_a_caller_s_runtime() {
     assert_eq!(o.aio().get("p").await.unwrap().unwrap().version, 1);
     drop(o);
 }
+
+// ----- writers killed at random points -----
+
+const WRITER_CHILD: &str = "FENCING_OBJECTS_WRITER_CHILD";
+
+/// Runs only inside the children of
+/// `writers_killed_at_random_points_leave_nothing_stale_current`: writes
+/// tokens FIRST, FIRST + 4, ... to the object "killed" until it is killed,
+/// printing each accepted token.
+#[test]
+fn writer_child() {
+    use std::io::Write;
+    let Some(spec) = std::env::var_os(WRITER_CHILD) else {
+        return;
+    };
+    let spec = spec.into_string().unwrap();
+    let (url, first) = spec.rsplit_once(';').unwrap();
+    let o = Objects::open(url).unwrap();
+    let mut out = std::io::stdout().lock();
+    let mut token: u64 = first.parse().unwrap();
+    loop {
+        match o.put(
+            "killed",
+            &fence(token),
+            format!("token {token}").as_bytes(),
+            None,
+        ) {
+            Ok(_) => writeln!(out, "ok {token}")
+                .and_then(|()| out.flush())
+                .unwrap(),
+            Err(e) if e.code() == ErrorCode::StaleToken => {}
+            Err(e)
+                if matches!(
+                    e.backend_kind(),
+                    Some(BackendErrorKind::Busy | BackendErrorKind::OutcomeUnknown)
+                ) => {}
+            Err(e) => panic!("token {token}: {e}"),
+        }
+        token += 4;
+    }
+}
+
+#[test]
+#[cfg(unix)]
+fn writers_killed_at_random_points_leave_nothing_stale_current() {
+    use std::io::Read;
+    use std::process::{Child, Command, Stdio};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", dir.path().display());
+    let spawn = |first: u64| -> Child {
+        Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "writer_child", "--nocapture", "--test-threads=1"])
+            .env(WRITER_CHILD, format!("{url};{first}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // Reaps what it holds, whatever happens.
+    struct Children(Vec<Child>);
+    impl Drop for Children {
+        fn drop(&mut self) {
+            for c in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    let accepted_by = |mut c: Child| -> Vec<u64> {
+        let _ = c.kill();
+        let _ = c.wait();
+        let mut text = String::new();
+        c.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+        text.lines()
+            .filter_map(|l| l.strip_prefix("ok "))
+            .filter_map(|t| t.parse().ok())
+            .collect()
+    };
+    let done = AtomicBool::new(false);
+    let (accepted, kills, seen) = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let o = Objects::open(&url).unwrap();
+            let mut seen = Vec::new();
+            while !done.load(Ordering::SeqCst) {
+                match o.get("killed") {
+                    Ok(Some(now)) => {
+                        assert_eq!(now.bytes, format!("token {}", now.token).into_bytes());
+                        seen.push((now.token.get(), now.version));
+                    }
+                    Ok(None) => {}
+                    Err(e) if e.backend_kind() == Some(BackendErrorKind::Busy) => {}
+                    Err(e) => panic!("read: {e}"),
+                }
+            }
+            seen
+        });
+        let mut children = Children((1..=4).map(spawn).collect());
+        let mut accepted = Vec::new();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let kills = 24;
+        for round in 1..=kills {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            std::thread::sleep(Duration::from_millis(5 + x % 40));
+            let victim = (x >> 8) as usize % children.0.len();
+            // A new writer whose tokens pass every earlier writer's, as a
+            // new lease holder's would.
+            let replacement = spawn(round * 100_000 + 1 + (x >> 16) % 4);
+            let killed = std::mem::replace(&mut children.0[victim], replacement);
+            accepted.extend(accepted_by(killed));
+        }
+        for c in std::mem::take(&mut children.0) {
+            accepted.extend(accepted_by(c));
+        }
+        done.store(true, Ordering::SeqCst);
+        (accepted, kills, reader.join().unwrap())
+    });
+
+    assert!(!accepted.is_empty(), "no write was accepted");
+    for pair in seen.windows(2) {
+        assert!(pair[0].0 <= pair[1].0 && pair[0].1 <= pair[1].1, "{pair:?}");
+    }
+    // Whatever the kills left behind, the object is at least the greatest
+    // accepted write, and the next write is checked against it.
+    let o = Objects::open(&url).unwrap();
+    let top = accepted.iter().copied().max().unwrap();
+    let last = o.get("killed").unwrap().unwrap();
+    assert!(last.token.get() >= top, "{} below {top}", last.token);
+    if top > 1 {
+        let stale = o.put("killed", &fence(top - 1), b"stale", None);
+        assert_eq!(stale.unwrap_err().code(), ErrorCode::StaleToken);
+    }
+    // Collection clears what killed writers left below its floor.
+    for _ in 0..16 {
+        o.put(
+            "killed",
+            &fence(Token::MAX.get()),
+            b"token 9223372036854775807",
+            None,
+        )
+        .unwrap();
+    }
+    let left = std::fs::read_dir(dir.path().join("killed.fenced"))
+        .unwrap()
+        .count();
+    assert!(left <= 34 + kills as usize, "{left} files left");
+    eprintln!(
+        "{} accepted, {} reads, {kills} kills, {left} files left",
+        accepted.len(),
+        seen.len()
+    );
+}
