@@ -3,8 +3,13 @@
 //! path, enforced through create-only writes.
 #![cfg(feature = "objects")]
 
+use std::time::Duration;
+
 use fencing::objects::Objects;
-use fencing::{BackendErrorKind, Error, ErrorCode, Fence, Token};
+use fencing::{BackendErrorKind, Error, ErrorCode, Fence, Store, Token};
+
+mod support;
+use support::{fresh_schema, postgres_test_url, sqlite_url};
 
 fn fence(t: u64) -> Fence {
     Fence::new(Token::new(t).unwrap())
@@ -663,4 +668,163 @@ fn writers_killed_at_random_points_leave_nothing_stale_current() {
         accepted.len(),
         seen.len()
     );
+}
+
+// ----- the row, the object and the pointer (docs/objects.md) -----
+
+/// The user's own table, fenced by the store's check inside the user's own
+/// transaction: `write` returns the error text of a refused write.
+struct Row {
+    write: Box<dyn Fn(Token, &str) -> Result<(), String>>,
+    read: Box<dyn Fn() -> String>,
+}
+
+/// Worker A holds the lease and writes the row, the object and a pointer
+/// that names the object's version; A pauses past its lease; B takes the
+/// lease and writes all three; A wakes and is refused at each, and B's
+/// writes stay.
+fn the_story(store: &Store, objects: &Objects, row: Row) {
+    let ttl = Duration::from_millis(300);
+    let publish = |who: &str, token: Token| -> Result<(), String> {
+        let fence = Fence::new(token);
+        (row.write)(token, &format!("{who}'s summary"))?;
+        let object = objects
+            .put(
+                "reports/7.csv",
+                &fence,
+                format!("{who}'s report").as_bytes(),
+                None,
+            )
+            .map_err(|e| e.to_string())?;
+        let pointer = format!("reports/7.csv version {}", object.version);
+        objects
+            .put("reports/latest", &fence, pointer.as_bytes(), None)
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    };
+    let a = store.acquire("report", "A", ttl).unwrap();
+    publish("A", a.token).unwrap();
+    // A pauses (a GC pause, a VM suspend): its lease runs out, B takes it.
+    let b = store
+        .acquire_wait(
+            "report",
+            "B",
+            Duration::from_secs(30),
+            Duration::from_secs(30),
+        )
+        .unwrap();
+    assert!(b.token > a.token);
+    publish("B", b.token).unwrap();
+    // A wakes up, still believing it holds the lease, and writes each.
+    let stale_row = (row.write)(a.token, "A's late summary").unwrap_err();
+    assert!(
+        stale_row.contains("STALE_TOKEN") || stale_row.contains("FN001"),
+        "{stale_row}"
+    );
+    for path in ["reports/7.csv", "reports/latest"] {
+        let err = objects
+            .put(path, &Fence::new(a.token), b"A, late", None)
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::StaleToken, "{path}: {err}");
+    }
+    // Everything B wrote is intact, and the pointer names B's object.
+    assert_eq!((row.read)(), "B's summary");
+    let object = objects.get("reports/7.csv").unwrap().unwrap();
+    assert_eq!(
+        (object.bytes.as_slice(), object.token),
+        (&b"B's report"[..], b.token)
+    );
+    let pointer = objects.get("reports/latest").unwrap().unwrap();
+    let named = format!("reports/7.csv version {}", object.version);
+    assert_eq!(pointer.bytes, named.into_bytes());
+}
+
+fn objects_in(dir: &std::path::Path) -> Objects {
+    Objects::open(&format!("file://{}", dir.display())).unwrap()
+}
+
+#[test]
+fn the_row_the_object_and_the_pointer_refuse_a_paused_holder_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("app.db");
+    let store = Store::open(&sqlite_url(&db)).unwrap();
+    let open = move || rusqlite::Connection::open(&db).unwrap();
+    open()
+        .execute_batch("CREATE TABLE reports (id INTEGER PRIMARY KEY, summary TEXT); INSERT INTO reports VALUES (7, '');")
+        .unwrap();
+    let (w, r) = (open.clone(), open);
+    let row = Row {
+        write: Box::new(move |token, summary| {
+            let mut conn = w();
+            let tx = conn.transaction().map_err(|e| e.to_string())?;
+            tx.execute(
+                "INSERT INTO fencing_check (scope, token) VALUES ('report', ?1)",
+                [token.get() as i64],
+            )
+            .map_err(|e| e.to_string())?;
+            tx.execute("UPDATE reports SET summary = ?1 WHERE id = 7", [summary])
+                .map_err(|e| e.to_string())?;
+            tx.commit().map_err(|e| e.to_string())
+        }),
+        read: Box::new(move || {
+            r().query_row("SELECT summary FROM reports WHERE id = 7", [], |row| {
+                row.get(0)
+            })
+            .unwrap()
+        }),
+    };
+    let files = tempfile::tempdir().unwrap();
+    the_story(&store, &objects_in(files.path()), row);
+}
+
+#[test]
+fn the_row_the_object_and_the_pointer_refuse_a_paused_holder_on_postgres() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("objects");
+    let store = Store::open(&format!("{base}?schema={schema}")).unwrap();
+    let connect = {
+        let base = base.clone();
+        move || {
+            base.parse::<postgres::Config>()
+                .unwrap()
+                .connect(postgres::NoTls)
+                .unwrap()
+        }
+    };
+    connect()
+        .batch_execute(&format!(
+            "CREATE TABLE {schema}.reports (id int PRIMARY KEY, summary text); \
+             INSERT INTO {schema}.reports VALUES (7, '')"
+        ))
+        .unwrap();
+    let (w, r, s) = (connect.clone(), connect, schema.clone());
+    let row = Row {
+        write: Box::new(move |token, summary| {
+            let mut client = w();
+            let mut tx = client.transaction().map_err(|e| e.to_string())?;
+            tx.execute(
+                &format!("SELECT {s}.check('report', $1)"),
+                &[&(token.get() as i64)],
+            )
+            .map_err(|e| format!("{e:?}"))?;
+            tx.execute(
+                &format!("UPDATE {s}.reports SET summary = $1 WHERE id = 7"),
+                &[&summary],
+            )
+            .map_err(|e| e.to_string())?;
+            tx.commit().map_err(|e| e.to_string())
+        }),
+        read: Box::new(move || {
+            r().query_one(
+                &format!("SELECT summary FROM {schema}.reports WHERE id = 7"),
+                &[],
+            )
+            .unwrap()
+            .get(0)
+        }),
+    };
+    let files = tempfile::tempdir().unwrap();
+    the_story(&store, &objects_in(files.path()), row);
 }
