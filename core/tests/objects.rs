@@ -672,10 +672,12 @@ fn writers_killed_at_random_points_leave_nothing_stale_current() {
 
 // ----- the row, the object and the pointer (docs/objects.md) -----
 
+type WriteRow = dyn Fn(Token, &str) -> Result<(), String>;
+
 /// The user's own table, fenced by the store's check inside the user's own
 /// transaction: `write` returns the error text of a refused write.
 struct Row {
-    write: Box<dyn Fn(Token, &str) -> Result<(), String>>,
+    write: Box<WriteRow>,
     read: Box<dyn Fn() -> String>,
 }
 
