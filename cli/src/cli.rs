@@ -91,6 +91,10 @@ pub enum Command {
     List(ListArgs),
     /// Drop the state of a scope with no live lease and no entries
     Retire(ScopeArg),
+    /// Fenced objects and files: put, get or delete the object at URL (file:///ABS/PATH, written
+    /// as ABS/PATH.fenced/... beside where a plain reader looks). URL is an argument: --url and
+    /// --url-file name the lease store, which `object` does not use
+    Object(ObjectArgs),
     /// The failover step, explicit (a PostgreSQL store takes it by itself on a promoted standby):
     /// run it on a restored backup before anything else uses it; every counter, fence and floor moves to
     /// 2^40 above the store's ceiling (above every value the store held) and every lease ends, so
@@ -149,19 +153,7 @@ pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
     page.render_description_section(out)?;
     page.render_options_section(out)?;
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
-        writeln!(out, ".SH \"FENCING {}\"", sub.get_name().to_uppercase())?;
-        let page =
-            clap_mangen::Man::new(sub.clone().bin_name(format!("fencing {}", sub.get_name())));
-        let mut section = Vec::new();
-        page.render_synopsis_section(&mut section)?;
-        page.render_description_section(&mut section)?;
-        page.render_options_section(&mut section)?;
-        for line in String::from_utf8_lossy(&section).lines() {
-            match line.strip_prefix(".SH ") {
-                Some(heading) => writeln!(out, ".SS {heading}")?,
-                None => writeln!(out, "{line}")?,
-            }
-        }
+        man_section(out, sub, &format!("fencing {}", sub.get_name()))?;
     }
     // The top command's after_help is the exit status table.
     let mut extra = Vec::new();
@@ -169,6 +161,38 @@ pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let extra = String::from_utf8_lossy(&extra).replace(".SH EXTRA", ".SH \"EXIT STATUS\"");
     out.write_all(extra.as_bytes())?;
     page.render_version_section(out)
+}
+
+/// One verb's section of fencing(1), then one for each of its own verbs
+/// (`fencing object put`, ...).
+fn man_section(
+    out: &mut dyn std::io::Write,
+    sub: &clap::Command,
+    name: &str,
+) -> std::io::Result<()> {
+    writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
+    let page = clap_mangen::Man::new(sub.clone().bin_name(name));
+    let mut section = Vec::new();
+    page.render_synopsis_section(&mut section)?;
+    page.render_description_section(&mut section)?;
+    page.render_options_section(&mut section)?;
+    if sub.get_after_help().is_some() {
+        page.render_extra_section(&mut section)?;
+    }
+    for line in String::from_utf8_lossy(&section).lines() {
+        match line.strip_prefix(".SH ") {
+            Some("EXTRA") => writeln!(out, ".SS NOTES")?,
+            Some(heading) => writeln!(out, ".SS {heading}")?,
+            None => writeln!(out, "{line}")?,
+        }
+    }
+    for nested in sub
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
+        man_section(out, nested, &format!("{name} {}", nested.get_name()))?;
+    }
+    Ok(())
 }
 
 /// Durations like `30s`, `500ms`, `2m`, `1h 30m`.
@@ -455,4 +479,70 @@ pub struct ListArgs {
     /// Read every page, not only the first
     #[arg(long)]
     pub all: bool,
+}
+
+/// How `fencing object` reads its URL, after every `object` verb's options.
+const OBJECT_URL_HELP: &str = "\
+URL is the object's whole location: file:///ABS/PATH/TO/OBJECT is the object ABS/PATH/TO/OBJECT \
+of the store file:/// (the absolute path without its leading slash, taken as written: no \
+percent-decoding), kept in the folder /ABS/PATH/TO/OBJECT.fenced/ (docs/objects.md, \"Layout\"). \
+No segment of the path may be empty, . or .., or end in .fenced, and it has no trailing /. \
+Anything else (memory:, a relative file://DIR/...) is INVALID_ARGUMENT (17). The global \
+--url and --url-file (and $FENCING_URL, $FENCING_URL_FILE) name the lease store, which `object` \
+does not read.";
+
+#[derive(Args, Debug)]
+#[command(after_help = OBJECT_URL_HELP)]
+pub struct ObjectArgs {
+    #[command(subcommand)]
+    pub command: ObjectCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ObjectCommand {
+    /// Fenced write of the object at URL; the bytes come from --value, --file or stdin; prints
+    /// `version=N token=T`
+    #[command(after_help = OBJECT_URL_HELP)]
+    Put(ObjectPutArgs),
+    /// Read the object at URL to stdout (raw bytes); NOT_FOUND (13) when there is none
+    #[command(after_help = OBJECT_URL_HELP)]
+    Get(ObjectUrlArg),
+    /// Fenced delete of the object at URL (the path keeps its fence); prints `deleted`
+    #[command(after_help = OBJECT_URL_HELP)]
+    Delete(ObjectDeleteArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ObjectUrlArg {
+    /// The object's whole location: file:///ABS/PATH/TO/OBJECT
+    #[arg(value_name = "URL")]
+    pub url: OsString,
+}
+
+#[derive(Args, Debug)]
+pub struct ObjectPutArgs {
+    #[command(flatten)]
+    pub url: ObjectUrlArg,
+    #[command(flatten)]
+    pub fence: FenceArgs,
+    /// The object's bytes; without it or --file, stdin is read to its end
+    #[arg(long, conflicts_with = "file")]
+    pub value: Option<OsString>,
+    /// Read the object's bytes from this file
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Only write when the object is at this version (0: must not exist)
+    #[arg(long, allow_hyphen_values = true)]
+    pub if_version: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct ObjectDeleteArgs {
+    #[command(flatten)]
+    pub url: ObjectUrlArg,
+    #[command(flatten)]
+    pub fence: FenceArgs,
+    /// Only delete when the object is at this version
+    #[arg(long, allow_hyphen_values = true)]
+    pub if_version: Option<OsString>,
 }

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use fencing::objects::Object;
 use fencing::{
     Entry, Events, Holding, LastWrite, Lease, MetricsSnapshot, Page, Receipt, RecordedRejection,
     ScopeStatus,
@@ -68,18 +69,30 @@ pub fn receipt(r: &Receipt) -> Value {
 }
 
 pub fn entry(e: &Entry) -> Value {
-    let mut v = json!({
-        "found": true,
-        "key": e.key,
-        "value_hex": e.value.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-        "value_len": e.value.len(),
-        "version": e.version.to_string(),
-        "token": e.token.to_string(),
-    });
-    if let Ok(text) = std::str::from_utf8(&e.value) {
+    let mut v = json!({ "found": true, "key": e.key });
+    value(&mut v, &e.value);
+    v["version"] = json!(e.version.to_string());
+    v["token"] = json!(e.token.to_string());
+    v
+}
+
+/// `fencing object get --json`: as `get --json` prints an entry, with the
+/// object's URL (as it may be shown) in place of the key.
+pub fn object(url: &str, o: &Object) -> Value {
+    let mut v = json!({ "found": true, "url": url });
+    value(&mut v, &o.bytes);
+    v["version"] = json!(o.version.to_string());
+    v["token"] = json!(o.token.to_string());
+    v
+}
+
+/// A value's fields: `value_hex`, `value_len`, and `value` when it is UTF-8.
+fn value(v: &mut Value, bytes: &[u8]) {
+    v["value_hex"] = json!(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    v["value_len"] = json!(bytes.len());
+    if let Ok(text) = std::str::from_utf8(bytes) {
         v["value"] = json!(text);
     }
-    v
 }
 
 pub fn page(p: &Page) -> Value {

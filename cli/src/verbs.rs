@@ -2,7 +2,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -142,14 +142,37 @@ fn replace_password(url: &str, mask: Option<&str>) -> String {
     shown
 }
 
-/// A value from a file or stdin: at most one byte more than the limit is
-/// read, so that a huge input is refused without being held in memory.
-fn read_value(from: impl Read, what: &str) -> Result<Vec<u8>, Failure> {
-    let limit = fencing::limits::MAX_VALUE_BYTES;
+/// The bytes to write: `--value V`, else the file `--file PATH`, else
+/// stdin to its end. With a limit, at most one byte more is read, so that a
+/// huge input is refused without being held in memory.
+pub fn input(
+    value: Option<&OsStr>,
+    file: Option<&Path>,
+    limit: Option<usize>,
+) -> Result<Vec<u8>, Failure> {
+    match (value, file) {
+        (Some(v), _) => value_bytes(v),
+        (None, Some(path)) => {
+            let file = std::fs::File::open(path).map_err(|e| {
+                Failure::Other(format!("cannot read the value from {path:?}: {e}"))
+            })?;
+            read_value(file, &format!("{path:?}"), limit)
+        }
+        (None, None) => read_value(std::io::stdin().lock(), "stdin", limit),
+    }
+}
+
+fn read_value(from: impl Read, what: &str, limit: Option<usize>) -> Result<Vec<u8>, Failure> {
+    let cannot = |e: std::io::Error| Failure::Other(format!("cannot read the value from {what}: {e}"));
     let mut buf = Vec::new();
+    let Some(limit) = limit else {
+        let mut from = from;
+        from.read_to_end(&mut buf).map_err(cannot)?;
+        return Ok(buf);
+    };
     from.take(limit as u64 + 1)
         .read_to_end(&mut buf)
-        .map_err(|e| Failure::Other(format!("cannot read the value from {what}: {e}")))?;
+        .map_err(cannot)?;
     if buf.len() > limit {
         return Err(Failure::invalid(format!(
             "value is more than {limit} bytes, the limit (stopped reading {what} at {} bytes)",
@@ -180,7 +203,7 @@ fn token_named(what: &str, raw: &OsStr) -> Result<Token, Failure> {
 }
 
 /// A seq, version or floor: canonical decimal in `0..=2^63-1`, like tokens.
-fn number(flag: &str, raw: &OsStr) -> Result<u64, Failure> {
+pub fn number(flag: &str, raw: &OsStr) -> Result<u64, Failure> {
     let t = text(flag, raw)?;
     parse_token_value(t).map_err(|_| {
         Failure::invalid(format!(
@@ -232,7 +255,7 @@ pub fn holder(raw: Option<&OsStr>) -> Result<String, Failure> {
     }
 }
 
-fn fence(args: &FenceArgs) -> Result<Fence, Failure> {
+pub fn fence(args: &FenceArgs) -> Result<Fence, Failure> {
     let mut f = Fence::new(token(&args.token.token)?);
     if let Some(seq) = &args.seq {
         f = f.with_seq(number("--seq", seq)?);
@@ -298,13 +321,13 @@ fn progress(scope: &str, timeout: Duration, done: &mpsc::Receiver<()>) {
 const STATUS_REJECTIONS: usize = 5;
 
 /// What a verb prints on success: JSON, or the plain text.
-struct Out {
+pub struct Out {
     json: Value,
     plain: Vec<u8>,
 }
 
 impl Out {
-    fn new(json: Value, plain: impl Into<Vec<u8>>) -> Out {
+    pub fn new(json: Value, plain: impl Into<Vec<u8>>) -> Out {
         Out {
             json,
             plain: plain.into(),
@@ -334,7 +357,7 @@ pub fn main(url_arg: Option<&str>, json: bool, command: Command) -> Result<u8, F
 }
 
 /// Prints what a verb printed, at once (a followed record prints more).
-fn emit(json: bool, out: &Out) -> Result<(), Failure> {
+pub fn emit(json: bool, out: &Out) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
     let written = if json {
         writeln!(stdout, "{}", out.json)
@@ -401,7 +424,7 @@ fn events_args(a: &crate::cli::EventsArgs) -> Result<(Option<&str>, usize), Fail
     Ok((scope, limit))
 }
 
-fn line(text: impl std::fmt::Display) -> Vec<u8> {
+pub fn line(text: impl std::fmt::Display) -> Vec<u8> {
     format!("{text}\n").into_bytes()
 }
 
@@ -449,16 +472,8 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 .as_deref()
                 .map(|v| number("--if-version", v))
                 .transpose()?;
-            let value = match (&a.value, &a.file) {
-                (Some(v), _) => value_bytes(v)?,
-                (None, Some(path)) => {
-                    let file = std::fs::File::open(path).map_err(|e| {
-                        Failure::Other(format!("cannot read the value from {path:?}: {e}"))
-                    })?;
-                    read_value(file, &format!("{path:?}"))?
-                }
-                (None, None) => read_value(std::io::stdin().lock(), "stdin")?,
-            };
+            let limit = Some(fencing::limits::MAX_VALUE_BYTES);
+            let value = input(a.value.as_deref(), a.file.as_deref(), limit)?;
             let store = open(url)?;
             let receipt = match if_version {
                 None => store.put(scope, key, &value, &fence)?,
@@ -640,6 +655,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
         | Command::Watch(_)
         | Command::Run(_)
         | Command::DemoWorker(_)
+        | Command::Object(_)
         | Command::Completions(_)
         | Command::Man => {
             unreachable!("dispatched in main")
