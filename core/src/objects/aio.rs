@@ -28,6 +28,9 @@ const READS: usize = 16;
 pub struct Objects {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
+    /// The directory of a `file://` store: collection also removes the
+    /// staging files a killed writer left, which listings never show.
+    local_root: Option<std::path::PathBuf>,
 }
 
 /// What one listing of a path's folder found.
@@ -52,8 +55,16 @@ impl Listing {
 impl Objects {
     /// Opens `memory:` or `file:///DIR` (docs/objects.md).
     pub fn open(url: &str) -> Result<Objects> {
-        let Opened { store, prefix } = super::open_url(url)?;
-        Ok(Objects { store, prefix })
+        let Opened {
+            store,
+            prefix,
+            local_root,
+        } = super::open_url(url)?;
+        Ok(Objects {
+            store,
+            prefix,
+            local_root,
+        })
     }
 
     /// Fenced objects on a store configured by the caller (an `object_store`
@@ -68,7 +79,11 @@ impl Objects {
                 Path::from(p)
             }
         };
-        Ok(Objects { store, prefix })
+        Ok(Objects {
+            store,
+            prefix,
+            local_root: None,
+        })
     }
 
     /// Writes `bytes` as the object at `path`, fenced by `fence`: refused
@@ -111,21 +126,35 @@ impl Objects {
             let Some(claim) = self.read_claim(&folder, head).await? else {
                 continue;
             };
-            let Some(data) = claim.data else {
-                return Ok(None);
-            };
-            match self.store.get(&folder.clone().join(data)).await {
-                Ok(found) => {
-                    let bytes = found.bytes().await.map_err(|e| backend_error("read", e))?;
-                    return Ok(Some(Object {
-                        bytes: bytes.to_vec(),
-                        token: claim.token,
-                        version: head,
-                    }));
+            // Confirmed as a write is: a floor above the claim means the
+            // claim read may be one created again after it was collected
+            // (docs/semantics.md, "Fenced objects"), never the newest.
+            let found = async {
+                match &claim.data {
+                    Some(data) => self
+                        .store
+                        .get(&folder.clone().join(data.as_str()))
+                        .await
+                        .map(Some),
+                    None => Ok(None),
                 }
+            };
+            let (found, after) = tokio::join!(found, self.list(&folder));
+            if head < after?.floor() {
+                continue;
+            }
+            let found = match found {
+                Ok(Some(found)) => found,
+                Ok(None) => return Ok(None),
                 Err(object_store::Error::NotFound { .. }) => continue,
                 Err(e) => return Err(backend_error("read", e)),
-            }
+            };
+            let bytes = found.bytes().await.map_err(|e| backend_error("read", e))?;
+            return Ok(Some(Object {
+                bytes: bytes.to_vec(),
+                token: claim.token,
+                version: head,
+            }));
         }
         Err(Error::backend(
             BackendErrorKind::Busy,
@@ -178,9 +207,10 @@ impl Objects {
 
             // The bytes first, under a name no other writer uses: a claim
             // is never seen without its data.
+            let nonce = nonce();
             let data = match bytes {
                 Some(bytes) => {
-                    let at = layout::data(&folder, version, fence.token, nonce());
+                    let at = layout::data(&folder, version, fence.token, nonce);
                     self.store
                         .put(&at, PutPayload::from(bytes.to_vec()))
                         .await
@@ -192,6 +222,7 @@ impl Objects {
             let claim = Claim {
                 token: fence.token,
                 seq: fence.seq,
+                nonce,
                 data: data.as_ref().and_then(|p| p.filename()).map(str::to_owned),
             };
             let created = self
@@ -204,13 +235,39 @@ impl Objects {
                 .await;
             match created {
                 Ok(_) => {}
-                // Another writer took this version: check against its claim.
+                // Taken: by another writer (check against its claim), or by
+                // this one, when the store's client retried a create whose
+                // first answer was lost (object_store retries a PUT answered
+                // 5xx) and the retry found the first one's claim.
                 Err(object_store::Error::AlreadyExists { .. })
                 | Err(object_store::Error::Precondition { .. }) => {
+                    match self.read_claim(&folder, version).await {
+                        Ok(Some(taken)) if taken.nonce == nonce => {}
+                        Ok(Some(_)) => {
+                            if let Some(data) = data {
+                                let _ = self.store.delete(&data).await;
+                            }
+                            continue;
+                        }
+                        Ok(None) => {
+                            let why = "its version was taken, and collected before it could \
+                                       tell whose claim took it";
+                            return Err(undecided(path, why));
+                        }
+                        Err(e) => return Err(undecided(path, &e.to_string())),
+                    }
+                }
+                // A definite refusal: nothing was created.
+                Err(
+                    e @ (object_store::Error::NotImplemented { .. }
+                    | object_store::Error::NotSupported { .. }
+                    | object_store::Error::PermissionDenied { .. }
+                    | object_store::Error::Unauthenticated { .. }),
+                ) => {
                     if let Some(data) = data {
                         let _ = self.store.delete(&data).await;
                     }
-                    continue;
+                    return Err(backend_error("create a claim", e));
                 }
                 Err(e) => return Err(unknown(path, "claiming its version", e)),
             }
@@ -222,14 +279,11 @@ impl Objects {
                 .await
                 .map_err(|e| Error::backend(BackendErrorKind::OutcomeUnknown, e.to_string()))?;
             if version < after.floor() {
-                return Err(Error::backend(
-                    BackendErrorKind::OutcomeUnknown,
-                    format!(
-                        "objects: the write of {path:?} as version {version} was passed by \
-                         {KEEP} newer versions before it could be confirmed: it may have \
-                         been superseded, or never have taken; read before writing again"
-                    ),
-                ));
+                let why = format!(
+                    "version {version} was passed by {KEEP} newer versions before it could \
+                     be confirmed: superseded, or never taken"
+                );
+                return Err(undecided(path, &why));
             }
             self.collect(&folder, &after, version).await;
             return Ok(Receipt {
@@ -280,7 +334,7 @@ impl Objects {
     /// first, then everything below it (best effort: what is left is
     /// collected by a later write).
     async fn collect(&self, folder: &Path, listing: &Listing, version: u64) {
-        let Some(floor) = (version + 1).checked_sub(KEEP) else {
+        let Some(floor) = version.checked_add(1).and_then(|v| v.checked_sub(KEEP)) else {
             return;
         };
         let below = listing.claims.iter().filter(|&&c| c < floor).count() as u64;
@@ -314,7 +368,41 @@ impl Objects {
         for at in doomed {
             let _ = self.store.delete(&at).await;
         }
+        if let Some(root) = &self.local_root {
+            sweep_staging(&root.join(folder.as_ref()), floor);
+        }
     }
+}
+
+/// Removes the staging files (`NAME#N`) that writers killed inside a local
+/// write left for versions below `floor`, which no write can still need:
+/// `LocalFileSystem` hides them from listings and refuses to delete them.
+fn sweep_staging(dir: &std::path::Path, floor: u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some((base, _)) = name.to_str().and_then(|n| n.split_once('#')) else {
+            continue;
+        };
+        if let Found::Claim(v) | Found::Data(v) = layout::parse(base) {
+            if v < floor {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// A write whose outcome cannot be told.
+fn undecided(path: &str, why: &str) -> Error {
+    Error::backend(
+        BackendErrorKind::OutcomeUnknown,
+        format!(
+            "objects: the write of {path:?} may or may not have taken ({why}); read before \
+             writing again"
+        ),
+    )
 }
 
 /// A claim whose answer was lost: it may have been created.

@@ -4,7 +4,7 @@
 //!
 //! - `P.fenced/VVVVVVVVVVVVVVVVVVVV` (20 digits): the **claim** of version V,
 //!   created only if absent; a small JSON record of the write (token, seq,
-//!   the data object's name, or none for a delete).
+//!   the writer's nonce, the data object's name, or none for a delete).
 //! - `P.fenced/VVVVVVVVVVVVVVVVVVVV-TTTTTTTTTTTTTTTTTTTT-NNNNNNNNNNNNNNNN`:
 //!   the **data** of a put that asked for version V with token T (N: a
 //!   random nonce, so two writers never share one): the user's bytes as
@@ -89,6 +89,9 @@ pub(super) fn parse(name: &str) -> Found {
 pub(super) struct Claim {
     pub token: Token,
     pub seq: Option<u64>,
+    /// The writer's own number (its data object's too): a writer told that
+    /// the version was taken knows its own claim.
+    pub nonce: u64,
     /// The data object's name in the folder; `None`: a delete.
     pub data: Option<String>,
 }
@@ -98,6 +101,7 @@ impl Claim {
         let record = json!({
             "token": self.token.get(),
             "seq": self.seq,
+            "nonce": self.nonce,
             "data": self.data,
         });
         record.to_string().into_bytes()
@@ -119,12 +123,18 @@ impl Claim {
             Value::Null => None,
             v => Some(v.as_u64().ok_or_else(corrupt)?),
         };
+        let nonce = value["nonce"].as_u64().ok_or_else(corrupt)?;
         let data = match &value["data"] {
             Value::Null => None,
             Value::String(s) if matches!(parse(s), Found::Data(_)) => Some(s.clone()),
             _ => return Err(corrupt()),
         };
-        Ok(Claim { token, seq, data })
+        Ok(Claim {
+            token,
+            seq,
+            nonce,
+            data,
+        })
     }
 }
 
@@ -159,6 +169,7 @@ mod tests {
         let c = Claim {
             token: Token::new(u64::MAX >> 1).unwrap(),
             seq: Some(3),
+            nonce: 0xff,
             data: Some("00000000000000000001-00000000000000000005-00000000000000ff".into()),
         };
         assert_eq!(Claim::decode(&c.encode(), &at).unwrap(), c);

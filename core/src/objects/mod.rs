@@ -145,6 +145,7 @@ impl Drop for Objects {
 struct Opened {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
+    local_root: Option<std::path::PathBuf>,
 }
 
 fn open_url(url: &str) -> Result<Opened> {
@@ -152,23 +153,30 @@ fn open_url(url: &str) -> Result<Opened> {
         return Ok(Opened {
             store: Arc::new(InMemory::new()),
             prefix: Path::default(),
+            local_root: None,
         });
     }
     if let Some(dir) = url.strip_prefix("file://") {
         if !dir.starts_with('/') {
             return Err(Error::invalid(format!(
-                "objects URL {url:?}: a file URL names an absolute directory, file:///DIR"
+                "objects URL {:?}: a file URL names an absolute directory, file:///DIR",
+                crate::url::without_password(url)
             )));
         }
-        let store = LocalFileSystem::new_with_prefix(dir).map_err(|e| {
-            let message = format!(
-                "objects: cannot use the directory {dir:?} ({e}); create it, or name another"
-            );
-            Error::backend_from(BackendErrorKind::Unreachable, message, e)
-        })?;
+        // Synced before a write is answered, the directory too: an accepted
+        // claim must survive a power loss, or an older token would pass.
+        let store = LocalFileSystem::new_with_prefix(dir)
+            .map_err(|e| {
+                let message = format!(
+                    "objects: cannot use the directory {dir:?} ({e}); create it, or name another"
+                );
+                Error::backend_from(BackendErrorKind::Unreachable, message, e)
+            })?
+            .with_fsync(true);
         return Ok(Opened {
             store: Arc::new(store),
             prefix: Path::default(),
+            local_root: Some(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.into())),
         });
     }
     Err(Error::invalid(format!(
@@ -187,8 +195,19 @@ fn check_path(path: &str) -> Result<()> {
         Ok(parsed) if parsed.as_ref() == path => {}
         _ => return bad("is not a plain relative path (a/b.txt: no empty, . or .. segment)"),
     }
+    // Stored as written, so that its folder is where docs/objects.md says.
+    if Path::from(path).as_ref() != path {
+        return bad("has a character object stores escape (# % * ? \" < > | \\ { } [ ] ^ ~ `)");
+    }
     if path.split('/').any(|s| s.ends_with(layout::FOLDER_SUFFIX)) {
         return bad("names a folder of the library's (a segment ending in .fenced)");
+    }
+    // A file name holds 255 bytes, and the folder adds ".fenced".
+    if path
+        .split('/')
+        .any(|s| s.len() + layout::FOLDER_SUFFIX.len() > 255)
+    {
+        return bad("has a segment longer than 248 bytes");
     }
     Ok(())
 }
