@@ -91,8 +91,8 @@ pub enum Command {
     List(ListArgs),
     /// Drop the state of a scope with no live lease and no entries
     Retire(ScopeArg),
-    /// Fenced objects and files: put, get or delete the object at URL (file:///ABS/PATH, written
-    /// as ABS/PATH.fenced/... beside where a plain reader looks). URL is an argument: --url and
+    /// Fenced objects and files: put, get or delete the object at URL (file:///ABS/PATH, kept in
+    /// /ABS/PATH.fenced/ beside where a plain reader looks). URL is an argument: --url and
     /// --url-file name the lease store, which `object` does not use
     Object(ObjectArgs),
     /// The failover step, explicit (a PostgreSQL store takes it by itself on a promoted standby):
@@ -153,7 +153,7 @@ pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
     page.render_description_section(out)?;
     page.render_options_section(out)?;
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
-        man_section(out, sub, &format!("fencing {}", sub.get_name()))?;
+        man_section(out, sub, &format!("fencing {}", sub.get_name()), None)?;
     }
     // The top command's after_help is the exit status table.
     let mut extra = Vec::new();
@@ -163,12 +163,14 @@ pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
     page.render_version_section(out)
 }
 
-/// One verb's section of fencing(1), then one for each of its own verbs
+/// One verb's section of fencing(1), its notes (after_help) unless its
+/// parent's section already has them, then one for each of its own verbs
 /// (`fencing object put`, ...).
 fn man_section(
     out: &mut dyn std::io::Write,
     sub: &clap::Command,
     name: &str,
+    parent_notes: Option<String>,
 ) -> std::io::Result<()> {
     writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
     let page = clap_mangen::Man::new(sub.clone().bin_name(name));
@@ -176,7 +178,8 @@ fn man_section(
     page.render_synopsis_section(&mut section)?;
     page.render_description_section(&mut section)?;
     page.render_options_section(&mut section)?;
-    if sub.get_after_help().is_some() {
+    let notes = sub.get_after_help().map(|n| n.to_string());
+    if notes.is_some() && notes != parent_notes {
         page.render_extra_section(&mut section)?;
     }
     for line in String::from_utf8_lossy(&section).lines() {
@@ -190,7 +193,8 @@ fn man_section(
         .get_subcommands()
         .filter(|s| !s.is_hide_set() && s.get_name() != "help")
     {
-        man_section(out, nested, &format!("{name} {}", nested.get_name()))?;
+        let nested_name = format!("{name} {}", nested.get_name());
+        man_section(out, nested, &nested_name, notes.clone())?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 mod cli;
 mod demo;
 mod exit;
+mod object;
 mod output;
 mod run;
 mod serve;
@@ -33,22 +34,28 @@ fn main() -> ExitCode {
         Command::Man => return print_to_stdout(cli::man),
         _ => {}
     }
+    // The object's URL is its argument: the lease store's URL (--url,
+    // --url-file, $FENCING_URL, $FENCING_URL_FILE) is not looked for.
+    let command = match cli.command {
+        Command::Object(args) => return finish(object::main(json, args), json),
+        command => command,
+    };
     // STORE names the store: neither --url nor the environment is read (a
     // URL file that is missing then fails nothing). Both given: which one?
     // (clap cannot tie a subcommand's argument to a global option.)
-    if let Command::Health(args) = &cli.command {
+    if let Command::Health(args) = &command {
         if args.store.is_some() {
             let result = if cli.url.is_some() || cli.url_file.is_some() {
                 Err(Failure::invalid(
                     "give the store once: as STORE or with --url/--url-file",
                 ))
             } else {
-                verbs::main(None, json, cli.command)
+                verbs::main(None, json, command)
             };
             return finish(result, json);
         }
     }
-    let result = verbs::given_url(cli.url, cli.url_file).and_then(|url| match cli.command {
+    let result = verbs::given_url(cli.url, cli.url_file).and_then(|url| match command {
         Command::Demo(args) => demo::main(url.as_deref(), args),
         Command::DemoWorker(args) => demo::worker(url.as_deref(), args),
         Command::Run(args) => run::main(url.as_deref(), args),

@@ -153,9 +153,8 @@ pub fn input(
     match (value, file) {
         (Some(v), _) => value_bytes(v),
         (None, Some(path)) => {
-            let file = std::fs::File::open(path).map_err(|e| {
-                Failure::Other(format!("cannot read the value from {path:?}: {e}"))
-            })?;
+            let file = std::fs::File::open(path)
+                .map_err(|e| Failure::Other(format!("cannot read the value from {path:?}: {e}")))?;
             read_value(file, &format!("{path:?}"), limit)
         }
         (None, None) => read_value(std::io::stdin().lock(), "stdin", limit),
@@ -163,7 +162,8 @@ pub fn input(
 }
 
 fn read_value(from: impl Read, what: &str, limit: Option<usize>) -> Result<Vec<u8>, Failure> {
-    let cannot = |e: std::io::Error| Failure::Other(format!("cannot read the value from {what}: {e}"));
+    let cannot =
+        |e: std::io::Error| Failure::Other(format!("cannot read the value from {what}: {e}"));
     let mut buf = Vec::new();
     let Some(limit) = limit else {
         let mut from = from;
