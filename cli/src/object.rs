@@ -10,7 +10,7 @@ use crate::output;
 use crate::verbs::{self, emit, line, text, without_password, Out};
 
 /// The URL forms `fencing object` accepts, as its messages name them.
-pub const ACCEPTED: &str = "file:///ABS/PATH/TO/OBJECT";
+pub const ACCEPTED: &str = "file:///ABS/PATH/TO/OBJECT or s3://BUCKET/KEY[?OPTIONS]";
 
 /// An object's whole location, split: the store URL the core opens, and the
 /// object's path in that store.
@@ -26,7 +26,8 @@ pub struct Location {
 /// `/ABS/PATH/TO/OBJECT`, where a plain reader looks. Anything else is
 /// `INVALID_ARGUMENT`. The path's own rules (no empty, `.` or `..` segment,
 /// no segment ending in `.fenced`) are the core's, checked when it is used.
-/// (`s3://BUCKET/KEY`, later: the store `s3://BUCKET`, the path `KEY`.)
+/// `s3://BUCKET/KEY[?OPTIONS]` is the object `KEY` of the store
+/// `s3://BUCKET[?OPTIONS]` (credentials from the `AWS_*` variables).
 pub fn split_url(url: &str) -> Result<Location, Failure> {
     let refuse = |why: &str| {
         Failure::invalid(format!(
@@ -46,6 +47,22 @@ pub fn split_url(url: &str) -> Result<Location, Failure> {
         return Ok(Location {
             store: "file:///".to_owned(),
             path: path.to_owned(),
+        });
+    }
+    if let Some(rest) = url.strip_prefix("s3://") {
+        let (location, query) = match rest.split_once('?') {
+            Some((location, query)) => (location, format!("?{query}")),
+            None => (rest, String::new()),
+        };
+        let Some((bucket, key)) = location
+            .split_once('/')
+            .filter(|(b, k)| !b.is_empty() && !k.is_empty())
+        else {
+            return Err(refuse("an S3 URL names a bucket and a key"));
+        };
+        return Ok(Location {
+            store: format!("s3://{bucket}{query}"),
+            path: key.to_owned(),
         });
     }
     if url == "memory:" || url.starts_with("memory:") {
@@ -153,11 +170,21 @@ mod tests {
             "srv/out/report.csv",
             "",
             "sqlite:fencing.db",
-            "s3://bucket/key",
+            "s3://bucket",
+            "s3://bucket/",
+            "s3:///key",
         ] {
             refused(url);
         }
         assert!(refused("memory:").contains("memory:"));
+    }
+
+    #[test]
+    fn an_s3_url_is_the_bucket_and_the_key_with_the_options_on_the_store() {
+        let at = split_url("s3://b/reports/7.csv?endpoint=http://127.0.0.1:9000").unwrap();
+        assert_eq!(at.store, "s3://b?endpoint=http://127.0.0.1:9000");
+        assert_eq!(at.path, "reports/7.csv");
+        assert_eq!(split_url("s3://b/k").unwrap().store, "s3://b");
     }
 
     #[test]

@@ -228,7 +228,7 @@ fn bad_urls_and_bad_paths_are_invalid_argument() {
         "file:///".to_owned(),
         format!("{d}/x"),
         "sqlite:fencing.db".to_owned(),
-        "s3://bucket/key".to_owned(),
+        "s3://bucket".to_owned(),
         String::new(),
     ] {
         for verb in [
@@ -455,5 +455,36 @@ fn the_man_page_has_a_section_for_each_object_verb() {
     assert!(
         put.contains("if\\-version"),
         "the options of object put: {put}"
+    );
+}
+
+/// On a real S3 server (`scripts/s3-server run`, which sets
+/// `FENCING_TEST_S3_BUCKET` and the `AWS_*` variables the command reads);
+/// skipped without one, unless `FENCING_REQUIRE_S3=1`.
+#[test]
+fn put_get_and_a_stale_put_on_s3() {
+    let Ok(bucket) = std::env::var("FENCING_TEST_S3_BUCKET") else {
+        assert_ne!(
+            std::env::var("FENCING_REQUIRE_S3").as_deref(),
+            Ok("1"),
+            "no S3 server"
+        );
+        return;
+    };
+    let env = Env::new();
+    let url = format!("s3://{bucket}/cli-{}/report.csv", std::process::id());
+    let out = env.run(["object", "put", &url, "--token", "7", "--value", "seven"]);
+    assert_eq!(
+        (out.code, out.text().as_str()),
+        (0, "version=1 token=7\n"),
+        "{out:?}"
+    );
+    env.run(["object", "put", &url, "--token", "6", "--value", "six"])
+        .fails_with("STALE_TOKEN", 10);
+    let got = env.run(["object", "get", &url]);
+    assert_eq!(
+        (got.code, got.stdout.as_slice()),
+        (0, &b"seven"[..]),
+        "{got:?}"
     );
 }

@@ -15,161 +15,8 @@ fn fence(t: u64) -> Fence {
     Fence::new(Token::new(t).unwrap())
 }
 
-mod gated {
-    use std::sync::{Arc, Mutex};
-
-    use async_trait::async_trait;
-    use futures::stream::BoxStream;
-    use object_store::path::Path;
-    use object_store::{
-        CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
-        PutMode, PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
-    };
-    use tokio::sync::oneshot;
-
-    /// A request as the gate sees it.
-    #[derive(Debug)]
-    pub enum Op<'a> {
-        Put { at: &'a Path, create: bool },
-        Get { at: &'a Path },
-        List,
-    }
-
-    pub type Matcher = Box<dyn Fn(&Op) -> bool + Send + Sync>;
-
-    /// Delegates to `inner`, except that the first request `when` matches
-    /// says so on `reached` and waits for `go` before it is sent: a client
-    /// paused between any two requests. `lose_create_answer`: the first
-    /// create of a claim is made, and then answered `AlreadyExists`, as
-    /// object_store's retry of a 5xx'd S3 `If-None-Match` PUT answers it.
-    /// `refuse_create`: every create of a claim is refused (NotImplemented).
-    pub struct Gated {
-        pub inner: Arc<dyn ObjectStore>,
-        pub when: Matcher,
-        #[allow(clippy::type_complexity)]
-        pub gate: Mutex<Option<(oneshot::Sender<()>, oneshot::Receiver<()>)>>,
-        pub lose_create_answer: Mutex<bool>,
-        pub refuse_create: bool,
-    }
-
-    impl Gated {
-        pub fn new(inner: Arc<dyn ObjectStore>) -> Gated {
-            Gated {
-                inner,
-                when: Box::new(|_| false),
-                gate: Mutex::new(None),
-                lose_create_answer: Mutex::new(false),
-                refuse_create: false,
-            }
-        }
-
-        /// Holds the first request `when` matches; returns (reached, go).
-        pub fn hold(
-            inner: Arc<dyn ObjectStore>,
-            when: Matcher,
-        ) -> (Gated, oneshot::Receiver<()>, oneshot::Sender<()>) {
-            let (reached_tx, reached) = oneshot::channel();
-            let (go, go_rx) = oneshot::channel();
-            let g = Gated {
-                when,
-                gate: Mutex::new(Some((reached_tx, go_rx))),
-                ..Gated::new(inner)
-            };
-            (g, reached, go)
-        }
-
-        async fn pass(&self, op: Op<'_>) {
-            if (self.when)(&op) {
-                let gate = self.gate.lock().unwrap().take();
-                if let Some((reached, go)) = gate {
-                    let _ = reached.send(());
-                    let _ = go.await;
-                }
-            }
-        }
-    }
-
-    impl std::fmt::Debug for Gated {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "Gated({})", self.inner)
-        }
-    }
-
-    impl std::fmt::Display for Gated {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "Gated({})", self.inner)
-        }
-    }
-
-    pub fn is_claim(at: &Path) -> bool {
-        at.filename()
-            .is_some_and(|n| n.len() == 20 && n.bytes().all(|b| b.is_ascii_digit()))
-    }
-
-    pub fn is_data(at: &Path) -> bool {
-        at.filename()
-            .is_some_and(|n| n.len() == 58 && n.matches('-').count() == 2)
-    }
-
-    #[async_trait]
-    impl ObjectStore for Gated {
-        async fn put_opts(
-            &self,
-            at: &Path,
-            payload: PutPayload,
-            opts: PutOptions,
-        ) -> Result<PutResult> {
-            let create = matches!(opts.mode, PutMode::Create);
-            self.pass(Op::Put { at, create }).await;
-            if create && is_claim(at) {
-                if self.refuse_create {
-                    return Err(object_store::Error::NotImplemented {
-                        operation: "`put_opts` with mode `PutMode::Create`".into(),
-                        implementer: "Gated".into(),
-                    });
-                }
-                let lose = std::mem::take(&mut *self.lose_create_answer.lock().unwrap());
-                if lose {
-                    self.inner.put_opts(at, payload, opts).await?;
-                    return Err(object_store::Error::AlreadyExists {
-                        path: at.to_string(),
-                        source: "412 Precondition Failed (the retry of a 503'd PUT)".into(),
-                    });
-                }
-            }
-            self.inner.put_opts(at, payload, opts).await
-        }
-        async fn put_multipart_opts(
-            &self,
-            at: &Path,
-            opts: PutMultipartOptions,
-        ) -> Result<Box<dyn MultipartUpload>> {
-            self.inner.put_multipart_opts(at, opts).await
-        }
-        async fn get_opts(&self, at: &Path, options: GetOptions) -> Result<GetResult> {
-            self.pass(Op::Get { at }).await;
-            self.inner.get_opts(at, options).await
-        }
-        fn delete_stream(
-            &self,
-            locations: BoxStream<'static, Result<Path>>,
-        ) -> BoxStream<'static, Result<Path>> {
-            self.inner.delete_stream(locations)
-        }
-        fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
-            self.inner.list(prefix)
-        }
-        async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
-            self.pass(Op::List).await;
-            self.inner.list_with_delimiter(prefix).await
-        }
-        async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
-            self.inner.copy_opts(from, to, options).await
-        }
-    }
-}
-
-use gated::{Gated, Op};
+mod objects_support;
+use objects_support::{Hooked, Op};
 
 fn memory() -> Arc<dyn ObjectStore> {
     Arc::new(InMemory::new())
@@ -179,11 +26,23 @@ fn memory() -> Arc<dyn ObjectStore> {
 /// before it reads claim 2; meanwhile B writes 20 more versions (claim 2 is
 /// collected) and a stale writer A (token 1), paused after it read the head
 /// claim 1 and before it wrote its bytes, goes on: it writes its data and
-/// re-creates claim 2. The reader then reads claim 2 by name: A's claim,
-/// token 1, a state that was never the newest. A itself is told
-/// OUTCOME_UNKNOWN, but the reader returns its bytes.
+/// creates claim 2 again. The reader, reading claim 2 by name, must see the
+/// floor above it and look again, never return A's bytes.
 #[tokio::test]
 async fn a_reader_paused_between_its_list_and_its_claim_read_never_sees_a_recreated_claim() {
+    let held = |op: &Op| matches!(op, Op::Get { at } if objects_support::is_claim(at));
+    reader_held_while_its_claim_is_created_again(Box::new(held)).await;
+}
+
+/// The same, with the reader held after its claim read, before its data
+/// read and second listing.
+#[tokio::test]
+async fn a_reader_held_after_its_claim_read_looks_again() {
+    let held = |op: &Op| matches!(op, Op::Get { at } if objects_support::is_data(at));
+    reader_held_while_its_claim_is_created_again(Box::new(held)).await;
+}
+
+async fn reader_held_while_its_claim_is_created_again(reader_held: objects_support::Matcher) {
     let mem = memory();
     let b = aio::Objects::with_store(mem.clone(), "").unwrap();
     b.put("obj", &fence(1), b"init (token 1)", None)
@@ -191,9 +50,9 @@ async fn a_reader_paused_between_its_list_and_its_claim_read_never_sees_a_recrea
         .unwrap();
 
     // A: held before it writes its bytes (after the list and the head claim).
-    let (a_store, a_reached, a_go) = Gated::hold(
+    let (a_store, a_reached, a_go) = Hooked::hold(
         mem.clone(),
-        Box::new(|op| matches!(op, Op::Put { at, create: false } if gated::is_data(at))),
+        Box::new(|op| matches!(op, Op::Put { at, create: false } if objects_support::is_data(at))),
     );
     let a = aio::Objects::with_store(Arc::new(a_store), "").unwrap();
     let a_write = tokio::spawn(async move { a.put("obj", &fence(1), b"A, stale", None).await });
@@ -203,11 +62,7 @@ async fn a_reader_paused_between_its_list_and_its_claim_read_never_sees_a_recrea
     let seen = b.get("obj").await.unwrap().unwrap();
     assert_eq!((seen.token.get(), seen.version), (2, 2));
 
-    // The reader: held before it reads a claim.
-    let (r_store, r_reached, r_go) = Gated::hold(
-        mem.clone(),
-        Box::new(|op| matches!(op, Op::Get { at } if gated::is_claim(at))),
-    );
+    let (r_store, r_reached, r_go) = Hooked::hold(mem.clone(), reader_held);
     let r = aio::Objects::with_store(Arc::new(r_store), "").unwrap();
     let read = tokio::spawn(async move { r.get("obj").await });
     r_reached.await.unwrap();
@@ -226,57 +81,55 @@ async fn a_reader_paused_between_its_list_and_its_claim_read_never_sees_a_recrea
     );
     r_go.send(()).unwrap();
     let now = read.await.unwrap().unwrap().unwrap();
-    assert!(
-        now.token.get() >= 2 && now.version >= 2 && now.bytes != b"A, stale",
-        "the reader went back: token {} version {} bytes {:?}, after token 2 version 2 was read",
-        now.token,
-        now.version,
+    assert_eq!(
+        (now.bytes.as_slice(), now.token.get(), now.version),
+        (&b"B 20"[..], 2, 22),
+        "the reader went back to {:?}",
         String::from_utf8_lossy(&now.bytes)
     );
 }
 
 /// Promise (d). object_store retries a PUT answered 5xx (S3's
-/// `If-None-Match: *` included: `with_store` says S3 is fine); when the
-/// first attempt took, the retry answers 412 and the create is reported
-/// `AlreadyExists`. The library takes that for another writer's claim,
-/// deletes its own bytes (which its claim names) and checks again against
-/// its own claim: a write that took is reported refused, and the object is
-/// left unreadable.
+/// `If-None-Match: *` included); when the first attempt took, the retry is
+/// answered 412, or 403/401 if the credentials expired during the
+/// back-off. The writer must know its own claim: accepted (or its outcome
+/// unknown), never refused, and the object stays readable.
 #[tokio::test]
-async fn a_create_answered_already_exists_after_it_took_is_not_reported_refused() {
-    let mem = memory();
-    let g = Gated::new(mem.clone());
-    *g.lose_create_answer.lock().unwrap() = true;
-    let w = aio::Objects::with_store(Arc::new(g), "").unwrap();
-    let outcome = w.put("obj", &fence(1), b"mine", Some(0)).await;
-    let reader = aio::Objects::with_store(mem, "").unwrap();
-    let now = reader.get("obj").await;
-    assert!(
-        outcome.is_ok()
-            || outcome.as_ref().unwrap_err().backend_kind()
-                == Some(BackendErrorKind::OutcomeUnknown),
-        "the write took (the object's head is its claim), yet it was reported {:?}; a read now gives {:?}",
-        outcome.map_err(|e| e.to_string()),
-        now.map_err(|e| e.to_string())
-    );
-    assert!(now.is_ok(), "{:?}", now.map_err(|e| e.to_string()));
+async fn a_create_that_took_and_whose_retry_was_refused_is_not_reported_refused() {
+    let answers: [fn(&object_store::path::Path) -> object_store::Error; 2] =
+        [precondition, forbidden];
+    for answer in answers {
+        let mem = memory();
+        let (g, _made, _release) = Hooked::lose_create_answer(mem.clone(), answer, false);
+        let w = aio::Objects::with_store(Arc::new(g), "").unwrap();
+        let outcome = w.put("obj", &fence(1), b"mine", Some(0)).await;
+        let reader = aio::Objects::with_store(mem, "").unwrap();
+        let now = reader.get("obj").await;
+        assert!(
+            outcome.is_ok()
+                || outcome.as_ref().unwrap_err().backend_kind()
+                    == Some(BackendErrorKind::OutcomeUnknown),
+            "the claim took, yet the write was reported {:?}; a read now gives {:?}",
+            outcome.map_err(|e| e.to_string()),
+            now.map_err(|e| e.to_string())
+        );
+        assert!(now.is_ok(), "{:?}", now.map_err(|e| e.to_string()));
+    }
 }
 
-/// Promise (d), the other way: a definite refusal of the claim (the store
-/// does not implement create-only puts, or forbids it) is reported
-/// OUTCOME_UNKNOWN, "may or may not have taken": callers are told to read
-/// and retry, forever, and the bytes are left behind.
+/// Promise (d), the other way: a create the store refuses before sending
+/// it (create-only puts not implemented) is a definite REFUSED, not
+/// OUTCOME_UNKNOWN, which would send callers to read and retry forever.
 #[tokio::test]
 async fn a_claim_the_store_refuses_outright_is_refused_not_outcome_unknown() {
-    let mut g = Gated::new(memory());
+    let mut g = Hooked::new(memory());
     g.refuse_create = true;
     let w = aio::Objects::with_store(Arc::new(g), "").unwrap();
     let err = w.put("obj", &fence(1), b"x", None).await.unwrap_err();
     assert_eq!(err.backend_kind(), Some(BackendErrorKind::Refused), "{err}");
 }
 
-/// Error messages must not echo a URL's password (the postgres: case is
-/// tested; a file URL with an authority is echoed whole).
+/// Error messages never echo a URL's password, a file URL's included.
 #[test]
 fn a_file_url_with_a_password_is_not_echoed() {
     let err = Objects::open("file://user:hunter2@host/tmp").err().unwrap();
@@ -284,10 +137,9 @@ fn a_file_url_with_a_password_is_not_echoed() {
     assert!(!err.to_string().contains("hunter2"), "{err}");
 }
 
-/// Promise (e). A path check_path accepts (1,024 bytes at most) whose
-/// last segment is 250 bytes: its folder's name (plus ".fenced") is
-/// longer than a file name may be. Reads and writes fail with BACKEND
-/// unreachable instead of INVALID_ARGUMENT (or working).
+/// Promise (e). A path whose last segment is 250 bytes: its folder's name
+/// (plus ".fenced") would be longer than a file name may be, so it is
+/// INVALID_ARGUMENT, never a BACKEND failure from the disk.
 #[test]
 fn a_path_accepted_by_the_checks_is_usable_on_a_file_store() {
     let dir = tempfile::tempdir().unwrap();
@@ -303,8 +155,7 @@ fn a_path_accepted_by_the_checks_is_usable_on_a_file_store() {
 }
 
 /// Promise (g). A claim numbered u64::MAX - 1 in the folder (a foreign or
-/// damaged store): the next write takes u64::MAX and collection computes
-/// `version + 1`, which overflows.
+/// damaged store): the next write takes u64::MAX, and nothing overflows.
 #[tokio::test]
 async fn a_write_of_the_last_version_does_not_panic() {
     use object_store::path::Path;
@@ -323,8 +174,8 @@ async fn a_write_of_the_last_version_does_not_panic() {
 }
 
 /// Promise (f). A writer killed inside LocalFileSystem's put leaves its
-/// staging file `NAME#1` in the folder. Listings hide such names, so
-/// collection never deletes them: each kill adds a file for good.
+/// staging file `NAME#1` in the folder, which listings hide: collection
+/// removes those below its floor itself.
 #[test]
 fn staging_files_left_by_killed_writers_are_collected() {
     let dir = tempfile::tempdir().unwrap();
@@ -362,8 +213,8 @@ fn a_path_that_object_stores_would_escape_is_refused() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// Sanity (passes): two writers with the same expected_version, both
-/// paused after their check and before their claim: one is accepted.
+/// Two writers with the same expected_version, both paused after their
+/// check and before their claim: one is accepted.
 #[tokio::test]
 async fn two_writers_with_the_same_expected_version_are_not_both_accepted() {
     let mem = memory();
@@ -372,9 +223,11 @@ async fn two_writers_with_the_same_expected_version_are_not_both_accepted() {
     let mut tasks = Vec::new();
     let mut gos = Vec::new();
     for who in 0..2 {
-        let (s, reached, go) = Gated::hold(
+        let (s, reached, go) = Hooked::hold(
             mem.clone(),
-            Box::new(|op| matches!(op, Op::Put { at, create: true } if gated::is_claim(at))),
+            Box::new(
+                |op| matches!(op, Op::Put { at, create: true } if objects_support::is_claim(at)),
+            ),
         );
         let w = aio::Objects::with_store(Arc::new(s), "").unwrap();
         tasks.push(tokio::spawn(async move {
@@ -395,4 +248,185 @@ async fn two_writers_with_the_same_expected_version_are_not_both_accepted() {
         }
     }
     assert_eq!(ok, 1);
+}
+
+fn forbidden(at: &object_store::path::Path) -> object_store::Error {
+    object_store::Error::PermissionDenied {
+        path: at.to_string(),
+        source: "403 on the retry of a PUT answered 503 (credentials expired meanwhile)".into(),
+    }
+}
+
+fn precondition(at: &object_store::path::Path) -> object_store::Error {
+    object_store::Error::AlreadyExists {
+        path: at.to_string(),
+        source: "412 on the retry of a PUT answered 503".into(),
+    }
+}
+
+/// The nonce path when the writer's own claim no longer answers for it:
+/// A's create of claim 2 takes (readers see it) but its answer is lost; the
+/// client's retry is answered "exists" only after 15 newer writes collected
+/// claim 2 and a stale writer S (held after reading claim 1) created claim
+/// 2 again. A reads claim 2 back and finds S's nonce: with a floor above
+/// the version, that proves nothing, so A's outcome is unknown, never
+/// STALE_TOKEN for a write that took and was read.
+#[tokio::test]
+async fn a_writer_whose_own_claim_was_collected_and_created_again_is_not_told_refused() {
+    let mem = memory();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(1), b"v1", None).await.unwrap(); // version 1
+
+    // S: stale, held before it creates claim 2.
+    let (s_store, s_reached, s_go) = Hooked::hold(
+        mem.clone(),
+        Box::new(|op| matches!(op, Op::Put { at, create: true } if objects_support::is_claim(at))),
+    );
+    let s = aio::Objects::with_store(Arc::new(s_store), "").unwrap();
+    let s_write = tokio::spawn(async move { s.put("obj", &fence(1), b"S, stale", None).await });
+    s_reached.await.unwrap();
+
+    // A: creates claim 2, its answer held.
+    let (a_store, a_made, a_release) = Hooked::lose_create_answer(mem.clone(), precondition, true);
+    let a = aio::Objects::with_store(Arc::new(a_store), "").unwrap();
+    let a_write = tokio::spawn(async move { a.put("obj", &fence(2), b"A", None).await });
+    a_made.await.unwrap();
+    let seen = b.get("obj").await.unwrap().unwrap();
+    assert_eq!((seen.bytes.as_slice(), seen.version), (&b"A"[..], 2));
+
+    for i in 0..15 {
+        b.put("obj", &fence(3), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    s_go.send(()).unwrap();
+    let s_outcome = s_write.await.unwrap();
+    assert_eq!(
+        s_outcome.as_ref().err().and_then(|e| e.backend_kind()),
+        Some(BackendErrorKind::OutcomeUnknown),
+        "{s_outcome:?}"
+    );
+    a_release.send(()).unwrap();
+    let a_outcome = a_write.await.unwrap();
+    assert!(
+        a_outcome.as_ref().err().and_then(|e| e.backend_kind())
+            == Some(BackendErrorKind::OutcomeUnknown),
+        "A's write took (a reader returned it as version 2) yet it was reported {:?}",
+        a_outcome.map_err(|e| (e.code(), e.to_string()))
+    );
+}
+
+/// The same, with one token for everyone (a holder's concurrent writes, no
+/// expected_version): A's write, taken at version 2, must not be applied a
+/// second time over the 15 writes made after it.
+#[tokio::test]
+async fn a_write_that_took_is_never_applied_twice() {
+    let mem = memory();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(1), b"v1", None).await.unwrap();
+    let (s_store, s_reached, s_go) = Hooked::hold(
+        mem.clone(),
+        Box::new(|op| matches!(op, Op::Put { at, create: true } if objects_support::is_claim(at))),
+    );
+    let s = aio::Objects::with_store(Arc::new(s_store), "").unwrap();
+    let s_write = tokio::spawn(async move { s.put("obj", &fence(1), b"S", None).await });
+    s_reached.await.unwrap();
+    let (a_store, a_made, a_release) = Hooked::lose_create_answer(mem.clone(), precondition, true);
+    let a = aio::Objects::with_store(Arc::new(a_store), "").unwrap();
+    let a_write = tokio::spawn(async move { a.put("obj", &fence(1), b"A", None).await });
+    a_made.await.unwrap();
+    for i in 0..15 {
+        b.put("obj", &fence(1), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    s_go.send(()).unwrap();
+    let _ = s_write.await.unwrap();
+    a_release.send(()).unwrap();
+    let a_outcome = a_write.await.unwrap();
+    let now = b.get("obj").await.unwrap().unwrap();
+    assert_eq!(
+        now.bytes,
+        b"B 14",
+        "A's write (version 2) came back over 15 newer writes: now version {}, A told {:?}",
+        now.version,
+        a_outcome.map_err(|e| e.to_string())
+    );
+}
+
+/// One reader's versions and tokens never go down across calls while
+/// writers race and collect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reads_are_monotonic_under_racing_writers_and_collection() {
+    let mem = memory();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(1), b"t1", None).await.unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for w in 0..4u64 {
+        let o = aio::Objects::with_store(mem.clone(), "").unwrap();
+        let stop = stop.clone();
+        writers.push(tokio::spawn(async move {
+            let mut t = 1 + w;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = o
+                    .put("obj", &fence(t), format!("t{t}").as_bytes(), None)
+                    .await;
+                t += 4;
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    let mut readers = Vec::new();
+    for _ in 0..4 {
+        let o = aio::Objects::with_store(mem.clone(), "").unwrap();
+        readers.push(tokio::spawn(async move {
+            let (mut v, mut t) = (0, 0);
+            for _ in 0..2000 {
+                match o.get("obj").await {
+                    Ok(Some(now)) => {
+                        assert!(now.version >= v && now.token.get() >= t, "went back");
+                        assert_eq!(now.bytes, format!("t{}", now.token.get()).into_bytes());
+                        (v, t) = (now.version, now.token.get());
+                    }
+                    Ok(None) => panic!("vanished"),
+                    Err(e) => assert_eq!(e.backend_kind(), Some(BackendErrorKind::Busy), "{e}"),
+                }
+            }
+        }));
+    }
+    for r in readers {
+        r.await.unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for w in writers {
+        w.await.unwrap();
+    }
+}
+
+/// The blocking handle, from many threads.
+#[test]
+fn the_blocking_handle_serves_many_threads() {
+    let o = Arc::new(Objects::open("memory:").unwrap());
+    let threads: Vec<_> = (0..8u64)
+        .map(|i| {
+            let o = o.clone();
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    match o.put(&format!("p{}", i % 2), &fence(1 + i), b"x", None) {
+                        Ok(_) => {}
+                        Err(e) => assert!(
+                            matches!(e.code(), ErrorCode::StaleToken)
+                                || e.backend_kind() == Some(BackendErrorKind::Busy),
+                            "{e}"
+                        ),
+                    }
+                    o.get("p0").unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
 }

@@ -31,6 +31,17 @@ pub struct Objects {
     /// The directory of a `file://` store: collection also removes the
     /// staging files a killed writer left, which listings never show.
     local_root: Option<std::path::PathBuf>,
+    /// For a store that may ignore create-only writes (S3-compatible
+    /// servers): checked once, before the first write.
+    probe: Option<Arc<tokio::sync::OnceCell<()>>>,
+}
+
+/// Whose claim holds a version a writer's create was refused for.
+enum Whose {
+    Mine,
+    Another,
+    /// Cannot be told: why.
+    Undecided(String),
 }
 
 /// What one listing of a path's folder found.
@@ -59,11 +70,13 @@ impl Objects {
             store,
             prefix,
             local_root,
+            probe,
         } = super::open_url(url)?;
         Ok(Objects {
             store,
             prefix,
             local_root,
+            probe: probe.then(Default::default),
         })
     }
 
@@ -83,6 +96,7 @@ impl Objects {
             store,
             prefix,
             local_root: None,
+            probe: None,
         })
     }
 
@@ -171,6 +185,9 @@ impl Objects {
     ) -> Result<Receipt> {
         check_path(path)?;
         crate::limits::fence(fence)?;
+        if let Some(probe) = &self.probe {
+            probe.get_or_try_init(|| self.probe()).await?;
+        }
         let folder = layout::folder(&self.prefix, path);
         for _ in 0..CONFLICTS {
             let listing = self.list(&folder).await?;
@@ -241,28 +258,36 @@ impl Objects {
                 // 5xx) and the retry found the first one's claim.
                 Err(object_store::Error::AlreadyExists { .. })
                 | Err(object_store::Error::Precondition { .. }) => {
-                    match self.read_claim(&folder, version).await {
-                        Ok(Some(taken)) if taken.nonce == nonce => {}
-                        Ok(Some(_)) => {
+                    match self.whose(&folder, version, nonce).await {
+                        Whose::Mine => {}
+                        Whose::Another => {
                             if let Some(data) = data {
                                 let _ = self.store.delete(&data).await;
                             }
                             continue;
                         }
-                        Ok(None) => {
-                            let why = "its version was taken, and collected before it could \
-                                       tell whose claim took it";
-                            return Err(undecided(path, why));
-                        }
-                        Err(e) => return Err(undecided(path, &e.to_string())),
+                        Whose::Undecided(why) => return Err(undecided(path, &why)),
                     }
                 }
-                // A definite refusal: nothing was created.
+                // Refused, perhaps only on a retry of a create that took
+                // (credentials rotated during the client's back-off).
+                Err(
+                    e @ (object_store::Error::PermissionDenied { .. }
+                    | object_store::Error::Unauthenticated { .. }),
+                ) => match self.whose(&folder, version, nonce).await {
+                    Whose::Mine => {}
+                    Whose::Another => {
+                        if let Some(data) = data {
+                            let _ = self.store.delete(&data).await;
+                        }
+                        return Err(backend_error("create a claim", e));
+                    }
+                    Whose::Undecided(_) => return Err(unknown(path, "claiming its version", e)),
+                },
+                // Refused before anything was sent: nothing was created.
                 Err(
                     e @ (object_store::Error::NotImplemented { .. }
-                    | object_store::Error::NotSupported { .. }
-                    | object_store::Error::PermissionDenied { .. }
-                    | object_store::Error::Unauthenticated { .. }),
+                    | object_store::Error::NotSupported { .. }),
                 ) => {
                     if let Some(data) = data {
                         let _ = self.store.delete(&data).await;
@@ -295,6 +320,55 @@ impl Objects {
             BackendErrorKind::Busy,
             format!("objects: {CONFLICTS} other writers of {path:?} claimed first; try again"),
         ))
+    }
+
+    /// Whether the store refuses a second create-only write of one object,
+    /// which fencing rests on (docs/semantics.md, "Fenced objects"): some
+    /// S3-compatible servers ignore `If-None-Match: *` and overwrite.
+    async fn probe(&self) -> Result<()> {
+        // In a folder no object path has (no path segment ends in .fenced).
+        let at = layout::folder(&self.prefix, "probe.fenced").join(format!("{:016x}", nonce()));
+        let create = || {
+            self.store
+                .put_opts(&at, PutPayload::default(), PutMode::Create.into())
+        };
+        let failed = |e: object_store::Error| backend_error("write a probe object", e);
+        create().await.map_err(failed)?;
+        let second = create().await;
+        let _ = self.store.delete(&at).await;
+        match second {
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => Ok(()),
+            Ok(_) => Err(Error::backend(
+                BackendErrorKind::Refused,
+                "objects: this store accepted a second create-only write of one object (it ignores \
+                 If-None-Match: *), so it cannot fence objects; use a store that honours conditional \
+                 writes (AWS S3, or a compatible server that does)",
+            )),
+            Err(e) => Err(failed(e)),
+        }
+    }
+
+    /// Who holds claim `version` after this writer's create of it (nonce
+    /// `nonce`) was refused: another writer's claim proves the version lost
+    /// only while no floor passed it; past a floor, this writer's own claim
+    /// may have taken, been collected, and been created again by another.
+    async fn whose(&self, folder: &Path, version: u64, nonce: u64) -> Whose {
+        match self.read_claim(folder, version).await {
+            Ok(Some(taken)) if taken.nonce == nonce => Whose::Mine,
+            Ok(Some(_)) => match self.list(folder).await {
+                Ok(after) if version >= after.floor() => Whose::Another,
+                Ok(_) => Whose::Undecided(format!(
+                    "version {version} was taken and collected before it could tell whose \
+                     claim took it"
+                )),
+                Err(e) => Whose::Undecided(e.to_string()),
+            },
+            Ok(None) => Whose::Undecided(format!(
+                "version {version} is taken by no claim now: its own, collected since, or none"
+            )),
+            Err(e) => Whose::Undecided(e.to_string()),
+        }
     }
 
     async fn list(&self, folder: &Path) -> Result<Listing> {

@@ -21,6 +21,8 @@
 
 pub mod aio;
 mod layout;
+#[cfg(feature = "s3")]
+mod s3;
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -146,6 +148,9 @@ struct Opened {
     store: Arc<dyn ObjectStore>,
     prefix: Path,
     local_root: Option<std::path::PathBuf>,
+    /// Whether to check, before the first write, that the store refuses a
+    /// second create-only write of one object.
+    probe: bool,
 }
 
 fn open_url(url: &str) -> Result<Opened> {
@@ -154,6 +159,7 @@ fn open_url(url: &str) -> Result<Opened> {
             store: Arc::new(InMemory::new()),
             prefix: Path::default(),
             local_root: None,
+            probe: false,
         });
     }
     if let Some(dir) = url.strip_prefix("file://") {
@@ -177,10 +183,22 @@ fn open_url(url: &str) -> Result<Opened> {
             store: Arc::new(store),
             prefix: Path::default(),
             local_root: Some(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.into())),
+            probe: false,
         });
     }
+    if let Some(rest) = url.strip_prefix("s3://") {
+        #[cfg(feature = "s3")]
+        return s3::open(url, rest);
+        #[cfg(not(feature = "s3"))]
+        {
+            let _ = rest;
+            return Err(Error::invalid(
+                "s3: support for S3 is not compiled in: enable the `s3` feature of the fencing crate",
+            ));
+        }
+    }
     Err(Error::invalid(format!(
-        "objects URL {:?}: expected memory: or file:///DIR",
+        "objects URL {:?}: expected memory:, file:///DIR or s3://BUCKET[/PREFIX]",
         crate::url::without_password(url)
     )))
 }
