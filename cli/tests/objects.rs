@@ -487,4 +487,18 @@ fn put_get_and_a_stale_put_on_s3() {
         (0, &b"seven"[..]),
         "{got:?}"
     );
+
+    // What goes wrong most often, each with what to check.
+    let missing = env.run(["object", "get", &format!("s3://no-such-{bucket}/k")]);
+    assert_eq!(missing.code, 19, "{missing:?}");
+    assert!(
+        missing.stderr.contains("check that the bucket"),
+        "{missing:?}"
+    );
+    let mut wrong = env.cmd(["object", "put", &url, "--token", "8", "--value", "x"]);
+    wrong.env("AWS_SECRET_ACCESS_KEY", "not-the-secret");
+    let wrong = run(wrong, None);
+    assert_eq!(wrong.code, 19, "{wrong:?}");
+    assert!(wrong.stderr.contains("check the credentials"), "{wrong:?}");
+    assert_eq!(env.run(["object", "get", &url]).stdout, b"seven");
 }

@@ -245,13 +245,33 @@ fn nonce() -> u64 {
     h.finish()
 }
 
+/// A request that failed, with what to check first.
 fn backend_error(what: &str, e: object_store::Error) -> Error {
-    let kind = match &e {
-        object_store::Error::PermissionDenied { .. }
-        | object_store::Error::Unauthenticated { .. }
-        | object_store::Error::NotSupported { .. }
-        | object_store::Error::NotImplemented { .. } => BackendErrorKind::Refused,
-        _ => BackendErrorKind::Unreachable,
+    use object_store::Error as E;
+    let (kind, fix) = match &e {
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => (
+            BackendErrorKind::Refused,
+            "check the credentials (for S3: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and \
+             their right to read and write here",
+        ),
+        E::NotSupported { .. } | E::NotImplemented { .. } => (
+            BackendErrorKind::Refused,
+            "this store cannot do what fencing needs",
+        ),
+        // Where nothing may be missing but the bucket or directory itself
+        // (S3 says so in its answer, which object_store passes on as text).
+        _ if e.to_string().contains("NoSuchBucket") => (
+            BackendErrorKind::Unreachable,
+            "check that the bucket exists",
+        ),
+        E::NotFound { .. } => (
+            BackendErrorKind::Unreachable,
+            "check that the bucket (or directory) exists",
+        ),
+        _ => (
+            BackendErrorKind::Unreachable,
+            "check that the store answers at its endpoint",
+        ),
     };
-    Error::backend_from(kind, format!("objects: cannot {what}: {e}"), e)
+    Error::backend_from(kind, format!("objects: cannot {what} ({fix}): {e}"), e)
 }

@@ -85,9 +85,13 @@ impl HttpConnector for Connector {
         let allow_http = options
             .get_config_value(&ClientConfigKey::AllowHttp)
             .is_some_and(|v| v == "true");
+        // Bounds on silence, not on transfers: a server that stops
+        // answering fails the request (and object_store retries it).
         let client = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .https_only(!allow_http)
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .read_timeout(std::time::Duration::from_secs(30))
             .build()
             .map_err(|e| failed(Box::new(e)))?;
         Ok(HttpClient::new(client))
