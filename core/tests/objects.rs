@@ -47,6 +47,11 @@ fn s3_url(tag: &str) -> Option<String> {
 
 #[cfg(not(feature = "s3"))]
 fn s3_url(_: &str) -> Option<String> {
+    assert_ne!(
+        std::env::var("FENCING_REQUIRE_S3").as_deref(),
+        Ok("1"),
+        "FENCING_REQUIRE_S3=1 but these tests were built without the s3 feature"
+    );
     None
 }
 

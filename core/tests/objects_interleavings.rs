@@ -430,3 +430,28 @@ fn the_blocking_handle_serves_many_threads() {
         t.join().unwrap();
     }
 }
+
+/// An S3 URL's options and a stray user:secret@ never reach a message; bad
+/// options are refused at open, before any request.
+#[cfg(feature = "s3")]
+#[test]
+fn s3_urls_are_checked_at_open_and_never_echo_a_secret() {
+    for (url, says) in [
+        ("s3://AKIAEXAMPLE:hunter2@bucket/k", "bucket name"),
+        ("s3://bucket/k?secret_access_key=hunter2", "unknown option"),
+        (
+            "s3://bucket?endpoint=http://127.0.0.1:9/hunter2",
+            "allow_http=true",
+        ),
+        ("s3://bucket?region=", "empty or given twice"),
+        ("s3://bucket?region=a&region=b", "empty or given twice"),
+        ("s3://bucket?allow_http=maybe", "true or false"),
+        ("s3://Bucket/k", "bucket name"),
+    ] {
+        let err = Objects::open(url).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{url}: {err}");
+        let text = err.to_string();
+        assert!(text.contains(says), "{url}: {text}");
+        assert!(!text.contains("hunter2"), "{url}: {text}");
+    }
+}

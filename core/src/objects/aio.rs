@@ -129,8 +129,7 @@ impl Objects {
     /// The object at `path` now, with the token and version it was written
     /// with; `None` when there is none (never written, or deleted).
     pub async fn get(&self, path: &str) -> Result<Option<Object>> {
-        check_path(path)?;
-        let folder = layout::folder(&self.prefix, path);
+        let folder = self.folder_of(path)?;
         for _ in 0..READS {
             let listing = self.list(&folder).await?;
             let Some(head) = listing.head() else {
@@ -183,12 +182,11 @@ impl Objects {
         bytes: Option<&[u8]>,
         expected_version: Option<u64>,
     ) -> Result<Receipt> {
-        check_path(path)?;
+        let folder = self.folder_of(path)?;
         crate::limits::fence(fence)?;
         if let Some(probe) = &self.probe {
             probe.get_or_try_init(|| self.probe()).await?;
         }
-        let folder = layout::folder(&self.prefix, path);
         for _ in 0..CONFLICTS {
             let listing = self.list(&folder).await?;
             let head = listing.head().unwrap_or(0);
@@ -369,6 +367,20 @@ impl Objects {
             )),
             Err(e) => Whose::Undecided(e.to_string()),
         }
+    }
+
+    /// The folder of a valid object path whose longest name (a data
+    /// object's) fits in an object key: 1,024 bytes on S3.
+    fn folder_of(&self, path: &str) -> Result<Path> {
+        check_path(path)?;
+        let folder = layout::folder(&self.prefix, path);
+        if folder.as_ref().len() + 1 + layout::DATA_NAME_LEN > 1024 {
+            return Err(Error::invalid(format!(
+                "object path {path:?} is too long here: with the prefix and the library's \
+                 names it passes the 1,024 bytes of an object key"
+            )));
+        }
+        Ok(folder)
     }
 
     async fn list(&self, folder: &Path) -> Result<Listing> {

@@ -40,6 +40,9 @@ pub(super) fn claim(folder: &Path, version: u64) -> Path {
     folder.clone().join(format!("{version:020}"))
 }
 
+/// The length of a data object's name: the longest of the library's.
+pub(super) const DATA_NAME_LEN: usize = 20 + 1 + 20 + 1 + 16;
+
 pub(super) fn data(folder: &Path, version: u64, token: Token, nonce: u64) -> Path {
     folder
         .clone()
@@ -153,6 +156,7 @@ mod tests {
         let fl = floor(&f, 9);
         assert_eq!(parse(c.filename().unwrap()), Found::Claim(42));
         assert_eq!(parse(d.filename().unwrap()), Found::Data(42));
+        assert_eq!(d.filename().unwrap().len(), DATA_NAME_LEN);
         assert_eq!(parse(fl.filename().unwrap()), Found::Floor(9));
         assert!(claim(&f, 9).as_ref() < claim(&f, 10).as_ref());
         assert!(claim(&f, u64::MAX)

@@ -188,7 +188,7 @@ fn open_url(url: &str) -> Result<Opened> {
     }
     if let Some(rest) = url.strip_prefix("s3://") {
         #[cfg(feature = "s3")]
-        return s3::open(url, rest);
+        return s3::open(rest);
         #[cfg(not(feature = "s3"))]
         {
             let _ = rest;
@@ -273,5 +273,16 @@ fn backend_error(what: &str, e: object_store::Error) -> Error {
             "check that the store answers at its endpoint",
         ),
     };
-    Error::backend_from(kind, format!("objects: cannot {what} ({fix}): {e}"), e)
+    // The causes too: the one that says what happened is often deep.
+    let mut message = format!("objects: cannot {what} ({fix}): {e}");
+    let mut cause = std::error::Error::source(&e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = c.source();
+    }
+    Error::backend_from(kind, message, e)
 }
