@@ -96,7 +96,7 @@ fn bucket_name(name: &str) -> bool {
 
 /// The HTTP client: reqwest over rustls with *ring*, as the PostgreSQL
 /// backend's TLS (one crypto library in the build), trusting the system's
-/// certificates (`SSL_CERT_FILE` and `SSL_CERT_DIR` add to them). Of the
+/// certificates (or those `SSL_CERT_FILE` and `SSL_CERT_DIR` name). Of the
 /// client options `object_store` reads from `AWS_*`, it takes `allow_http`,
 /// the timeouts, the user agent and the proxy URL and exclusions; it never
 /// skips certificate checks.
