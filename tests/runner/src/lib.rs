@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fencing::objects::Objects;
 use fencing::{Entry, Error, Fence, Lease, LeaseGuard, Op, Receipt, Store, Token, WorkOutcome};
 use serde_json::{json, Map, Value};
 
@@ -89,12 +90,12 @@ impl Scenario {
     /// the error, naming the step.
     pub fn run(&self, base: &str) -> Result<(), String> {
         let mut store = Store::open(&self.url(base)).map_err(|e| format!("open: {e}"))?;
-        let mut holds = Holds::default();
+        let mut session = Session::default();
         let result = self.steps.iter().enumerate().try_for_each(|(i, step)| {
-            run_held_step(&mut store, &mut holds, step)
+            run_session_step(&mut store, &mut session, step)
                 .map_err(|e| format!("step {} ({}): {e}", i + 1, step))
         });
-        drop(holds);
+        drop(session);
         store.close();
         result
     }
@@ -153,23 +154,45 @@ pub fn run_all(base_url: impl Fn(usize) -> String) -> Result<usize, String> {
     }
 }
 
-/// The leases a scenario holds with `hold`, by scope, until `finish`.
+/// What a scenario keeps between its steps: the leases it holds with
+/// `hold`, by scope, until `finish`; its objects handle (`memory:`), opened
+/// by its first `object_*` step.
 #[derive(Default)]
-pub struct Holds(HashMap<String, LeaseGuard>);
+pub struct Session {
+    holds: HashMap<String, LeaseGuard>,
+    objects: Option<Objects>,
+}
+
+impl Session {
+    fn objects(&mut self) -> Result<&Objects, Error> {
+        if self.objects.is_none() {
+            self.objects = Some(Objects::open("memory:")?);
+        }
+        Ok(self.objects.as_ref().expect("opened above"))
+    }
+}
 
 /// Runs one step against the store and compares the outcome with the
 /// step's `expect` (success, subset match) or `error` (code and details).
-/// A `hold` here ends with the step (see [`run_held_step`]).
+/// A `hold` here ends with the step (see [`run_session_step`]).
 pub fn run_step(store: &mut Store, step: &Value) -> Result<(), String> {
-    run_held_step(store, &mut Holds::default(), step)
+    run_session_step(store, &mut Session::default(), step)
 }
 
-/// [`run_step`], keeping the leases `hold` takes in `holds` for a later
-/// `finish`.
-pub fn run_held_step(store: &mut Store, holds: &mut Holds, step: &Value) -> Result<(), String> {
-    let outcome = match step["op"].as_str() {
-        Some("hold") => hold(store, holds, step)?.map_err(|e| render_error(&e)),
-        Some("finish") => finish(holds, step)?,
+/// [`run_step`], keeping what a step leaves for later ones (a `hold`'s
+/// lease, the objects handle) in `session`.
+pub fn run_session_step(
+    store: &mut Store,
+    session: &mut Session,
+    step: &Value,
+) -> Result<(), String> {
+    let op = step["op"].as_str();
+    let outcome = match op {
+        Some("hold") => hold(store, &mut session.holds, step)?.map_err(|e| render_error(&e)),
+        Some("finish") => finish(&mut session.holds, step)?,
+        Some(op) if op.starts_with("object_") => {
+            objects_step(session, op, step)?.map_err(|e| render_error(&e))
+        }
         _ => execute(store, step)?.map_err(|e| render_error(&e)),
     };
     match (step.get("error"), outcome) {
@@ -299,18 +322,53 @@ fn execute(store: &mut Store, step: &Value) -> Result<Outcome, String> {
     })
 }
 
+/// The fenced objects' steps, on the scenario's own `memory:` handle.
+fn objects_step(session: &mut Session, op: &str, step: &Value) -> Result<Outcome, String> {
+    let a = Args(step);
+    if op == "object_open" {
+        return Ok(Objects::open(&a.string("url")?).map(|_| json!({})));
+    }
+    let path = a.string("path")?;
+    let objects = match session.objects() {
+        Ok(objects) => objects,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(match op {
+        "object_put" => a
+            .fence()
+            .and_then(|fence| {
+                let version = a.decimal("expected_version")?;
+                objects.put(&path, &fence, &a.value()?, version)
+            })
+            .map(|r| render_receipt(&r)),
+        "object_delete" => a
+            .fence()
+            .and_then(|fence| objects.delete(&path, &fence, a.decimal("expected_version")?))
+            .map(|r| render_receipt(&r)),
+        "object_get" => objects.get(&path).map(|o| match o {
+            None => render_found(None),
+            Some(o) => render_found(Some((&o.bytes[..], o.version, o.token))),
+        }),
+        other => return Err(format!("unknown op {other:?}")),
+    })
+}
+
 /// `hold`: acquires and keeps the lease alive until `finish`.
-fn hold(store: &Store, holds: &mut Holds, step: &Value) -> Result<Outcome, String> {
+fn hold(
+    store: &Store,
+    holds: &mut HashMap<String, LeaseGuard>,
+    step: &Value,
+) -> Result<Outcome, String> {
     let a = Args(step);
     let (scope, holder) = (a.string("scope")?, a.string("holder")?);
-    if holds.0.contains_key(&scope) {
+    if holds.contains_key(&scope) {
         return Err(format!("{scope:?} is already held by an earlier hold step"));
     }
     Ok(a.ms("ttl_ms")
         .and_then(|ttl| store.lease(&scope, &holder, ttl))
         .map(|guard| {
             let lease = render_lease(&guard.lease());
-            holds.0.insert(scope, guard);
+            holds.insert(scope, guard);
             lease
         }))
 }
@@ -318,7 +376,10 @@ fn hold(store: &Store, holds: &mut Holds, step: &Value) -> Result<Outcome, Strin
 /// `finish`: ends the held lease with the work's outcome; the verdict is
 /// `{released: true}` or the loss, with `cause: "work"` when the work's
 /// error is attached to it (docs/semantics.md, "Ending a held lease").
-fn finish(holds: &mut Holds, step: &Value) -> Result<Result<Value, Value>, String> {
+fn finish(
+    holds: &mut HashMap<String, LeaseGuard>,
+    step: &Value,
+) -> Result<Result<Value, Value>, String> {
     let scope = Args(step).string("scope")?;
     let work = match step["work"].as_str() {
         Some("ok") => WorkOutcome::Ok,
@@ -330,7 +391,6 @@ fn finish(holds: &mut Holds, step: &Value) -> Result<Result<Value, Value>, Strin
         }
     };
     let guard = holds
-        .0
         .remove(&scope)
         .ok_or_else(|| format!("no hold step holds {scope:?}"))?;
     let end = guard.finish(work);
@@ -501,17 +561,22 @@ fn render_receipt(r: &Receipt) -> Value {
 }
 
 fn render_entry(e: Option<&Entry>) -> Value {
-    match e {
+    render_found(e.map(|e| (&e.value[..], e.version, e.token)))
+}
+
+/// What `get` and `object_get` answer: the bytes, version and token found.
+fn render_found(found: Option<(&[u8], u64, Token)>) -> Value {
+    match found {
         None => json!({ "found": false }),
-        Some(e) => {
+        Some((bytes, version, token)) => {
             let mut v = json!({
                 "found": true,
-                "value_hex": encode_hex(&e.value),
-                "value_len": e.value.len(),
-                "version": e.version.to_string(),
-                "token": e.token.to_string(),
+                "value_hex": encode_hex(bytes),
+                "value_len": bytes.len(),
+                "version": version.to_string(),
+                "token": token.to_string(),
             });
-            if let Ok(s) = std::str::from_utf8(&e.value) {
+            if let Ok(s) = std::str::from_utf8(bytes) {
                 v["value"] = json!(s);
             }
             v
