@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark command's smoke run, so that scripts/bench cannot rot: every
-# bench (memory, C ABI, sqlite, postgres, etcd beside postgres and sqlite,
+# bench (memory, C ABI, sqlite, postgres, etcd beside postgres and sqlite, objects on S3,
 # and the scale curves at tiny sizes; Python's and Node's in their own scripts) runs one short round in
 # release mode, writes its JSON lines, and bench-report makes the table and
 # charts from them -- into target/bench/smoke/, never docs/. No timing is
@@ -48,6 +48,7 @@ test -s "$SMOKE/results.jsonl"
 grep -q '<!-- bench:begin' "$SMOKE/performance.md"
 grep -q '<svg' "$SMOKE/performance.svg"
 grep -q '"group":"etcd"' "$SMOKE/results.jsonl"
+grep -q '"group":"objects"' "$SMOKE/results.jsonl"
 # The scale bench's curves (benches/benches/scale.rs) and their chart.
 grep -q '"x_axis":"scopes"' "$SMOKE/results.jsonl"
 grep -q '<svg' "$SMOKE/performance-scale.svg"

@@ -100,6 +100,14 @@ impl Objects {
         })
     }
 
+    /// The `object_store` client this handle sends its requests through,
+    /// and the prefix its object paths live under: for plain requests beside
+    /// the fenced ones (a benchmark's baseline, a reader's own tools). A
+    /// write through it into a `.fenced` folder defeats the fencing.
+    pub fn object_store(&self) -> (Arc<dyn ObjectStore>, Path) {
+        (self.store.clone(), self.prefix.clone())
+    }
+
     /// Writes `bytes` as the object at `path`, fenced by `fence`: refused
     /// with `STALE_TOKEN` when a greater token was accepted for the path,
     /// `SEQUENCE_OUT_OF_ORDER` as the fenced store does, and
