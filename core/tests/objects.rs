@@ -235,6 +235,42 @@ fn a_file_store_keeps_a_bounded_number_of_files_and_plain_readers_find_the_bytes
     assert_eq!(claim["token"], 21);
 }
 
+/// The same bound on S3, where a collection deletes in one request
+/// (`DeleteObjects`): what a plain client lists stays small.
+#[test]
+fn an_s3_store_keeps_a_bounded_number_of_objects() {
+    let Some(url) = s3_url("bounded") else {
+        return;
+    };
+    let o = Objects::open(&url).unwrap();
+    for i in 1..=40u64 {
+        o.put(
+            "out/data.bin",
+            &fence(i / 10 + 1),
+            format!("v{i}").as_bytes(),
+            None,
+        )
+        .unwrap();
+    }
+    let (store, prefix) = o.aio().object_store();
+    let folder = prefix.join("out").join("data.bin.fenced");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let listed = runtime
+        .block_on(store.list_with_delimiter(Some(&folder)))
+        .unwrap();
+    let names: Vec<&str> = listed
+        .objects
+        .iter()
+        .filter_map(|m| m.location.filename())
+        .collect();
+    assert!(names.len() <= 33, "{} objects: {names:?}", names.len());
+    assert!(
+        names.iter().filter(|n| n.len() == 20).count() <= 16,
+        "{names:?}"
+    );
+    assert_eq!(o.get("out/data.bin").unwrap().unwrap().bytes, b"v40");
+}
+
 // ----- a writer held between its check and its claim -----
 
 /// Writer A (token 1) is held after checking the head and writing its

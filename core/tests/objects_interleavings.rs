@@ -455,3 +455,138 @@ fn s3_urls_are_checked_at_open_and_never_echo_a_secret() {
         assert!(!text.contains("hunter2"), "{url}: {text}");
     }
 }
+
+/// What a handle remembers (docs/semantics.md, "Fenced objects", "A
+/// handle's memory"): a holder writing its object again reads no claim and
+/// sends its bytes beside the listing; a reader reading an unchanged object
+/// again reads no claim, and from its third read sends the listing and the
+/// data read together; a collection deletes in one request.
+#[tokio::test]
+async fn a_holder_writing_again_and_a_reader_reading_again_send_fewer_requests() {
+    let mem = memory();
+    let w_store = Arc::new(Hooked::new(mem.clone()));
+    let w = aio::Objects::with_store(w_store.clone(), "").unwrap();
+    w.put("obj", &fence(1), b"one", None).await.unwrap();
+    assert_eq!(
+        w_store.take_log(),
+        ["list", "get claim", "put data", "create claim", "list"][..]
+            .iter()
+            .filter(|r| **r != "get claim") // nothing to read on a new path
+            .copied()
+            .collect::<Vec<_>>()
+    );
+    w.put("obj", &fence(1), b"two", None).await.unwrap();
+    let mut log = w_store.take_log();
+    log[..2].sort_unstable();
+    assert_eq!(log, ["list", "put data", "create claim", "list"]);
+
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let armed_in = armed.clone();
+    let (r_store, r_reached, r_go) = Hooked::hold(
+        mem.clone(),
+        Box::new(move |op| {
+            matches!(op, Op::List) && armed_in.load(std::sync::atomic::Ordering::SeqCst)
+        }),
+    );
+    let r_store = Arc::new(r_store);
+    let r = aio::Objects::with_store(r_store.clone(), "").unwrap();
+    let first = r.get("obj").await.unwrap().unwrap();
+    assert_eq!((first.bytes.as_slice(), first.version), (&b"two"[..], 2));
+    let mut log = r_store.take_log();
+    log[2..].sort_unstable();
+    assert_eq!(log, ["list", "get claim", "get data", "list"]);
+    let second = r.get("obj").await.unwrap().unwrap();
+    assert_eq!(second, first);
+    assert_eq!(r_store.take_log(), ["list", "get data"]);
+
+    // The third read: its listing is held, and its data read is sent anyway.
+    armed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let r3 = r.clone();
+    let third = tokio::spawn(async move { r3.get("obj").await });
+    r_reached.await.unwrap();
+    let sent_together = async {
+        while !r_store.log.lock().unwrap().contains(&"get data") {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), sent_together)
+        .await
+        .expect("the third read's data read waited for its listing");
+    r_go.send(()).unwrap();
+    assert_eq!(third.await.unwrap().unwrap().unwrap(), first);
+    let mut log = r_store.take_log();
+    log.sort_unstable();
+    assert_eq!(log, ["get data", "list"]);
+
+    // Versions 3..=16: the write of 16 collects (floor 9), in one delete.
+    for i in 3..=16 {
+        w.put("obj", &fence(1), format!("v{i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    let log = w_store.take_log();
+    assert_eq!(log.iter().filter(|r| **r == "create floor").count(), 1);
+    assert_eq!(log.iter().filter(|r| **r == "delete").count(), 1, "{log:?}");
+    assert_eq!(
+        log.iter().filter(|r| **r == "get claim").count(),
+        0,
+        "{log:?}"
+    );
+}
+
+/// What a handle remembers goes stale when others write; it never decides
+/// a write or a read then. A wrote version 1 (token 1) and read it twice; B
+/// writes versions 2 and 3 (token 2). A's write with token 1 is refused
+/// against B's claim, and the bytes it sent beside its listing are deleted:
+/// every data object left is named by a claim. A's read returns B's object,
+/// not its own; A with token 3 then takes version 4.
+#[tokio::test]
+async fn what_a_handle_remembers_never_decides_once_others_wrote() {
+    let mem = memory();
+    let a = aio::Objects::with_store(mem.clone(), "").unwrap();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    a.put("obj", &fence(1), b"A 1", None).await.unwrap();
+    assert_eq!(a.get("obj").await.unwrap().unwrap().version, 1);
+    assert_eq!(a.get("obj").await.unwrap().unwrap().version, 1);
+    b.put("obj", &fence(2), b"B 2", None).await.unwrap();
+    b.put("obj", &fence(2), b"B 3", None).await.unwrap();
+
+    let stale = a
+        .put("obj", &fence(1), b"A, stale", None)
+        .await
+        .unwrap_err();
+    assert_eq!(stale.code(), ErrorCode::StaleToken, "{stale}");
+    let names = |mem: Arc<dyn ObjectStore>| async move {
+        let listed = mem
+            .list_with_delimiter(Some(&"obj.fenced".into()))
+            .await
+            .unwrap();
+        let names: Vec<String> = listed
+            .objects
+            .iter()
+            .filter_map(|m| m.location.filename().map(str::to_owned))
+            .collect();
+        let data = names.iter().filter(|n| n.len() == 58).count();
+        let claims = names.iter().filter(|n| n.len() == 20).count();
+        (data, claims)
+    };
+    assert_eq!(
+        names(mem.clone()).await,
+        (3, 3),
+        "a refused write left its bytes"
+    );
+
+    let now = a.get("obj").await.unwrap().unwrap();
+    assert_eq!(
+        (now.bytes.as_slice(), now.version, now.token.get()),
+        (&b"B 3"[..], 3, 2)
+    );
+    let taken = a.put("obj", &fence(3), b"A 4", None).await.unwrap();
+    assert_eq!(taken.version, 4);
+    let now = b.get("obj").await.unwrap().unwrap();
+    assert_eq!(
+        (now.bytes.as_slice(), now.version, now.token.get()),
+        (&b"A 4"[..], 4, 3)
+    );
+    assert_eq!(names(mem).await, (4, 4));
+}

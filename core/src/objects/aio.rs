@@ -3,8 +3,10 @@
 //! checked by the fenced store's own rules against the claim before it, and
 //! confirmed by a listing that shows no floor above it.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
+use futures_util::{stream, StreamExt};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
 
@@ -22,6 +24,8 @@ pub(super) const KEEP: u64 = 8;
 const CONFLICTS: usize = 64;
 /// Listings that found a head already collected before a read gives up.
 const READS: usize = 16;
+/// Paths a handle remembers the newest claim of (then it forgets them all).
+const KNOWN: usize = 4096;
 
 /// Fenced objects on an object store, async. Cheap to clone.
 #[derive(Clone)]
@@ -34,6 +38,20 @@ pub struct Objects {
     /// For a store that may ignore create-only writes (S3-compatible
     /// servers): checked once, before the first write.
     probe: Option<Arc<tokio::sync::OnceCell<()>>>,
+    /// Per path (its folder), the newest claim this handle saw confirmed.
+    known: Arc<Mutex<HashMap<Path, Known>>>,
+}
+
+/// A claim known to be its version's original (docs/semantics.md, "Fenced
+/// objects"): a listing whose newest claim is that version needs no read
+/// of it, and its data can be read beside the listing.
+#[derive(Clone)]
+struct Known {
+    version: u64,
+    claim: Claim,
+    /// The last read found the object unchanged: the next reads its data
+    /// beside the listing.
+    stable: bool,
 }
 
 /// Whose claim holds a version a writer's create was refused for.
@@ -77,6 +95,7 @@ impl Objects {
             prefix,
             local_root,
             probe: probe.then(Default::default),
+            known: Default::default(),
         })
     }
 
@@ -97,6 +116,7 @@ impl Objects {
             prefix,
             local_root: None,
             probe: None,
+            known: Default::default(),
         })
     }
 
@@ -138,11 +158,47 @@ impl Objects {
     /// with; `None` when there is none (never written, or deleted).
     pub async fn get(&self, path: &str) -> Result<Option<Object>> {
         let folder = self.folder_of(path)?;
+        let mut known = self.known(&folder);
         for _ in 0..READS {
-            let listing = self.list(&folder).await?;
+            // Unchanged at the last read: its data is read beside the
+            // listing, one round trip while the object stays so.
+            let early = known.as_ref().filter(|k| k.stable);
+            let (listing, early) = match early {
+                Some(k) => {
+                    let (listing, found) =
+                        tokio::join!(self.list(&folder), self.read_data(&folder, &k.claim));
+                    (listing?, Some(found))
+                }
+                None => (self.list(&folder).await?, None),
+            };
             let Some(head) = listing.head() else {
                 return Ok(None);
             };
+            // The newest claim of a listing is its version's original, the
+            // one this handle knows (docs/semantics.md, "Fenced objects"):
+            // not read again, and no floor can be above it.
+            if let Some(k) = known.as_ref().filter(|k| k.version == head) {
+                let found = match early {
+                    Some(found) => found,
+                    None => self.read_data(&folder, &k.claim).await,
+                };
+                match found {
+                    Ok(bytes) => {
+                        self.remember(&folder, head, &k.claim, true);
+                        return Ok(bytes.map(|bytes| Object {
+                            bytes,
+                            token: k.claim.token,
+                            version: head,
+                        }));
+                    }
+                    // Superseded and collected since the listing.
+                    Err(object_store::Error::NotFound { .. }) => {
+                        known = None;
+                        continue;
+                    }
+                    Err(e) => return Err(backend_error("read", e)),
+                }
+            }
             // Collected since the listing: a newer head exists; look again.
             let Some(claim) = self.read_claim(&folder, head).await? else {
                 continue;
@@ -150,29 +206,18 @@ impl Objects {
             // Confirmed as a write is: a floor above the claim means the
             // claim read may be one created again after it was collected
             // (docs/semantics.md, "Fenced objects"), never the newest.
-            let found = async {
-                match &claim.data {
-                    Some(data) => self
-                        .store
-                        .get(&folder.clone().join(data.as_str()))
-                        .await
-                        .map(Some),
-                    None => Ok(None),
-                }
-            };
-            let (found, after) = tokio::join!(found, self.list(&folder));
+            let (found, after) = tokio::join!(self.read_data(&folder, &claim), self.list(&folder));
             if head < after?.floor() {
                 continue;
             }
             let found = match found {
-                Ok(Some(found)) => found,
-                Ok(None) => return Ok(None),
+                Ok(found) => found,
                 Err(object_store::Error::NotFound { .. }) => continue,
                 Err(e) => return Err(backend_error("read", e)),
             };
-            let bytes = found.bytes().await.map_err(|e| backend_error("read", e))?;
-            return Ok(Some(Object {
-                bytes: bytes.to_vec(),
+            self.remember(&folder, head, &claim, false);
+            return Ok(found.map(|bytes| Object {
+                bytes,
                 token: claim.token,
                 version: head,
             }));
@@ -195,50 +240,69 @@ impl Objects {
         if let Some(probe) = &self.probe {
             probe.get_or_try_init(|| self.probe()).await?;
         }
+        let mut known = self.known(&folder);
         for _ in 0..CONFLICTS {
-            let listing = self.list(&folder).await?;
-            let head = listing.head().unwrap_or(0);
-            let current = match listing.head() {
-                None => None,
-                Some(head) => match self.read_claim(&folder, head).await? {
-                    Some(claim) => Some(claim),
-                    // Collected since the listing: a newer head exists.
-                    None => continue,
-                },
-            };
-            // The fenced store's rules, on the state the head claim records
-            // (docs/semantics.md, "The fenced store"): checks 2 and 3, then 4.
-            let state = ScopeCore {
-                fence: current.as_ref().map_or(0, |c| c.token.get()),
-                last_seq: current.as_ref().and_then(|c| c.seq),
-                ..ScopeCore::default()
-            };
-            state.check(path, fence)?;
-            let exists = current.as_ref().is_some_and(|c| c.data.is_some());
-            let op = OpRef {
-                key: path,
-                value: bytes,
-                expected_version,
-            };
-            check_op(path, &op, if exists { head } else { 0 }, fence.token)?;
-            let version = head.checked_add(1).ok_or_else(|| {
-                Error::backend(
-                    BackendErrorKind::Corrupt,
-                    format!("objects: {path:?} has no version left"),
-                )
-            })?;
-
-            // The bytes first, under a name no other writer uses: a claim
-            // is never seen without its data.
+            // The bytes go under a name no other writer uses before the
+            // claim that names them: a claim is never seen without its data.
+            // When this handle knows the head, the write most likely takes
+            // the next version: its bytes are written beside the listing.
             let nonce = nonce();
+            let next = known.as_ref().and_then(|k| k.version.checked_add(1));
+            let (listing, early) = match (bytes, next) {
+                (Some(bytes), Some(next)) => {
+                    let at = layout::data(&folder, next, fence.token, nonce);
+                    let (listing, put) = tokio::join!(
+                        self.list(&folder),
+                        self.store.put(&at, PutPayload::from(bytes.to_vec()))
+                    );
+                    (listing, put.ok().map(|_| (next, at)))
+                }
+                _ => (self.list(&folder).await, None),
+            };
+            let early_at = early.as_ref().map(|(_, at)| at.clone());
+            let checked = match listing {
+                Ok(listing) => self
+                    .check(
+                        &folder,
+                        path,
+                        fence,
+                        bytes,
+                        expected_version,
+                        &listing,
+                        &known,
+                    )
+                    .await
+                    .map(|checked| checked.map(|version| (listing, version))),
+                Err(e) => Err(e),
+            };
+            let version = match checked {
+                Ok(Some((_, version))) => version,
+                // Refused, or the head collected since the listing: nothing
+                // of this write may stay.
+                Ok(None) | Err(_) => {
+                    self.discard(early_at).await;
+                    match checked {
+                        Err(e) => return Err(e),
+                        _ => {
+                            known = None;
+                            continue;
+                        }
+                    }
+                }
+            };
             let data = match bytes {
                 Some(bytes) => {
-                    let at = layout::data(&folder, version, fence.token, nonce);
-                    self.store
-                        .put(&at, PutPayload::from(bytes.to_vec()))
-                        .await
-                        .map_err(|e| backend_error("write", e))?;
-                    Some(at)
+                    if let Some((_, at)) = early.filter(|(next, _)| *next == version) {
+                        Some(at)
+                    } else {
+                        self.discard(early_at).await;
+                        let at = layout::data(&folder, version, fence.token, nonce);
+                        self.store
+                            .put(&at, PutPayload::from(bytes.to_vec()))
+                            .await
+                            .map_err(|e| backend_error("write", e))?;
+                        Some(at)
+                    }
                 }
                 None => None,
             };
@@ -267,9 +331,8 @@ impl Objects {
                     match self.whose(&folder, version, nonce).await {
                         Whose::Mine => {}
                         Whose::Another => {
-                            if let Some(data) = data {
-                                let _ = self.store.delete(&data).await;
-                            }
+                            self.discard(data).await;
+                            known = None;
                             continue;
                         }
                         Whose::Undecided(why) => return Err(undecided(path, &why)),
@@ -283,9 +346,7 @@ impl Objects {
                 ) => match self.whose(&folder, version, nonce).await {
                     Whose::Mine => {}
                     Whose::Another => {
-                        if let Some(data) = data {
-                            let _ = self.store.delete(&data).await;
-                        }
+                        self.discard(data).await;
                         return Err(backend_error("create a claim", e));
                     }
                     Whose::Undecided(_) => return Err(unknown(path, "claiming its version", e)),
@@ -295,9 +356,7 @@ impl Objects {
                     e @ (object_store::Error::NotImplemented { .. }
                     | object_store::Error::NotSupported { .. }),
                 ) => {
-                    if let Some(data) = data {
-                        let _ = self.store.delete(&data).await;
-                    }
+                    self.discard(data).await;
                     return Err(backend_error("create a claim", e));
                 }
                 Err(e) => return Err(unknown(path, "claiming its version", e)),
@@ -316,6 +375,7 @@ impl Objects {
                 );
                 return Err(undecided(path, &why));
             }
+            self.remember(&folder, version, &claim, true);
             self.collect(&folder, &after, version).await;
             return Ok(Receipt {
                 version: if bytes.is_some() { version } else { 0 },
@@ -326,6 +386,103 @@ impl Objects {
             BackendErrorKind::Busy,
             format!("objects: {CONFLICTS} other writers of {path:?} claimed first; try again"),
         ))
+    }
+
+    /// The fenced store's rules (docs/semantics.md, "The fenced store":
+    /// checks 2 and 3, then 4) on the state the head claim of `listing`
+    /// records: the version this write would take, or `None` when that
+    /// claim was collected since the listing (a newer head exists).
+    #[allow(clippy::too_many_arguments)]
+    async fn check(
+        &self,
+        folder: &Path,
+        path: &str,
+        fence: &Fence,
+        bytes: Option<&[u8]>,
+        expected_version: Option<u64>,
+        listing: &Listing,
+        known: &Option<Known>,
+    ) -> Result<Option<u64>> {
+        let head = listing.head().unwrap_or(0);
+        let current = match listing.head() {
+            None => None,
+            // The newest claim of a listing is its version's original: the
+            // one this handle knows, when it knows that version.
+            Some(head) => match known.as_ref().filter(|k| k.version == head) {
+                Some(k) => Some(k.claim.clone()),
+                None => match self.read_claim(folder, head).await? {
+                    Some(claim) => Some(claim),
+                    None => return Ok(None),
+                },
+            },
+        };
+        let state = ScopeCore {
+            fence: current.as_ref().map_or(0, |c| c.token.get()),
+            last_seq: current.as_ref().and_then(|c| c.seq),
+            ..ScopeCore::default()
+        };
+        state.check(path, fence)?;
+        let exists = current.as_ref().is_some_and(|c| c.data.is_some());
+        let op = OpRef {
+            key: path,
+            value: bytes,
+            expected_version,
+        };
+        check_op(path, &op, if exists { head } else { 0 }, fence.token)?;
+        let version = head.checked_add(1).ok_or_else(|| {
+            Error::backend(
+                BackendErrorKind::Corrupt,
+                format!("objects: {path:?} has no version left"),
+            )
+        })?;
+        Ok(Some(version))
+    }
+
+    /// The bytes claim `claim` names (`None`: it is a delete).
+    async fn read_data(
+        &self,
+        folder: &Path,
+        claim: &Claim,
+    ) -> std::result::Result<Option<Vec<u8>>, object_store::Error> {
+        let Some(data) = &claim.data else {
+            return Ok(None);
+        };
+        let found = self.store.get(&folder.clone().join(data.as_str())).await?;
+        Ok(Some(found.bytes().await?.to_vec()))
+    }
+
+    /// The newest claim this handle has seen confirmed for a path's folder.
+    fn known(&self, folder: &Path) -> Option<Known> {
+        self.known.lock().ok()?.get(folder).cloned()
+    }
+
+    /// Remembers claim `version` of `folder`, an original: this handle's
+    /// own accepted write, or one a read confirmed.
+    fn remember(&self, folder: &Path, version: u64, claim: &Claim, stable: bool) {
+        let Ok(mut known) = self.known.lock() else {
+            return;
+        };
+        // Writes of one handle may confirm out of order: keep the newest.
+        if known.get(folder).is_some_and(|k| k.version > version) {
+            return;
+        }
+        if known.len() >= KNOWN && !known.contains_key(folder) {
+            known.clear();
+        }
+        let entry = Known {
+            version,
+            claim: claim.clone(),
+            stable,
+        };
+        known.insert(folder.clone(), entry);
+    }
+
+    /// Deletes a data object no claim names (best effort: what is left is
+    /// collected with the versions below the next floor).
+    async fn discard(&self, data: Option<Path>) {
+        if let Some(at) = data {
+            let _ = self.store.delete(&at).await;
+        }
     }
 
     /// Whether the store refuses a second create-only write of one object,
@@ -459,9 +616,10 @@ impl Objects {
             .chain(
                 (listing.floors.iter().filter(|&&f| f < floor)).map(|&f| layout::floor(folder, f)),
             );
-        for at in doomed {
-            let _ = self.store.delete(&at).await;
-        }
+        // One request where the store deletes in bulk (S3's DeleteObjects).
+        let doomed: Vec<object_store::Result<Path>> = doomed.map(Ok).collect();
+        let mut deleted = self.store.delete_stream(stream::iter(doomed).boxed());
+        while deleted.next().await.is_some() {}
         if let Some(root) = &self.local_root {
             sweep_staging(&root.join(folder.as_ref()), floor);
         }

@@ -47,6 +47,9 @@ pub struct Hooked {
     pub after_create: Mutex<AfterCreate>,
     /// Every create of a claim is refused before it is sent (NotImplemented).
     pub refuse_create: bool,
+    /// Every request, in the order it was sent: `list`, `get claim`,
+    /// `get data`, `put data`, `create claim`, `create floor`, `delete`.
+    pub log: Mutex<Vec<&'static str>>,
 }
 
 impl Hooked {
@@ -57,7 +60,13 @@ impl Hooked {
             gate: Mutex::new(None),
             after_create: Mutex::new(AfterCreate::None),
             refuse_create: false,
+            log: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The requests sent so far, and forgets them.
+    pub fn take_log(&self) -> Vec<&'static str> {
+        std::mem::take(&mut *self.log.lock().unwrap())
     }
 
     pub fn hold(
@@ -96,6 +105,15 @@ impl Hooked {
     }
 
     async fn pass(&self, op: Op<'_>) {
+        let entry = match &op {
+            Op::List => "list",
+            Op::Get { at } if is_claim(at) => "get claim",
+            Op::Get { .. } => "get data",
+            Op::Put { at, .. } if is_claim(at) => "create claim",
+            Op::Put { at, .. } if is_data(at) => "put data",
+            Op::Put { .. } => "create floor",
+        };
+        self.log.lock().unwrap().push(entry);
         if (self.when)(&op) {
             let gate = self.gate.lock().unwrap().take();
             if let Some((reached, go)) = gate {
@@ -173,6 +191,7 @@ impl ObjectStore for Hooked {
         &self,
         locations: BoxStream<'static, Result<Path>>,
     ) -> BoxStream<'static, Result<Path>> {
+        self.log.lock().unwrap().push("delete");
         self.inner.delete_stream(locations)
     }
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
