@@ -21,6 +21,8 @@ mod keepalive;
 #[cfg(feature = "python")]
 mod logs;
 #[cfg(feature = "python")]
+mod objects;
+#[cfg(feature = "python")]
 mod sqlite_check;
 #[cfg(feature = "python")]
 mod sqlstate;
@@ -46,13 +48,15 @@ mod _native {
     #[pymodule_export]
     use crate::logs::reset_log_cache;
     #[pymodule_export]
+    use crate::objects::{open_objects, Objects};
+    #[pymodule_export]
     use crate::sqlite_check::error_from_sqlite_message;
     #[pymodule_export]
     use crate::sqlstate::error_from_sqlstate;
     #[pymodule_export]
     use crate::store::{migrate, open, parse_token, Store};
     #[pymodule_export]
-    use crate::types::{Delete, Entry, Holding, Lease, Page, Put, Receipt, ScopeStatus};
+    use crate::types::{Delete, Entry, Holding, Lease, Object, Page, Put, Receipt, ScopeStatus};
     #[pymodule_export]
     use crate::watch::{LeaseWatch, RejectionWatch};
 

@@ -198,6 +198,54 @@ impl Entry {
     }
 }
 
+/// A fenced object as read (``Objects.get``): its bytes, and the token and
+/// version of the write that stored them.
+#[pyclass(frozen, module = "fencing", name = "Object")]
+pub struct Object {
+    /// The stored bytes.
+    #[pyo3(get)]
+    value: Py<PyBytes>,
+    /// Grows with every write of the path, deletes included; never reused.
+    #[pyo3(get)]
+    version: u64,
+    /// The token of the write that stored these bytes.
+    #[pyo3(get)]
+    token: u64,
+}
+
+impl Object {
+    pub fn new(py: Python<'_>, o: fencing::objects::Object) -> Object {
+        Object {
+            value: PyBytes::new(py, &o.bytes).unbind(),
+            version: o.version,
+            token: o.token.get(),
+        }
+    }
+}
+
+#[pymethods]
+impl Object {
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> bool {
+        let Ok(other) = other.cast::<Object>() else {
+            return false;
+        };
+        let other = other.get();
+        self.version == other.version
+            && self.token == other.token
+            && self.value.bind(py).as_bytes() == other.value.bind(py).as_bytes()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        // Never the bytes themselves: payloads stay out of logs.
+        format!(
+            "Object(value=<{} bytes>, version={}, token={})",
+            self.value.bind(py).as_bytes().len(),
+            self.version,
+            self.token
+        )
+    }
+}
+
 /// One page of a scope's keys, in byte order.
 #[pyclass(frozen, eq, module = "fencing", name = "Page")]
 #[derive(PartialEq, Eq)]

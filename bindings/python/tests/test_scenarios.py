@@ -154,7 +154,7 @@ def render_receipt(r: fencing.Receipt) -> Dict[str, Json]:
     return {"version": str(r.version), "token": str(r.token)}
 
 
-def render_entry(e: Optional[fencing.Entry]) -> Dict[str, Json]:
+def render_entry(e: Union[fencing.Entry, fencing.Object, None]) -> Dict[str, Json]:
     if e is None:
         return {"found": False}
     out: Dict[str, Json] = {
@@ -205,6 +205,8 @@ def render_error(e: fencing.FencingError) -> Dict[str, Json]:
             current_token=None if e.current_token is None else str(e.current_token),
             current_holder=e.current_holder,
         )
+    elif isinstance(e, fencing.BackendError):
+        out.update(kind=e.kind)
     return out
 
 
@@ -233,6 +235,44 @@ def subset(want: Json, got: Json, path: str = "") -> None:
 
 
 # ----- running -----
+
+
+class Objects:
+    """The scenario's one ``memory:`` objects handle, opened by its first
+    ``object_*`` step that needs it."""
+
+    def __init__(self) -> None:
+        self._objects: Optional[fencing.Objects] = None
+
+    def handle(self) -> fencing.Objects:
+        if self._objects is None:
+            self._objects = fencing.open_objects("memory:")
+        return self._objects
+
+    def close(self) -> None:
+        if self._objects is not None:
+            self._objects.close()
+
+
+def execute_object(objects: Objects, step: Dict[str, Json]) -> Json:
+    """The fenced objects' steps (``object_*``), beside the store."""
+    op = step.get("op")
+    a = Args(step)
+    if op == "object_open":
+        fencing.open_objects(a.string("url")).close()
+        return {}
+    path = a.string("path")
+    if op == "object_put":
+        fence = a.fence()
+        version = a.decimal("expected_version")
+        return render_receipt(objects.handle().put(path, a.value(), expected_version=version, **fence))
+    if op == "object_delete":
+        fence = a.fence()
+        version = a.decimal("expected_version")
+        return render_receipt(objects.handle().delete(path, expected_version=version, **fence))
+    if op == "object_get":
+        return render_entry(objects.handle().get(path))
+    raise RunnerError(f"unknown op {op!r}")
 
 
 def execute(store: fencing.Store, step: Dict[str, Json]) -> Json:
@@ -364,13 +404,22 @@ def finish(holds: Holds, step: Dict[str, Json]) -> Json:
     return {"released": True}
 
 
-def run_step(store: fencing.Store, step: Dict[str, Json], holds: Optional[Holds] = None) -> None:
+def run_step(
+    store: fencing.Store,
+    step: Dict[str, Json],
+    holds: Optional[Holds] = None,
+    objects: Optional[Objects] = None,
+) -> None:
     holds = {} if holds is None else holds
+    objects = Objects() if objects is None else objects
+    op = step.get("op")
     try:
-        if step.get("op") == "hold":
+        if op == "hold":
             got = hold(store, holds, step)
-        elif step.get("op") == "finish":
+        elif op == "finish":
             got = finish(holds, step)
+        elif isinstance(op, str) and op.startswith("object_"):
+            got = execute_object(objects, step)
         else:
             got = execute(store, step)
     except fencing.FencingError as e:
@@ -413,10 +462,11 @@ def run_scenario(path: pathlib.Path, base: str) -> None:
     steps = doc["steps"]
     store = fencing.open(url_for(doc, base))
     holds: Holds = {}
+    objects = Objects()
     try:
         for i, step in enumerate(steps, 1):
             try:
-                run_step(store, step, holds)
+                run_step(store, step, holds, objects)
             except AssertionError as e:
                 raise AssertionError(f"{path.name} step {i} ({json.dumps(step)}): {e}") from None
     finally:
@@ -425,6 +475,7 @@ def run_scenario(path: pathlib.Path, base: str) -> None:
                 keeper.release()
             except fencing.FencingError:
                 pass
+        objects.close()
         store.close()
 
 
@@ -485,6 +536,17 @@ def test_runner_detects_a_wrong_expectation() -> None:
                     "error": {"code": "STALE_TOKEN", "current": "4"},
                 },
             )
+        objects = Objects()
+        run_step(store, {"op": "object_put", "path": "p", "value": "v", "token": "5"}, objects=objects)
+        with pytest.raises(AssertionError, match="expected '4', got '5'"):
+            run_step(store, {"op": "object_get", "path": "p", "expect": {"token": "4"}}, objects=objects)
+        with pytest.raises(AssertionError, match="scope: expected 'q', got 'p'"):
+            stale = {"op": "object_put", "path": "p", "value": "w", "token": "4"}
+            run_step(store, {**stale, "error": {"code": "STALE_TOKEN", "scope": "q"}}, objects=objects)
+        with pytest.raises(AssertionError, match="kind: expected 'busy', got 'unreachable'"):
+            bad = {"op": "object_open", "url": "file:///nonexistent-fencing-dir/x"}
+            run_step(store, {**bad, "error": {"code": "BACKEND", "kind": "busy"}})
+        objects.close()
     finally:
         store.close()
 

@@ -55,6 +55,8 @@ from ._native import (
     KeepAlive,
     Lease,
     LeaseWatch,
+    Object,
+    Objects,
     Page,
     Put,
     Receipt,
@@ -66,6 +68,7 @@ from ._native import (
     error_from_sqlstate,
     migrate,
     open,
+    open_objects,
     parse_token,
     reset_log_cache,
 )
@@ -96,6 +99,8 @@ __all__ = [
     "LeaseLostError",
     "LeaseWatch",
     "NotFoundError",
+    "Object",
+    "Objects",
     "Page",
     "Put",
     "Receipt",
@@ -115,6 +120,7 @@ __all__ = [
     "from_sqlite_error",
     "migrate",
     "open",
+    "open_objects",
     "parse_token",
     "reset_log_cache",
 ]

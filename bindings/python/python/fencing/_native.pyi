@@ -19,8 +19,11 @@ __all__ = [
     "error_from_sqlstate",
     "migrate",
     "open",
+    "open_objects",
     "parse_token",
     "Store",
+    "Objects",
+    "Object",
     "Delete",
     "Entry",
     "Lease",
@@ -61,6 +64,10 @@ def open(url: str) -> Store:
     """Opens the store a URL names (``memory:``, ``sqlite:PATH``,
     ``postgres://...``; docs/semantics.md, "URLs and options"); the same as
     ``Store(url)``."""
+
+def open_objects(url: str) -> Objects:
+    """Opens the fenced objects a URL names (``memory:``, ``file:///DIR``,
+    ``s3://BUCKET[/PREFIX]``; docs/objects.md); the same as ``Objects(url)``."""
 
 def migrate(url: str) -> None:
     """Creates or upgrades the schema of the store a URL names, without
@@ -205,6 +212,22 @@ class Entry:
     @property
     def token(self) -> int:
         """The token of the write that stored it."""
+    def __eq__(self, other: object, /) -> bool: ...
+
+@final
+class Object:
+    """A fenced object as read (``Objects.get``): its bytes, and the token and version of the
+    write that stored them."""
+
+    @property
+    def value(self) -> bytes:
+        """The stored bytes."""
+    @property
+    def version(self) -> int:
+        """Grows with every write of the path, deletes included; never reused."""
+    @property
+    def token(self) -> int:
+        """The token of the write that stored these bytes."""
     def __eq__(self, other: object, /) -> bool: ...
 
 @final
@@ -488,3 +511,48 @@ class Store:
         """The store's own record (docs/operations.md): recent recorded rejections and the last
         writer of each scope (of ``scope`` only, if given), newest first, at most ``limit`` of
         each. Written by every process that uses the store; never holds values."""
+
+@final
+class Objects:
+    """Fenced objects on the store a URL names (``memory:``, ``file:///DIR``,
+    ``s3://BUCKET[/PREFIX]``; docs/objects.md): each object path remembers the greatest token
+    accepted for it."""
+
+    def __new__(cls, url: str) -> Self: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool: ...
+    def close(self) -> None:
+        """Closes the handle; later calls on it raise ClosedError."""
+    @property
+    def closed(self) -> bool:
+        """Whether the handle was closed."""
+    def put(
+        self,
+        path: str,
+        value: _Bytes,
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+        expected_version: Optional[int] = None,
+    ) -> Receipt:
+        """Writes ``value`` as the object at ``path`` if ``token`` passes the path's fence
+        (StaleTokenError otherwise), and ``seq``/``expected_version`` their checks."""
+    def delete(
+        self,
+        path: str,
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+        expected_version: Optional[int] = None,
+    ) -> Receipt:
+        """Deletes the object at ``path``, checked like ``put``; NotFoundError when there is
+        none. The path keeps its fence."""
+    def get(self, path: str) -> Optional[Object]:
+        """Reads the object at ``path`` (None if there is none)."""

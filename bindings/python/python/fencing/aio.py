@@ -12,6 +12,9 @@ and exceptions are the same as in ``fencing``::
             async with store.lease("report", holder="worker-a", ttl=30) as lease:
                 await store.put("report", "body", b"...", token=lease.token)
 
+``fencing.aio.open_objects(url)`` is ``fencing.open_objects`` (fenced
+objects and files, docs/objects.md) in the same way.
+
 Tasks may share one ``Store``. Calls run on the event loop's default executor,
 except ``acquire_wait``, which waits on a thread of its own so that waiters
 never starve the executor that the lease holder's calls need.
@@ -33,13 +36,37 @@ import datetime
 import functools
 import threading
 from types import TracebackType
-from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Protocol, Type, TypeVar, Union
+from typing import (
+    Any,
+    Awaitable,
+    Callable,
+    Dict,
+    Generator,
+    Generic,
+    Iterable,
+    List,
+    Optional,
+    Protocol,
+    Type,
+    TypeVar,
+    Union,
+)
 
 from . import _native
 from ._errors import FencingError
-from ._native import Delete, Entry, Holding, Lease, Page, Put, Receipt, ScopeStatus
+from ._native import Delete, Entry, Holding, Lease, Object, Page, Put, Receipt, ScopeStatus
 
-__all__ = ["KeepAlive", "LeaseWatch", "Opening", "RejectionWatch", "Store", "open"]
+__all__ = [
+    "KeepAlive",
+    "LeaseWatch",
+    "Objects",
+    "ObjectsOpening",
+    "Opening",
+    "RejectionWatch",
+    "Store",
+    "open",
+    "open_objects",
+]
 
 Seconds = Union[float, datetime.timedelta]
 Bytes = Union[bytes, bytearray, memoryview]
@@ -152,20 +179,27 @@ def _release_keeper(keeper: _native.KeepAlive) -> None:
         pass
 
 
-class Opening:
-    """What ``open()`` returns: await it for a Store, or use it with
-    ``async with`` to close the store at the end of the block."""
+class _Closing(Protocol):
+    async def close(self) -> None: ...
 
-    def __init__(self, url: str) -> None:
-        self._url = url
-        self._store: Optional[Store] = None
 
-    def __await__(self) -> Generator[Any, None, Store]:
-        return Store.open(self._url).__await__()
+_Handle = TypeVar("_Handle", bound=_Closing)
 
-    async def __aenter__(self) -> Store:
-        self._store = await Store.open(self._url)
-        return self._store
+
+class _Opening(Generic[_Handle]):
+    """Await it for the handle, or use it with ``async with`` to close the
+    handle at the end of the block."""
+
+    def __init__(self, opener: Callable[[], Awaitable[_Handle]]) -> None:
+        self._opener = opener
+        self._handle: Optional[_Handle] = None
+
+    def __await__(self) -> Generator[Any, None, _Handle]:
+        return self._opener().__await__()
+
+    async def __aenter__(self) -> _Handle:
+        self._handle = await self._opener()
+        return self._handle
 
     async def __aexit__(
         self,
@@ -173,9 +207,25 @@ class Opening:
         exc: Optional[BaseException],
         tb: Optional[TracebackType],
     ) -> bool:
-        if self._store is not None:
-            await self._store.close()
+        if self._handle is not None:
+            await self._handle.close()
         return False
+
+
+class Opening(_Opening["Store"]):
+    """What ``open()`` returns: await it for a Store, or use it with
+    ``async with`` to close the store at the end of the block."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(functools.partial(Store.open, url))
+
+
+class ObjectsOpening(_Opening["Objects"]):
+    """What ``open_objects()`` returns: await it for an Objects handle, or
+    use it with ``async with`` to close the handle at the end of the block."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(functools.partial(Objects.open, url))
 
 
 def open(url: str) -> Opening:
@@ -184,6 +234,15 @@ def open(url: str) -> Opening:
     loop: ``store = await fencing.aio.open(url)``, or
     ``async with fencing.aio.open(url) as store:`` to close it at the end."""
     return Opening(url)
+
+
+def open_objects(url: str) -> ObjectsOpening:
+    """Opens the fenced objects a URL names (``memory:``, ``file:///DIR``,
+    ``s3://BUCKET[/PREFIX]``; docs/objects.md) off the event loop:
+    ``objects = await fencing.aio.open_objects(url)``, or
+    ``async with fencing.aio.open_objects(url) as objects:`` to close it at
+    the end."""
+    return ObjectsOpening(url)
 
 
 class KeepAlive:
@@ -633,3 +692,91 @@ class Store:
         """``async for h in await store.watch(scope):`` who holds the
         scope's lease, now and after each change (see ``LeaseWatch``)."""
         return LeaseWatch(await _run(self._store.watch, scope))
+
+
+class Objects:
+    """A ``fencing.Objects`` for asyncio: the same methods, as coroutines.
+    ``async with`` closes it."""
+
+    def __init__(self, objects: _native.Objects) -> None:
+        if not isinstance(objects, _native.Objects):
+            raise TypeError(f"expected a fencing.Objects, got {type(objects).__qualname__}")
+        self._objects = objects
+
+    @classmethod
+    async def open(cls, url: str) -> Objects:
+        """Opens the fenced objects a URL names, off the event loop."""
+        return cls(await _run(_native.Objects, url))
+
+    @property
+    def sync(self) -> _native.Objects:
+        """The underlying ``fencing.Objects`` (for blocking code in threads)."""
+        return self._objects
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._objects.closed
+
+    def __repr__(self) -> str:
+        return repr(self._objects).replace("fencing.", "fencing.aio.", 1)
+
+    async def __aenter__(self) -> Objects:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> bool:
+        await self.close()
+        return False
+
+    async def close(self) -> None:
+        """Closes the handle; later calls raise ClosedError."""
+        await _run(self._objects.close)
+
+    async def put(
+        self,
+        path: str,
+        value: Bytes,
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+        expected_version: Optional[int] = None,
+    ) -> Receipt:
+        """Writes ``value`` as the object at ``path`` if ``token`` is not stale."""
+        return await _run(
+            self._objects.put,
+            path,
+            value,
+            token=token,
+            seq=seq,
+            holder=holder,
+            expected_version=expected_version,
+        )
+
+    async def delete(
+        self,
+        path: str,
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+        expected_version: Optional[int] = None,
+    ) -> Receipt:
+        """Deletes the object at ``path`` if ``token`` is not stale."""
+        return await _run(
+            self._objects.delete,
+            path,
+            token=token,
+            seq=seq,
+            holder=holder,
+            expected_version=expected_version,
+        )
+
+    async def get(self, path: str) -> Optional[Object]:
+        """Reads the object at ``path`` (None if there is none)."""
+        return await _run(self._objects.get, path)
