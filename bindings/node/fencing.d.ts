@@ -25,6 +25,7 @@ import type {
   Rejection,
   RenewOptions,
   ScopeStatus,
+  StoredObject,
   TokenLike,
   WriteOptions,
 } from './index'
@@ -52,6 +53,7 @@ export type {
   Rejection,
   RenewOptions,
   ScopeStatus,
+  StoredObject,
   TokenLike,
   WriteOptions,
 }
@@ -260,6 +262,42 @@ export declare class Store {
   readonly location: string
   /** `[fencing.Store LOCATION]`, with ` closed` once closed. */
   toString(): string
+}
+
+/**
+ * Opens fenced objects (docs/objects.md): `memory:` (this handle's own, in
+ * memory), `file:///DIR` (an existing directory) or `s3://BUCKET[/PREFIX]`
+ * (credentials, region and endpoint from the `AWS_*` variables; options
+ * `?endpoint=URL&region=R&allow_http=true`).
+ */
+export declare function openObjects(url: string): Promise<Objects>
+
+/**
+ * Fenced objects: each object path keeps the greatest token accepted for
+ * it and refuses an older one, as the store does for a scope. The calls are
+ * the store's `put`, `delete` and `get` without the scope: the same options,
+ * receipts and errors (StaleTokenError names the path as its `scope`).
+ */
+export declare class Objects {
+  private constructor()
+  static open(url: string): Promise<Objects>
+
+  /**
+   * Writes the object at `path` (a plain relative path, `a/b.csv`): STALE_TOKEN
+   * when a greater token was accepted for the path, SEQUENCE_OUT_OF_ORDER,
+   * VERSION_MISMATCH unless `expectedVersion` (when given) is its version
+   * (0: it must not exist). Versions grow with every write, deletes included.
+   */
+  put(path: string, value: Value, options: WriteOptions): Promise<Receipt>
+  /** Deletes the object (NOT_FOUND when there is none): `{ version: 0n, token }`; the path keeps its fence. */
+  delete(path: string, options: WriteOptions): Promise<Receipt>
+  /** The object now, with the token and version of the write that stored it; null when there is none. */
+  get(path: string): Promise<StoredObject | null>
+  /** Lets go of the objects; later calls reject with CLOSED. */
+  close(): Promise<void>
+  readonly closed: boolean
+  /** `await using objects = await openObjects(url)`: closes the handle. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 /**

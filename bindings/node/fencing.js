@@ -467,6 +467,52 @@ mapMethods(Store.prototype, [
   'advanceClock', 'ping', 'events', 'watchRejections', 'watch', 'close',
 ])
 
+// ----- fenced objects -----
+
+/**
+ * Fenced objects (docs/objects.md): each object path keeps the greatest
+ * token accepted for it, and refuses an older one as the store refuses it
+ * for a scope. Made by `openObjects(url)`. Its `put`, `delete` and `get`
+ * are the store's without the scope: the same options, receipts and errors
+ * (STALE_TOKEN names the path as its `scope`).
+ */
+class Objects {
+  #native
+
+  constructor(handle, key) {
+    if (key !== kConstruct) throw invalidType('use openObjects(url) to get Objects')
+    this.#native = handle
+  }
+
+  /** Opens `memory:`, `file:///DIR` (an existing directory) or `s3://BUCKET[/PREFIX]` (docs/objects.md). */
+  static async open(url) {
+    return new Objects(await native.openObjects(url), kConstruct)
+  }
+
+  async put(path, value, options) {
+    return jsonable(await this.#native.put(path, value, options))
+  }
+
+  async delete(path, options) {
+    return jsonable(await this.#native.delete(path, options))
+  }
+
+  async get(path) {
+    return await this.#native.get(path)
+  }
+
+  async close() {
+    return await this.#native.close()
+  }
+
+  get closed() {
+    return this.#native.closed
+  }
+}
+
+mapMethods(Objects, ['open'])
+mapMethods(Objects.prototype, ['put', 'delete', 'get', 'close'])
+
 /**
  * What both watches are: an async iterator over a native watch whose steps
  * wait off the event loop and only wait; the item is taken here
@@ -784,10 +830,14 @@ function abortable(promise, signal, late) {
   })
 }
 
-// `await using store = await open(url)` closes it, `await using lease =
-// await store.lease(...)` releases it (Node 20.4+ has the symbol).
+// `await using store = await open(url)` closes it (and `await using objects =
+// await openObjects(url)`), `await using lease = await store.lease(...)`
+// releases it (Node 20.4+ has the symbol).
 if (typeof Symbol.asyncDispose === 'symbol') {
   Store.prototype[Symbol.asyncDispose] = async function () {
+    await this.close()
+  }
+  Objects.prototype[Symbol.asyncDispose] = async function () {
     await this.close()
   }
   HeldLease.prototype[Symbol.asyncDispose] = async function () {
@@ -796,6 +846,7 @@ if (typeof Symbol.asyncDispose === 'symbol') {
 }
 
 const open = Store.open
+const openObjects = Objects.open
 
 /**
  * Creates or upgrades the schema of the store a URL names without opening a
@@ -973,6 +1024,8 @@ module.exports = {
   migrate,
   Store,
   Fence,
+  openObjects,
+  Objects,
   HeldLease,
   RejectionWatch,
   LeaseWatch,

@@ -98,6 +98,19 @@ export declare class NativeLogQueue {
   take(): Array<[number, string, string]>
 }
 
+/** A handle on fenced objects. Made by `openObjects()`. */
+export declare class NativeObjects {
+  put(path: string, value: Buffer | Uint8Array | string, options: WriteOptions): Promise<Receipt>
+  delete(path: string, options: WriteOptions): Promise<Receipt>
+  get(path: string): Promise<StoredObject | null>
+  /**
+   * Lets go of the objects; later calls reject with CLOSED. Calls already
+   * made finish.
+   */
+  close(): Promise<void>
+  get closed(): boolean
+}
+
 export declare class NativeRejectionWatch {
   /**
    * Waits until a rejection is pending or `cancel` fires; resolves
@@ -419,6 +432,12 @@ export declare function migrate(url: string): Promise<void>
  */
 export declare function open(url: string): Promise<NativeStore>
 
+/**
+ * Opens the fenced objects a URL names: `memory:`, `file:///DIR` or
+ * `s3://BUCKET[/PREFIX]` (docs/objects.md). Resolves to a native handle.
+ */
+export declare function openObjects(url: string): Promise<NativeObjects>
+
 /** One page of a scope's keys, in byte order. */
 export interface Page {
   keys: Array<string>
@@ -507,6 +526,18 @@ export declare function setLogCallback(wake: () => void, maxLevel: number): Nati
  * none) go to the registered threads.
  */
 export declare function setLogLevel(maxLevel: number): void
+
+/**
+ * A fenced object as read (`objects.get(path)`): its bytes and the write
+ * that stored them.
+ */
+export interface StoredObject {
+  value: Buffer
+  /** Grows with every write of the path, deletes included; never reused. */
+  version: bigint
+  /** The token of the write that stored this version. */
+  token: bigint
+}
 
 /**
  * A token going in: a `bigint`, canonical decimal text (`'42'`), or a

@@ -18,6 +18,9 @@ import {
   type HeldLease,
   type Holding,
   type LeaseWatch,
+  openObjects,
+  type Objects,
+  type StoredObject,
 } from 'fencing-tokens'
 
 export async function report(url: string): Promise<string | null> {
@@ -97,6 +100,23 @@ export async function report(url: string): Promise<string | null> {
   console.log(fromDriver instanceof StaleTokenError, fromText?.code)
   // @ts-expect-error: the message is a string
   errorFromSqliteMessage(42)
+
+  // Fenced objects: the store's put, delete and get without the scope.
+  const objects: Objects = await openObjects('memory:')
+  const written: Receipt = await objects.put('reports/7.csv', Buffer.from('a,b\n'), { token, expectedVersion: 0n })
+  const object: StoredObject | null = await objects.get('reports/7.csv')
+  const objectToken: bigint | undefined = object?.token
+  const objectBytes: Buffer | undefined = object?.value
+  await objects.delete('reports/7.csv', { token, holder: 'worker-a', expectedVersion: written.version })
+  console.log(objectToken, objectBytes, objects.closed)
+  // @ts-expect-error: an object write needs a token
+  await objects.put('reports/7.csv', 'x', {})
+  // @ts-expect-error: an object path is not a scope and a key: no scope argument
+  await objects.put('reports', '7.csv', 'x', { token })
+  // @ts-expect-error: versions come out as bigint
+  const objectVersion: number | undefined = object?.version
+  console.log(objectVersion)
+  await objects.close()
 
   await store.close()
   return entry === null ? null : entry.value.toString('utf8')

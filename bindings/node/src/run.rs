@@ -6,9 +6,12 @@
 //! event loop. The in-memory backend touches no disk and no network; its
 //! operations take microseconds, so they run inline and hand back an
 //! already-settled Promise. Either way the caller gets a Promise, and the
-//! result is converted on the JavaScript thread.
+//! result is converted on the JavaScript thread. The core's async calls (the
+//! fenced objects) run on the same runtime, as futures ([`settle_async`]).
 
+use std::future::{poll_fn, Future};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::task::Poll;
 
 use napi::bindgen_prelude::{spawn_blocking, PromiseRaw, ToNapiValue};
 use napi::Env;
@@ -58,4 +61,31 @@ where
             Err(e) => Err(Failure::Core(e).into_napi(env)),
         },
     )
+}
+
+/// [`settle`] for a future of the core (`fencing::objects::aio`): it runs
+/// on napi's tokio runtime, never on the JavaScript thread, and a panic in
+/// it becomes the same error `settle` reports for one.
+pub(crate) fn settle_async<'env, T, V, F, C>(
+    env: &'env Env,
+    work: F,
+    convert: C,
+) -> napi::Result<PromiseRaw<'env, V>>
+where
+    T: Send + 'static,
+    V: ToNapiValue + 'static,
+    F: Future<Output = fencing::Result<T>> + Send + 'static,
+    C: FnOnce(&Env, T) -> napi::Result<V> + 'static,
+{
+    let mut work = Box::pin(work);
+    let caught = poll_fn(move |cx| {
+        catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx)))
+            .unwrap_or_else(|p| Poll::Ready(Err(panicked(&*p))))
+    });
+    env.spawn_future_with_callback(async move { Ok(caught.await) }, move |env, outcome| {
+        match outcome {
+            Ok(value) => convert(env, value),
+            Err(e) => Err(Failure::Core(e).into_napi(env)),
+        }
+    })
 }

@@ -835,8 +835,9 @@ fn put_args(
     Ok((scope, fence, with_version(op, version)))
 }
 
-/// `{ token, seq?, holder?, expectedVersion? }`.
-fn write_options(v: Js) -> Conv<(fencing::Fence, Option<u64>)> {
+/// `{ token, seq?, holder?, expectedVersion? }` (`put`, `delete`, and the
+/// fenced objects' `put` and `delete`).
+pub(crate) fn write_options(v: Js) -> Conv<(fencing::Fence, Option<u64>)> {
     let o = required(v, &["token", "seq", "holder", "expectedVersion"])?;
     Ok((convert::fence(&o)?, o.optional_number("expectedVersion")?))
 }

@@ -146,6 +146,28 @@ impl From<fencing::Entry> for Entry {
     }
 }
 
+/// A fenced object as read (`objects.get(path)`): its bytes and the write
+/// that stored them.
+#[napi(object, object_from_js = false)]
+pub struct StoredObject {
+    #[napi(ts_type = "Buffer")]
+    pub value: Bytes,
+    /// Grows with every write of the path, deletes included; never reused.
+    pub version: u64,
+    /// The token of the write that stored this version.
+    pub token: u64,
+}
+
+impl From<fencing::objects::Object> for StoredObject {
+    fn from(o: fencing::objects::Object) -> StoredObject {
+        StoredObject {
+            value: Bytes(o.bytes),
+            version: o.version,
+            token: o.token.get(),
+        }
+    }
+}
+
 /// One page of a scope's keys, in byte order.
 #[napi(object, object_from_js = false, use_nullable = true)]
 pub struct Page {

@@ -129,6 +129,7 @@ test('fencing.d.ts declares exactly the runtime API', () => {
   const fenceRuntime = runtime(fencing.Fence)
   for (const field of ['scope', 'token']) fenceRuntime.add(field) // instance fields
   assert.deepEqual(new Set(members('Fence')), fenceRuntime)
+  assert.deepEqual(new Set(members('Objects')), runtime(fencing.Objects))
   const exported = new Set([...dts.matchAll(/^export declare (?:const|function|class) (\w+)/gm)].map((m) => m[1]))
   assert.deepEqual(exported, new Set(Object.keys(fencing)))
 })

@@ -6,7 +6,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { open } = require('fencing-tokens')
+const { open, openObjects } = require('fencing-tokens')
 
 const SCENARIO_DIR = path.resolve(__dirname, '../../../tests/scenarios')
 
@@ -41,11 +41,12 @@ function urlFor(scenario, base) {
 /** Opens `base` (with the scenario's options) and replays every step; throws at the first mismatch. */
 async function run(scenario, base) {
   const store = await open(urlFor(scenario, base))
-  const holds = new Map()
+  const session = new Session()
+  const holds = session.holds
   try {
     for (const [i, step] of scenario.steps.entries()) {
       try {
-        await runStep(store, step, holds)
+        await runStep(store, step, session)
       } catch (e) {
         e.message = `step ${i + 1} (${JSON.stringify(step)}): ${e.message}`
         throw e
@@ -54,7 +55,23 @@ async function run(scenario, base) {
   } finally {
     for (const h of holds.values()) h.work.resolve()
     await Promise.allSettled([...holds.values()].map((h) => h.ended))
+    await session.objects?.close()
     await store.close()
+  }
+}
+
+/**
+ * What a scenario keeps between its steps: the leases `hold` holds, by
+ * scope, until `finish`; its fenced objects (`memory:`), opened by its
+ * first `object_*` step.
+ */
+class Session {
+  holds = new Map()
+  objects = null
+
+  async openedObjects() {
+    this.objects ??= await openObjects('memory:')
+    return this.objects
   }
 }
 
@@ -109,11 +126,12 @@ async function finish(step, holds) {
   return { released: true }
 }
 
-async function runStep(store, step, holds = new Map()) {
+async function runStep(store, step, session = new Session()) {
   let outcome
   try {
-    if (step.op === 'hold') outcome = { ok: await hold(store, step, holds) }
-    else if (step.op === 'finish') outcome = { ok: await finish(step, holds) }
+    if (step.op === 'hold') outcome = { ok: await hold(store, step, session.holds) }
+    else if (step.op === 'finish') outcome = { ok: await finish(step, session.holds) }
+    else if (typeof step.op === 'string' && step.op.startsWith('object_')) outcome = { ok: await objectStep(session, step) }
     else outcome = { ok: await execute(store, step) }
   } catch (e) {
     if (e instanceof RunnerError) throw e
@@ -302,6 +320,28 @@ async function execute(store, step) {
       return {}
     case 'metrics':
       return renderMetrics(store.metrics())
+    default:
+      throw new RunnerError(`unknown op ${JSON.stringify(op)}`)
+  }
+}
+
+/** The fenced objects' steps, on the scenario's own `memory:` objects. */
+async function objectStep(session, step) {
+  const op = step.op
+  if (op === 'object_open') {
+    const other = await openObjects(requiredText(step, 'url'))
+    await other.close()
+    return {}
+  }
+  const path = requiredText(step, 'path')
+  const objects = await session.openedObjects()
+  switch (op) {
+    case 'object_put':
+      return renderReceipt(await objects.put(path, value(step), withVersion(step, fence(step))))
+    case 'object_delete':
+      return renderReceipt(await objects.delete(path, withVersion(step, fence(step))))
+    case 'object_get':
+      return renderEntry(await objects.get(path))
     default:
       throw new RunnerError(`unknown op ${JSON.stringify(op)}`)
   }

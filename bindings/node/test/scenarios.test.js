@@ -55,6 +55,15 @@ describe('the runner catches mismatches', () => {
     ['an unexpected error', [{ op: 'next_token', scope: '' }]],
     ['a missing field', [{ op: 'get', scope: 's', key: 'k', expect: { found: false, version: '1' } }]],
     ['an array of another length', [{ op: 'list', scope: 's', expect: { keys: ['k'] } }]],
+    ['a wrong object token', [
+      { op: 'object_put', path: 'p', value: 'v', token: '2' },
+      { op: 'object_get', path: 'p', expect: { found: true, token: '1' } },
+    ]],
+    ['a wrong object error detail', [
+      { op: 'object_put', path: 'p', value: 'v', token: '2' },
+      { op: 'object_put', path: 'p', value: 'v', token: '1', error: { code: 'STALE_TOKEN', scope: 'other' } },
+    ]],
+    ['an unknown object op', [{ op: 'object_frobnicate', path: 'p' }]],
     ['an unknown op', [{ op: 'frobnicate' }]],
   ]
   for (const [label, steps] of wrong) {
