@@ -50,6 +50,12 @@ pub fn key(text: &str) -> Result<()> {
     name("key", text, MAX_KEY_BYTES)
 }
 
+/// A fenced object's path: a key's limits, named as what it is.
+#[cfg(feature = "objects")]
+pub(crate) fn object_path(text: &str) -> Result<()> {
+    name("object path", text, MAX_KEY_BYTES)
+}
+
 pub fn value(bytes: &[u8]) -> Result<()> {
     if bytes.len() > MAX_VALUE_BYTES {
         return Err(Error::invalid(format!(

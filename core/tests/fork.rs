@@ -87,6 +87,61 @@ fn a_store_opened_before_fork_works_in_the_children_and_the_parent() {
         forked_workers_share_one_store(&format!("{base}?schema={schema}&pool_size=2"));
     }
     forked_guard_reports_itself_lost(&sqlite_url(&dir.path().join("guard.db")));
+    #[cfg(feature = "objects")]
+    {
+        objects_opened_before_fork_work_in_the_child(
+            &format!("file://{}", dir.path().display()),
+            true,
+        );
+        objects_opened_before_fork_work_in_the_child("memory:", false);
+        #[cfg(feature = "s3")]
+        if let Ok(bucket) = std::env::var("FENCING_TEST_S3_BUCKET") {
+            let prefix = fresh_schema("fork");
+            objects_opened_before_fork_work_in_the_child(&format!("s3://{bucket}/{prefix}"), true);
+        }
+    }
+}
+
+/// Fenced objects opened before `fork()`: the child's first call starts a
+/// runtime of its own (the parent's threads do not exist there) and opens
+/// the URL again (never the parent's connections); `memory:` keeps the
+/// child's copy. A hang would end the child with SIGALRM.
+#[cfg(feature = "objects")]
+fn objects_opened_before_fork_work_in_the_child(url: &str, shared: bool) {
+    use fencing::objects::Objects;
+    let fence = |t| Fence::new(Token::new(t).unwrap());
+    let objects = Objects::open(url).unwrap();
+    objects.put("o", &fence(2), b"parent", None).unwrap();
+    // SAFETY: as above (the handle's runtime thread is idle: no call runs).
+    match unsafe { fork() }.unwrap() {
+        ForkResult::Child => {
+            let ok = catch_unwind(AssertUnwindSafe(|| {
+                // SAFETY: alarm(2) only schedules a signal.
+                unsafe { nix::libc::alarm(60) };
+                let stale = objects.put("o", &fence(1), b"stale", None).unwrap_err();
+                assert_eq!(stale.code(), fencing::ErrorCode::StaleToken, "{stale}");
+                assert_eq!(objects.get("o").unwrap().unwrap().bytes, b"parent");
+                objects.put("o", &fence(3), b"child", None).unwrap();
+                drop(objects);
+            }));
+            // SAFETY: as above.
+            unsafe { nix::libc::_exit(i32::from(ok.is_err())) };
+        }
+        ForkResult::Parent { child } => {
+            assert_eq!(
+                waitpid(child, None).unwrap(),
+                WaitStatus::Exited(child, 0),
+                "{url}"
+            );
+        }
+    }
+    let now = objects.get("o").unwrap().unwrap();
+    let want: (&[u8], u64) = if shared {
+        (b"child", 3)
+    } else {
+        (b"parent", 2)
+    };
+    assert_eq!((now.bytes.as_slice(), now.token.get()), want, "{url}");
 }
 
 /// A keep-alive guard does not survive into a child: its threads do not

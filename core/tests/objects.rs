@@ -252,7 +252,7 @@ fn an_s3_store_keeps_a_bounded_number_of_objects() {
         )
         .unwrap();
     }
-    let (store, prefix) = o.aio().object_store();
+    let (store, prefix) = o.aio().unwrap().object_store();
     let folder = prefix.join("out").join("data.bin.fenced");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let listed = runtime
@@ -513,7 +513,7 @@ async fn the_blocking_handle_works_and_drops_inside_a_caller_s_runtime() {
     o.put("p", &fence(1), b"x", None).unwrap();
     assert_eq!(o.get("p").unwrap().unwrap().bytes, b"x");
     // Its async handle shares the store.
-    assert_eq!(o.aio().get("p").await.unwrap().unwrap().version, 1);
+    assert_eq!(o.aio().unwrap().get("p").await.unwrap().unwrap().version, 1);
     drop(o);
 }
 

@@ -27,7 +27,7 @@ mod s3;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
@@ -51,28 +51,34 @@ pub struct Object {
 /// Fenced objects, blocking: each call runs on the handle's own runtime
 /// thread and waits for it, so it may be called from any thread, inside
 /// another async runtime too (where [`aio::Objects`] is the better fit).
+/// After `fork()` the child's first call starts a runtime of its own and
+/// opens the URL again, never using the parent's connections
+/// (docs/semantics.md, "Fork"); `memory:` keeps the child's copy.
 pub struct Objects {
+    running: Mutex<Running>,
+    /// What a child process opens again (`None`: `memory:`).
+    url: Option<String>,
+}
+
+/// The handle as one process runs it.
+struct Running {
+    pid: u32,
     inner: aio::Objects,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Objects {
-    /// Opens `memory:` (this handle's own, empty) or `file:///DIR` (an
-    /// existing directory).
+    /// Opens `memory:` (this handle's own, empty), `file:///DIR` (an
+    /// existing directory) or `s3://BUCKET[/PREFIX]` (docs/objects.md).
     pub fn open(url: &str) -> Result<Objects> {
         let inner = aio::Objects::open(url)?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("fencing-objects")
-            .enable_all()
-            .build()
-            .map_err(|e| {
-                let message = format!("objects: cannot start its runtime: {e}");
-                Error::backend_from(BackendErrorKind::Other, message, e)
-            })?;
         Ok(Objects {
-            inner,
-            runtime: Some(runtime),
+            running: Mutex::new(Running {
+                pid: std::process::id(),
+                inner,
+                runtime: Some(runtime()?),
+            }),
+            url: (url != "memory:").then(|| url.to_owned()),
         })
     }
 
@@ -84,13 +90,8 @@ impl Objects {
         bytes: &[u8],
         expected_version: Option<u64>,
     ) -> Result<Receipt> {
-        let (inner, path, fence, bytes) = (
-            self.inner.clone(),
-            path.to_owned(),
-            fence.clone(),
-            bytes.to_vec(),
-        );
-        self.run(async move { inner.put(&path, &fence, &bytes, expected_version).await })
+        let (path, fence, bytes) = (path.to_owned(), fence.clone(), bytes.to_vec());
+        self.run(|inner| async move { inner.put(&path, &fence, &bytes, expected_version).await })
     }
 
     /// [`aio::Objects::delete`].
@@ -100,29 +101,53 @@ impl Objects {
         fence: &Fence,
         expected_version: Option<u64>,
     ) -> Result<Receipt> {
-        let (inner, path, fence) = (self.inner.clone(), path.to_owned(), fence.clone());
-        self.run(async move { inner.delete(&path, &fence, expected_version).await })
+        let (path, fence) = (path.to_owned(), fence.clone());
+        self.run(|inner| async move { inner.delete(&path, &fence, expected_version).await })
     }
 
     /// [`aio::Objects::get`].
     pub fn get(&self, path: &str) -> Result<Option<Object>> {
-        let (inner, path) = (self.inner.clone(), path.to_owned());
-        self.run(async move { inner.get(&path).await })
+        let path = path.to_owned();
+        self.run(|inner| async move { inner.get(&path).await })
     }
 
-    /// The async handle on the same store.
-    pub fn aio(&self) -> aio::Objects {
-        self.inner.clone()
+    /// The async handle on the same store (in this process: after `fork()`,
+    /// the child's own).
+    pub fn aio(&self) -> Result<aio::Objects> {
+        self.current().map(|(inner, _)| inner)
     }
 
-    fn run<T: Send + 'static>(
-        &self,
-        call: impl Future<Output = Result<T>> + Send + 'static,
-    ) -> Result<T> {
-        let Some(runtime) = &self.runtime else {
+    /// This process's handle and runtime: a child of `fork()` makes its own
+    /// the first time (the parent's runtime threads do not exist in it).
+    fn current(&self) -> Result<(aio::Objects, tokio::runtime::Handle)> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        let pid = std::process::id();
+        if running.pid != pid {
+            let inner = match &self.url {
+                Some(url) => aio::Objects::open(url)?,
+                None => running.inner.clone(),
+            };
+            let runtime = runtime()?;
+            // The parent's: its threads are gone, and dropping it here
+            // would wait for them or touch the parent's connections.
+            std::mem::forget(running.runtime.replace(runtime));
+            running.inner = inner;
+            running.pid = pid;
+        }
+        let Some(runtime) = &running.runtime else {
             return Err(Error::Closed);
         };
+        Ok((running.inner.clone(), runtime.handle().clone()))
+    }
+
+    fn run<T, F>(&self, call: impl FnOnce(aio::Objects) -> F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T>> + Send + 'static,
+    {
+        let (inner, runtime) = self.current()?;
         let (done, result) = std::sync::mpsc::channel();
+        let call = call(inner);
         runtime.spawn(async move {
             let _ = done.send(call.await);
         });
@@ -135,11 +160,31 @@ impl Objects {
     }
 }
 
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("fencing-objects")
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            let message = format!("objects: cannot start its runtime: {e}");
+            Error::backend_from(BackendErrorKind::Other, message, e)
+        })
+}
+
 impl Drop for Objects {
     /// Never blocks, and never panics inside a caller's runtime.
     fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
+        let running = self
+            .running
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(runtime) = running.runtime.take() {
+            if running.pid == std::process::id() {
+                runtime.shutdown_background();
+            } else {
+                std::mem::forget(runtime);
+            }
         }
     }
 }
@@ -154,6 +199,16 @@ struct Opened {
 }
 
 fn open_url(url: &str) -> Result<Opened> {
+    if url.len() > crate::url::MAX_URL_BYTES {
+        return Err(Error::invalid(format!(
+            "objects URL is {} bytes, the limit is {}",
+            url.len(),
+            crate::url::MAX_URL_BYTES
+        )));
+    }
+    if url.contains('\0') {
+        return Err(Error::invalid("objects URL contains NUL"));
+    }
     if url == "memory:" {
         return Ok(Opened {
             store: Arc::new(InMemory::new()),
@@ -207,7 +262,7 @@ fn open_url(url: &str) -> Result<Opened> {
 /// `..` segment, no leading or trailing `/`), none of whose segments is a
 /// folder of the library's.
 fn check_path(path: &str) -> Result<()> {
-    crate::limits::key(path)?;
+    crate::limits::object_path(path)?;
     let bad = |why: &str| Err(Error::invalid(format!("object path {path:?} {why}")));
     match Path::parse(path) {
         Ok(parsed) if parsed.as_ref() == path => {}
