@@ -109,14 +109,18 @@ pub(crate) fn op(op: &OpRef<'_>) -> Result<()> {
     if let Some(v) = op.value {
         value(v)?;
     }
-    if let Some(v) = op.expected_version {
-        if v > MAX_SEQ {
-            return Err(Error::invalid(format!(
-                "expected_version {v} is out of range"
-            )));
-        }
+    expected_version(op.expected_version)
+}
+
+/// An expected version, when given, is in the token domain (1..=2^63-1, or
+/// 0: must not exist).
+pub(crate) fn expected_version(version: Option<u64>) -> Result<()> {
+    match version {
+        Some(v) if v > MAX_SEQ => Err(Error::invalid(format!(
+            "expected_version {v} is out of range"
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 pub(crate) fn batch(ops: &[OpRef<'_>]) -> Result<()> {

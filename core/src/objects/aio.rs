@@ -237,6 +237,7 @@ impl Objects {
     ) -> Result<Receipt> {
         let folder = self.folder_of(path)?;
         crate::limits::fence(fence)?;
+        crate::limits::expected_version(expected_version)?;
         if let Some(probe) = &self.probe {
             probe.get_or_try_init(|| self.probe()).await?;
         }

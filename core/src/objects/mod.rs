@@ -173,17 +173,44 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 impl Drop for Objects {
-    /// Never blocks, and never panics inside a caller's runtime.
+    /// Waits for the runtime's threads to end (a C program may unload the
+    /// library next), on a thread of its own: dropping a runtime inside a
+    /// caller's async runtime would panic. A call still in flight is
+    /// abandoned at its next await, and a blocking file operation waited
+    /// for at most 5 s.
     fn drop(&mut self) {
         let running = self
             .running
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(runtime) = running.runtime.take() {
-            if running.pid == std::process::id() {
-                runtime.shutdown_background();
-            } else {
-                std::mem::forget(runtime);
+        let Some(runtime) = running.runtime.take() else {
+            return;
+        };
+        if running.pid != std::process::id() {
+            // The parent's: its threads do not exist in this child.
+            std::mem::forget(runtime);
+            return;
+        }
+        let handed = Arc::new(Mutex::new(Some(runtime)));
+        let theirs = handed.clone();
+        let stopping = std::thread::Builder::new()
+            .name("fencing-objects-stop".into())
+            .spawn(move || {
+                let runtime = theirs.lock().ok().and_then(|mut r| r.take());
+                if let Some(runtime) = runtime {
+                    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+                }
+            });
+        match stopping {
+            Ok(thread) => {
+                let _ = thread.join();
+            }
+            // No thread to spare: its threads end by themselves.
+            Err(_) => {
+                let runtime = handed.lock().ok().and_then(|mut r| r.take());
+                if let Some(runtime) = runtime {
+                    runtime.shutdown_background();
+                }
             }
         }
     }
