@@ -1,10 +1,17 @@
 //! Gives libfencing.so its soname, so that a program linked against it by
 //! full path still records `libfencing.so` (and finds it on the library
 //! path) rather than the build directory it was linked from.
+//!
+//! And exports only the library's own `fencing_*` functions: a dependency
+//! that defines C functions of its own (object_store's crc-fast, for the S3
+//! checksums, exports `crc_fast_*` by default) would otherwise export them
+//! from libfencing.so too. `--exclude-libs ALL` keeps the symbols of the
+//! archives linked in (every dependency's rlib) out of the dynamic table.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libfencing.so");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--exclude-libs,ALL");
     }
 }

@@ -9,7 +9,9 @@
  * Stores (fencing_store_open): `memory:` (one process), `sqlite:PATH`
  * (processes on one host) and `postgres://...` / `postgresql://...` (many
  * hosts), options in the query; the grammar and every option are in
- * docs/semantics.md, "URLs and options".
+ * docs/semantics.md, "URLs and options". Fenced objects
+ * (fencing_objects_open): `memory:`, `file:///DIR` and `s3://BUCKET[/PREFIX]`;
+ * see docs/objects.md.
  */
 
 #ifndef FENCING_H
@@ -250,6 +252,18 @@ typedef struct fencing_events fencing_events;
  * call `fencing_hold_check` and `fencing_hold_lease` on it at once.
  */
 typedef struct fencing_hold fencing_hold;
+
+/**
+ * An object as read, owned by the caller until `fencing_object_free`.
+ */
+typedef struct fencing_object fencing_object;
+
+/**
+ * A handle on fenced objects. Safe to share between threads: any number of
+ * threads may call functions on one handle at once. Free it exactly once,
+ * after every other call on it has returned.
+ */
+typedef struct fencing_objects fencing_objects;
 
 /**
  * One page of a scope's keys, owned by the caller until `fencing_page_free`.
@@ -1312,6 +1326,86 @@ fencing_status fencing_watch_next_cancellable(const struct fencing_watch *watch,
  * `fencing_watch_next_cancellable`).
  */
 void fencing_watch_free(struct fencing_watch *watch);
+
+/**
+ * Opens the objects `url` names and writes a new handle to `*out`:
+ * `memory:` (this handle's own, empty), `file:///DIR` (files under the
+ * existing directory DIR) or `s3://BUCKET[/PREFIX]` (credentials, region
+ * and endpoint from the `AWS_*` variables; docs/objects.md). A bad URL is
+ * INVALID_ARGUMENT; a directory that does not exist is BACKEND.
+ */
+fencing_status fencing_objects_open(const char *url, struct fencing_objects **out);
+
+/**
+ * Frees a handle from `fencing_objects_open` (NULL is a no-op).
+ */
+void fencing_objects_free(struct fencing_objects *objects);
+
+/**
+ * Writes `value_len` bytes at `value` (NULL allowed when `value_len` is 0)
+ * as the object at `path` (a relative path, `a/b.csv`), checked against the
+ * path's fence: STALE_TOKEN (scope: the path), SEQUENCE_OUT_OF_ORDER, and,
+ * when `has_expected_version`, VERSION_MISMATCH unless the object is at
+ * `expected_version` (0: it must not exist). On success the receipt goes to
+ * `*out_receipt`, which may be NULL when it is not wanted.
+ */
+fencing_status fencing_objects_put(const struct fencing_objects *objects,
+                                   const char *path,
+                                   const uint8_t *value,
+                                   size_t value_len,
+                                   const struct fencing_fence *fence,
+                                   bool has_expected_version,
+                                   uint64_t expected_version,
+                                   struct fencing_receipt *out_receipt);
+
+/**
+ * Deletes the object at `path`, checked like a put; NOT_FOUND when there is
+ * none. The path keeps its fence. The receipt's version is 0
+ * (`out_receipt` may be NULL).
+ */
+fencing_status fencing_objects_delete(const struct fencing_objects *objects,
+                                      const char *path,
+                                      const struct fencing_fence *fence,
+                                      bool has_expected_version,
+                                      uint64_t expected_version,
+                                      struct fencing_receipt *out_receipt);
+
+/**
+ * Reads the object at `path`. Writes a new object to `*out_object`, or
+ * NULL when there is none (never written, or deleted); free it with
+ * `fencing_object_free`.
+ */
+fencing_status fencing_objects_get(const struct fencing_objects *objects,
+                                   const char *path,
+                                   struct fencing_object **out_object);
+
+/**
+ * The object's bytes: `fencing_object_value_len` of them, valid until the
+ * object is freed. Not NUL-terminated. NULL for a NULL object; never
+ * dereference it when the length is 0.
+ */
+const uint8_t *fencing_object_value(const struct fencing_object *object);
+
+/**
+ * The length of the object's bytes (0 for a NULL object).
+ */
+size_t fencing_object_value_len(const struct fencing_object *object);
+
+/**
+ * The object's version: it grows with every write of the path, deletes
+ * included, and never restarts (0 for a NULL object).
+ */
+uint64_t fencing_object_version(const struct fencing_object *object);
+
+/**
+ * The token of the write that stored this version (0 for a NULL object).
+ */
+uint64_t fencing_object_token(const struct fencing_object *object);
+
+/**
+ * Frees an object from `fencing_objects_get`. NULL is a no-op.
+ */
+void fencing_object_free(struct fencing_object *object);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -28,6 +28,11 @@
 // Who holds a lease, live: store.watch(scope) returns a fencing::LeaseWatch
 // (the C fencing_watch) whose next(timeout_ms) gives the lease as it is, then
 // the lease after each change, or nullopt when nothing changed in time.
+//
+// Fenced objects (docs/objects.md): fencing::Objects::open("file:///srv/out")
+// (or memory:, s3://BUCKET[/PREFIX]) has put, remove and get as the store
+// has them, with an object path in place of the scope and key; each path
+// keeps its own fence.
 #ifndef FENCING_HPP
 #define FENCING_HPP
 
@@ -103,6 +108,9 @@ struct Error {
   // LEASE_LOST: the lease current now (0 and nullopt: none).
   std::uint64_t current_token = 0;
   std::optional<std::string> current_holder;
+  // BACKEND: how the backend failed ("busy", "unreachable", "refused",
+  // "outcome_unknown", ...: docs/semantics.md, "Errors"); empty otherwise.
+  std::string kind;
   // Only from a lease guard's finish: the work failed, and its error goes
   // with this loss as its cause (docs/semantics.md, "Ending a held lease").
   bool work_error_is_cause = false;
@@ -134,6 +142,7 @@ inline Error last_error(fencing_status status) {
   out.remaining_ms = e.remaining_ms;
   out.current_token = e.current_token;
   if (e.current_holder) out.current_holder = std::string(e.current_holder);
+  out.kind = copy(e.kind);
   return out;
 }
 
@@ -205,6 +214,15 @@ struct Receipt {
 };
 
 struct Entry {
+  std::vector<std::uint8_t> value;
+  std::uint64_t version = 0;
+  std::uint64_t token = 0;
+};
+
+/// A fenced object as read (Objects::get): its bytes, and the version and
+/// token of the write that stored them. Versions grow with every write of
+/// the path, deletes included, and never restart.
+struct Object {
   std::vector<std::uint8_t> value;
   std::uint64_t version = 0;
   std::uint64_t token = 0;
@@ -305,6 +323,16 @@ inline Entry entry_of(const fencing_entry *e) {
   entry.version = fencing_entry_version(e);
   entry.token = fencing_entry_token(e);
   return entry;
+}
+
+inline Object object_of(const fencing_object *o) {
+  Object object;
+  const std::uint8_t *v = fencing_object_value(o);
+  std::size_t n = fencing_object_value_len(o);
+  if (n > 0) object.value.assign(v, v + n);
+  object.version = fencing_object_version(o);
+  object.token = fencing_object_token(o);
+  return object;
 }
 
 /// A C object the caller owns, freed by its `*_free` function.
@@ -963,6 +991,98 @@ class Store {
   fencing_store *s_ = nullptr;
 };
 
+/// Fenced objects (docs/objects.md, the C fencing_objects) that never throw
+/// (beyond std::bad_alloc): every call returns Result<T>. Each object path
+/// remembers the greatest token accepted for it; a write with a smaller one
+/// is StaleToken, naming the path as its scope. Movable, not copyable; freed
+/// by its destructor. Any number of threads may call one handle at once.
+class Objects {
+ public:
+  /// `memory:` (this handle's own, empty), `file:///DIR` (an existing
+  /// directory) or `s3://BUCKET[/PREFIX]` (the AWS_* variables).
+  static Result<Objects> open(std::string_view url) {
+    auto u = detail::c_string(url);
+    if (!u) return detail::invalid_argument("url contains a NUL byte");
+    fencing_objects *o = nullptr;
+    fencing_status st = fencing_objects_open(u->c_str(), &o);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return Objects(o);
+  }
+
+  Objects(Objects &&other) noexcept : o_(std::exchange(other.o_, nullptr)) {}
+  Objects &operator=(Objects &&other) noexcept {
+    if (this != &other) {
+      fencing_objects_free(o_);
+      o_ = std::exchange(other.o_, nullptr);
+    }
+    return *this;
+  }
+  Objects(const Objects &) = delete;
+  Objects &operator=(const Objects &) = delete;
+  ~Objects() { fencing_objects_free(o_); }
+
+  /// The C handle, for C code that takes one (still owned here).
+  const fencing_objects *handle() const noexcept { return o_; }
+
+  /// Writes `len` bytes at `value` as the object at `path` (a relative path,
+  /// "a/b.csv"), checked against the path's fence: StaleToken,
+  /// SequenceOutOfOrder, and, when `expected_version` is given,
+  /// VersionMismatch unless the object is at it (0: it must not exist).
+  Result<Receipt> put(std::string_view path, const void *value, std::size_t len, const Fence &fence,
+                      std::optional<std::uint64_t> expected_version = std::nullopt) const {
+    return write(path, fence, [&](const char *p, const fencing_fence *f, fencing_receipt *r) {
+      return fencing_objects_put(o_, p, static_cast<const std::uint8_t *>(value), len, f,
+                                 expected_version.has_value(), expected_version.value_or(0), r);
+    });
+  }
+  Result<Receipt> put(std::string_view path, std::string_view value, const Fence &fence,
+                      std::optional<std::uint64_t> expected_version = std::nullopt) const {
+    return put(path, value.data(), value.size(), fence, expected_version);
+  }
+
+  /// Deletes the object at `path` (`delete` is a keyword), checked like a
+  /// put; NotFound when there is none. The path keeps its fence; the
+  /// receipt's version is 0.
+  Result<Receipt> remove(std::string_view path, const Fence &fence,
+                         std::optional<std::uint64_t> expected_version = std::nullopt) const {
+    return write(path, fence, [&](const char *p, const fencing_fence *f, fencing_receipt *r) {
+      return fencing_objects_delete(o_, p, f, expected_version.has_value(), expected_version.value_or(0), r);
+    });
+  }
+
+  /// The object at `path`, or nullopt when there is none (never written, or
+  /// deleted).
+  Result<std::optional<Object>> get(std::string_view path) const {
+    auto p = detail::c_string(path);
+    if (!p) return detail::invalid_argument("path contains a NUL byte");
+    fencing_object *raw = nullptr;
+    fencing_status st = fencing_objects_get(o_, p->c_str(), &raw);
+    if (st != FENCING_OK) return detail::last_error(st);
+    detail::Owned<fencing_object, fencing_object_free> object(raw);
+    if (!object) return std::optional<Object>();
+    return std::optional<Object>(detail::object_of(object.get()));
+  }
+
+ private:
+  explicit Objects(fencing_objects *o) noexcept : o_(o) {}
+
+  // Refuses a path or holder with a NUL inside, then runs the C write with
+  // the C fence.
+  template <class F>
+  static Result<Receipt> write(std::string_view path, const Fence &fence, F &&c_call) {
+    auto p = detail::c_string(path);
+    if (!p) return detail::invalid_argument("path contains a NUL byte");
+    if (fence.holder && detail::has_nul(*fence.holder)) return detail::invalid_argument("holder contains a NUL byte");
+    fencing_fence f = detail::c_fence(fence);
+    fencing_receipt r{};
+    fencing_status st = c_call(p->c_str(), &f, &r);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return Receipt{r.version, r.token};
+  }
+
+  fencing_objects *o_ = nullptr;
+};
+
 /// Creates or upgrades the schema of the store `url` names without opening
 /// it (deploy time); idempotent, and nothing to do for `memory:`.
 inline Result<std::monostate> migrate(std::string_view url) {
@@ -1133,7 +1253,11 @@ class TimeoutError : public FencingError {
   using FencingError::FencingError;
 };
 class BackendError : public FencingError {
+ public:
   using FencingError::FencingError;
+  /// How the backend failed: "busy", "unreachable", "refused",
+  /// "outcome_unknown", ... (docs/semantics.md, "Errors").
+  const std::string &kind() const noexcept { return error().kind; }
 };
 class ClosedError : public FencingError {
   using FencingError::FencingError;
@@ -1333,6 +1457,39 @@ class Store {
  private:
   explicit Store(nothrow::Store s) noexcept : s_(std::move(s)) {}
   nothrow::Store s_;
+};
+
+/// Fenced objects, throwing the exception class of each failure's code (see
+/// nothrow::Objects). Movable, not copyable; freed by its destructor.
+///
+///   fencing::Objects objects = fencing::Objects::open("file:///srv/reports");
+///   objects.put("reports/7.csv", csv, fencing::Fence{lease.token});
+///     // a newer token was accepted for the path since: throws StaleTokenError
+class Objects {
+ public:
+  static Objects open(std::string_view url) { return Objects(detail::value_or_throw(nothrow::Objects::open(url))); }
+
+  const fencing_objects *handle() const noexcept { return o_.handle(); }
+  /// The non-throwing calls on the same handle.
+  const nothrow::Objects &nothrow() const noexcept { return o_; }
+
+  Receipt put(std::string_view path, const void *value, std::size_t len, const Fence &fence,
+              std::optional<std::uint64_t> expected_version = std::nullopt) const {
+    return detail::value_or_throw(o_.put(path, value, len, fence, expected_version));
+  }
+  Receipt put(std::string_view path, std::string_view value, const Fence &fence,
+              std::optional<std::uint64_t> expected_version = std::nullopt) const {
+    return detail::value_or_throw(o_.put(path, value, fence, expected_version));
+  }
+  Receipt remove(std::string_view path, const Fence &fence,
+                 std::optional<std::uint64_t> expected_version = std::nullopt) const {
+    return detail::value_or_throw(o_.remove(path, fence, expected_version));
+  }
+  std::optional<Object> get(std::string_view path) const { return detail::value_or_throw(o_.get(path)); }
+
+ private:
+  explicit Objects(nothrow::Objects o) noexcept : o_(std::move(o)) {}
+  nothrow::Objects o_;
 };
 
 inline void migrate(std::string_view url) { detail::value_or_throw(nothrow::migrate(url)); }

@@ -6,9 +6,11 @@
 // (sqlite: a fresh database file per scenario; postgres: a fresh schema per
 // scenario on FENCING_TEST_PG_URL's server). It follows ffi/tests/scenarios.c
 // and the Rust runner (tests/runner/src/lib.rs): the same argument decoding,
-// result rendering and subset comparison.
+// result rendering and subset comparison. The object_* steps run on one
+// `memory:` fencing::nothrow::Objects per scenario, opened by the first of them.
 //
-// Every step runs through fencing::nothrow::Store and fencing::nothrow::LeaseGuard,
+// Every step runs through fencing::nothrow::Store, fencing::nothrow::LeaseGuard
+// and fencing::nothrow::Objects,
 // so a string with a NUL inside reaches the face and is refused there; failures
 // are rendered from the face's fencing::Error. Decimal text is read and written
 // through the face too (fencing::nothrow::token_parse, token_format).
@@ -88,6 +90,9 @@ json_t *render_error(const Error &e) {
       json_object_set_new(v, "scope", text_or_null(e.scope));
       json_object_set_new(v, "current_token", e.current_token ? text_of_token(e.current_token) : json_null());
       json_object_set_new(v, "current_holder", text_or_null(e.current_holder));
+      break;
+    case fencing::Status::Backend:
+      json_object_set_new(v, "kind", text_or_null(e.kind));
       break;
     default:
       break;
@@ -215,7 +220,9 @@ json_t *render_receipt(std::uint64_t version, std::uint64_t token) {
   return json_pack("{s:o,s:o}", "version", text_of_token(version), "token", text_of_token(token));
 }
 
-json_t *render_entry(const std::optional<fencing::Entry> &e) {
+// What `get` (an Entry) and `object_get` (an Object) answer.
+template <class Found>
+json_t *render_found(const std::optional<Found> &e) {
   json_t *v = json_object();
   if (!e) {
     json_object_set_new(v, "found", json_false());
@@ -292,6 +299,31 @@ struct Replay {
   // `hold` keeps a lease alive until the scope's `finish` (one per scope);
   // holds no `finish` ended are released by their destructors.
   std::map<std::string, nothrow::LeaseGuard> holds;
+  // The scenario's objects (`memory:`), opened by its first object_* step.
+  std::optional<nothrow::Objects> objects;
+
+  Outcome object_step(const std::string &op, json_t *step) {
+    if (op == "object_open") {
+      auto other = nothrow::Objects::open(arg_string(step, "url"));
+      return other.ok() ? success(json_object()) : failure(other.error());
+    }
+    const std::string path = arg_string(step, "path");
+    if (!objects) {
+      auto opened = nothrow::Objects::open("memory:");
+      if (!opened.ok()) return failure(opened.error());
+      objects.emplace(std::move(opened).value());
+    }
+    auto receipt = [](const fencing::Receipt &r) { return render_receipt(r.version, r.token); };
+    if (op == "object_put" || op == "object_delete") {
+      bool is_put = op == "object_put";
+      fencing::Fence fence = step_fence(step);
+      fencing::Op one = step_op(step, is_put, path);
+      if (is_put) return from(objects->put(path, one.value, fence, one.expected_version), receipt);
+      return from(objects->remove(path, fence, one.expected_version), receipt);
+    }
+    if (op == "object_get") return from(objects->get(path), render_found<fencing::Object>);
+    throw Malformed{"unknown op \"" + op + "\""};
+  }
 
   Outcome finish(const std::string &scope, json_t *step) {
     const char *work = json_string_value(json_object_get(step, "work"));
@@ -321,6 +353,7 @@ struct Replay {
     if (op == "close") return from(store.close(), empty);
     if (op == "advance_clock") return from(store.advance_clock(arg_ms(step, "ms")), empty);
     if (op == "metrics") return metrics(store);
+    if (op.rfind("object_", 0) == 0) return object_step(op, step);
 
     const std::string scope = arg_string(step, "scope");
     auto token_json = [](std::uint64_t t) { return json_pack("{s:o}", "token", text_of_token(t)); };
@@ -398,7 +431,7 @@ struct Replay {
       std::string key = arg_string(step, "key");
       std::optional<fencing::Fence> fence;
       if (present(step, "token")) fence = step_fence(step);
-      return from(store.get(scope, key, fence), render_entry);
+      return from(store.get(scope, key, fence), render_found<fencing::Entry>);
     }
     if (op == "list") {
       auto after = arg_optional_string(step, "after");
@@ -536,7 +569,7 @@ bool run_file(const std::filesystem::path &path, const std::string &backend, con
   }
   bool pass = true;
   {
-    Replay replay{std::move(opened).value(), {}};
+    Replay replay{std::move(opened).value(), {}, std::nullopt};
     for (std::size_t i = 0; i < json_array_size(steps); i++) {
       json_t *step = json_array_get(steps, i);
       std::string why = run_step(replay, step);

@@ -91,6 +91,21 @@ int main() {
   seen = watch.next(60000);
   if (!seen || !seen.value() || !seen.value()->lease || seen.value()->lease->token != taken.value().token) return 42;
   if (s.watch(std::string_view("w\0x", 3)).status() != fencing::Status::InvalidArgument) return 43;
+  // Fenced objects: the paused worker refused at the object, as Results.
+  auto opened_objects = fencing::nothrow::Objects::open("memory:");
+  if (!opened_objects) return 44;
+  fencing::nothrow::Objects objects = std::move(opened_objects).value();
+  auto written = objects.put("r/7.csv", "B", fencing::Fence{2});
+  if (!written || written.value().version != 1 || written.value().token != 2) return 45;
+  auto late = objects.put("r/7.csv", "A", fencing::Fence{1});
+  if (late || late.status() != fencing::Status::StaleToken || late.error().scope != "r/7.csv") return 46;
+  auto object = objects.get("r/7.csv");
+  if (!object || !object.value() || object.value()->value.size() != 1 || object.value()->token != 2) return 47;
+  if (objects.put("r/7.csv", "B", fencing::Fence{2}, 7).status() != fencing::Status::VersionMismatch) return 48;
+  if (!objects.remove("r/7.csv", fencing::Fence{2}, 1)) return 49;
+  if (objects.remove("r/7.csv", fencing::Fence{2}).status() != fencing::Status::NotFound) return 50;
+  if (objects.get(std::string_view("r\0x", 3)).status() != fencing::Status::InvalidArgument) return 51;
+  if (fencing::nothrow::Objects::open("nosuch:").status() != fencing::Status::InvalidArgument) return 52;
   std::printf("fencing.hpp without exceptions: ok\n");
   return 0;
 }

@@ -29,6 +29,8 @@ mod types;
 // After the store's own functions, so that the header declares their types first.
 mod hold_write;
 mod lease_watch;
+// Fenced objects (docs/objects.md): their own handle, after the store's.
+mod objects;
 
 pub use boundary::{
     fencing_error, fencing_last_error, fencing_last_error_message, fencing_status_name,
@@ -38,6 +40,7 @@ pub use hold::*;
 pub use hold_write::*;
 pub use lease_watch::*;
 pub use log::*;
+pub use objects::*;
 pub use results::*;
 pub use sqlite_check::fencing_error_from_sqlite;
 pub use sqlstate::fencing_error_from_sqlstate;

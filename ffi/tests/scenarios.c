@@ -1,6 +1,7 @@
 /* Replays every shared scenario file (tests/scenarios, every .json file) through the C
  * ABI, on one backend: `scenarios memory DIR` or `scenarios sqlite DIR`
- * (a fresh database file per scenario).
+ * (a fresh database file per scenario). The object_* steps run on one
+ * `memory:` objects handle per scenario, opened by the first of them.
  *
  * It follows the Rust runner (tests/runner/src/lib.rs): the same argument
  * decoding, result rendering and subset comparison. Token-domain text is
@@ -354,14 +355,15 @@ static json_t *render_receipt(const fencing_receipt *r) {
   return v;
 }
 
-static json_t *render_entry(const fencing_entry *e) {
+/* What `get` and `object_get` answer: {found: false}, or the bytes, version
+ * and token found. */
+static json_t *render_found(bool found, const uint8_t *bytes, size_t len, uint64_t version,
+                            uint64_t token) {
   json_t *v = json_object();
-  if (e == NULL) {
+  if (!found) {
     json_object_set_new(v, "found", json_false());
     return v;
   }
-  const uint8_t *bytes = fencing_entry_value(e);
-  size_t len = fencing_entry_value_len(e);
   char *hex = step_alloc(len * 2 + 1);
   for (size_t i = 0; i < len; i++) {
     snprintf(hex + i * 2, 3, "%02x", bytes[i]);
@@ -370,14 +372,24 @@ static json_t *render_entry(const fencing_entry *e) {
   json_object_set_new(v, "found", json_true());
   json_object_set_new(v, "value_hex", json_string(hex));
   json_object_set_new(v, "value_len", json_integer((json_int_t)len));
-  json_object_set_new(v, "version", text_of_token(fencing_entry_version(e)));
-  json_object_set_new(v, "token", text_of_token(fencing_entry_token(e)));
+  json_object_set_new(v, "version", text_of_token(version));
+  json_object_set_new(v, "token", text_of_token(token));
   /* The text form only when the bytes are UTF-8 (jansson validates). */
   json_t *as_text = json_stringn(len ? (const char *)bytes : "", len);
   if (as_text != NULL) {
     json_object_set_new(v, "value", as_text);
   }
   return v;
+}
+
+static json_t *render_entry(const fencing_entry *e) {
+  return render_found(e != NULL, fencing_entry_value(e), fencing_entry_value_len(e),
+                      fencing_entry_version(e), fencing_entry_token(e));
+}
+
+static json_t *render_object(const fencing_object *o) {
+  return render_found(o != NULL, fencing_object_value(o), fencing_object_value_len(o),
+                      fencing_object_version(o), fencing_object_token(o));
 }
 
 static json_t *render_metrics(const fencing_store *store, fencing_status *status) {
@@ -528,6 +540,54 @@ static outcome finish(const char *scope, json_t *step, bool *ok) {
   return o;
 }
 
+/* ----- fenced objects: one `memory:` handle per scenario, opened by its
+ * first object_* step (freed by run_file) ----- */
+
+static fencing_objects *objects;
+
+static outcome object_step(const char *op, json_t *step, bool *ok) {
+  const char *url = NULL, *path = NULL;
+  fencing_fence fence;
+  fencing_op one;
+  fencing_receipt receipt;
+  fencing_status status;
+
+  if (strcmp(op, "object_open") == 0) {
+    fencing_objects *other = NULL;
+    DECODE(arg_string(step, "url", &url));
+    status = fencing_objects_open(url, &other);
+    fencing_objects_free(other);
+    CALL(status, json_object());
+  }
+  DECODE(arg_string(step, "path", &path));
+  if (objects == NULL && (status = fencing_objects_open("memory:", &objects)) != FENCING_OK) {
+    return failure(status);
+  }
+  if (strcmp(op, "object_put") == 0 || strcmp(op, "object_delete") == 0) {
+    bool is_put = strcmp(op, "object_put") == 0;
+    DECODE(arg_fence(step, &fence));
+    DECODE(arg_op(step, &one, is_put, path));
+    status = is_put ? fencing_objects_put(objects, path, one.value, one.value_len, &fence,
+                                          one.has_expected_version, one.expected_version, &receipt)
+                    : fencing_objects_delete(objects, path, &fence, one.has_expected_version,
+                                             one.expected_version, &receipt);
+    CALL(status, render_receipt(&receipt));
+  }
+  if (strcmp(op, "object_get") == 0) {
+    fencing_object *object = NULL;
+    status = fencing_objects_get(objects, path, &object);
+    if (status != FENCING_OK) {
+      return failure(status);
+    }
+    json_t *v = render_object(object);
+    fencing_object_free(object);
+    return success(v);
+  }
+  snprintf(malformed, sizeof malformed, "unknown op \"%s\"", op);
+  *ok = false;
+  return (outcome){false, NULL};
+}
+
 static outcome execute(fencing_store *store, json_t *step, bool *ok) {
   const char *op = json_string_value(json_object_get(step, "op"));
   const char *scope = NULL, *holder = NULL, *key = NULL, *url = NULL, *after = NULL;
@@ -564,6 +624,9 @@ static outcome execute(fencing_store *store, json_t *step, bool *ok) {
   if (strcmp(op, "metrics") == 0) {
     json_t *v = render_metrics(store, &status);
     return v ? success(v) : failure(status);
+  }
+  if (strncmp(op, "object_", 7) == 0) {
+    return object_step(op, step, ok);
   }
   DECODE(arg_string(step, "scope", &scope));
 
@@ -880,6 +943,8 @@ static bool run_file(const char *dir, const char *name, const char *backend, con
     }
   }
   holds_free_all();
+  fencing_objects_free(objects);
+  objects = NULL;
   fencing_store_close(store);
   fencing_store_free(store);
   if (strcmp(backend, "sqlite") == 0) {
