@@ -35,9 +35,9 @@ fn read(rel: &str) -> String {
 
 // ----- the core's operations, from the code -----
 
-/// The `pub fn`s (sync or async) of every inherent `impl Store` block in a
+/// The `pub fn`s (sync or async) of every inherent `impl TYPE` block in a
 /// Rust file, in source order.
-fn store_pub_fns(rel: &str) -> Vec<String> {
+fn impl_pub_fns(rel: &str, type_name: &str) -> Vec<String> {
     let file = syn::parse_file(&read(rel)).unwrap_or_else(|e| panic!("parsing {rel}: {e}"));
     let mut out = Vec::new();
     for item in &file.items {
@@ -48,7 +48,7 @@ fn store_pub_fns(rel: &str) -> Vec<String> {
         let syn::Type::Path(ty) = &*imp.self_ty else {
             continue;
         };
-        if ty.path.segments.last().map(|s| s.ident.to_string()) != Some("Store".into()) {
+        if ty.path.segments.last().map(|s| s.ident.to_string()) != Some(type_name.into()) {
             continue;
         }
         for it in &imp.items {
@@ -76,12 +76,62 @@ fn module_pub_fns(rel: &str) -> Vec<String> {
         .collect()
 }
 
+/// A public type of the core whose operations every face covers.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Surface {
+    /// `fencing::Store`: a row per operation, named as it is (`put`).
+    Store,
+    /// `fencing::objects::Objects`: rows named `Objects::put`.
+    Objects,
+}
+
+const SURFACES: [Surface; 2] = [Surface::Store, Surface::Objects];
+
+impl Surface {
+    fn type_name(self) -> &'static str {
+        match self {
+            Surface::Store => "Store",
+            Surface::Objects => "Objects",
+        }
+    }
+
+    fn file(self) -> &'static str {
+        match self {
+            Surface::Store => "core/src/store.rs",
+            Surface::Objects => "core/src/objects/mod.rs",
+        }
+    }
+
+    /// How the table and the allow-list name one of its operations.
+    fn label(self, op: &str) -> String {
+        match self {
+            Surface::Store => op.to_owned(),
+            Surface::Objects => format!("Objects::{op}"),
+        }
+    }
+}
+
+/// The surface and operation a label names.
+fn split(label: &str) -> (Surface, &str) {
+    match label.strip_prefix("Objects::") {
+        Some(op) => (Surface::Objects, op),
+        None => (Surface::Store, label),
+    }
+}
+
+/// Every operation's label: the store's, then the objects'.
 fn core_operations() -> Vec<String> {
-    let ops = store_pub_fns("core/src/store.rs");
-    assert!(
-        ops.len() >= 10,
-        "found only {ops:?} in core/src/store.rs: is `impl Store` still there?"
-    );
+    let mut ops = Vec::new();
+    for surface in SURFACES {
+        let found = impl_pub_fns(surface.file(), surface.type_name());
+        assert!(
+            found.len() >= 4,
+            "found only {found:?} in {}: is `impl {}` still there?",
+            surface.file(),
+            surface.type_name()
+        );
+        ops.extend(found.iter().map(|op| surface.label(op)));
+    }
     ops
 }
 
@@ -125,7 +175,7 @@ impl Face {
     fn title(self) -> &'static str {
         match self {
             Face::C => "C",
-            Face::Cpp => "C++ (nothrow::Store)",
+            Face::Cpp => "C++ (nothrow::Store, nothrow::Objects)",
             Face::Python => "Python",
             Face::PythonAio => "Python aio",
             Face::Node => "Node",
@@ -146,22 +196,39 @@ impl Face {
         }
     }
 
-    /// Every name the face declares, as the table shows it: a `Store`
-    /// member bare, a free function with its module (`nothrow::migrate`,
-    /// `fencing.migrate`, `aio::open`).
-    fn declared(self) -> BTreeSet<String> {
-        let text = read(self.file());
+    /// The file the face declares `surface` in (the Rust async face keeps
+    /// its objects apart).
+    fn file_for(self, surface: Surface) -> &'static str {
+        match (self, surface) {
+            (Face::RustAio, Surface::Objects) => "core/src/objects/aio.rs",
+            _ => self.file(),
+        }
+    }
+
+    /// Every name the face declares for `surface`, as the table shows it: a
+    /// member of the face's class bare, a free function with its module
+    /// (`nothrow::migrate`, `fencing.migrate`, `aio::open`).
+    fn declared(self, surface: Surface) -> BTreeSet<String> {
+        let file = self.file_for(surface);
+        let text = read(file);
+        let class = surface.type_name();
         let names = match self {
             Face::C => c_functions(&text),
-            Face::Cpp => cpp_names(&text),
-            Face::Python => python_names(&text, "fencing"),
-            Face::PythonAio => python_names(&text, "fencing.aio"),
-            Face::Node => node_names(&text),
-            Face::Cli => cli_subcommands(&text),
+            Face::Cpp => cpp_names(&text, class),
+            Face::Python => python_names(&text, "fencing", class),
+            Face::PythonAio => python_names(&text, "fencing.aio", class),
+            Face::Node => node_names(&text, class),
+            Face::Cli => match surface {
+                Surface::Store => cli_subcommands(&text, "Command"),
+                Surface::Objects => cli_subcommands(&text, "ObjectCommand")
+                    .into_iter()
+                    .map(|n| format!("object {n}"))
+                    .collect(),
+            },
             Face::RustAio => {
-                let mut n: BTreeSet<String> = store_pub_fns(self.file()).into_iter().collect();
+                let mut n: BTreeSet<String> = impl_pub_fns(file, class).into_iter().collect();
                 n.extend(
-                    module_pub_fns(self.file())
+                    module_pub_fns(file)
                         .into_iter()
                         .map(|f| format!("aio::{f}")),
                 );
@@ -170,24 +237,44 @@ impl Face {
         };
         assert!(
             !names.is_empty(),
-            "read no names from {}: has its layout changed?",
-            self.file()
+            "read no {class} names from {file}: has its layout changed?"
         );
         names
     }
 
     /// The names, in order of preference, this face would give `op` by its
     /// naming rule (one small function per face).
-    fn rule(self, op: &str) -> Vec<String> {
-        match self {
-            Face::C => c_rule(op),
-            Face::Cpp => cpp_rule(op),
-            Face::Python => python_rule(op, "fencing"),
-            Face::PythonAio => python_rule(op, "fencing.aio"),
-            Face::Node => node_rule(op),
-            Face::Cli => cli_rule(op),
-            Face::RustAio => rust_aio_rule(op),
+    fn rule(self, surface: Surface, op: &str) -> Vec<String> {
+        match surface {
+            Surface::Store => match self {
+                Face::C => c_rule(op),
+                Face::Cpp => cpp_rule(op),
+                Face::Python => python_rule(op, "fencing"),
+                Face::PythonAio => python_rule(op, "fencing.aio"),
+                Face::Node => node_rule(op),
+                Face::Cli => cli_rule(op),
+                Face::RustAio => rust_aio_rule(op),
+            },
+            Surface::Objects => objects_rule(self, op),
         }
+    }
+}
+
+/// Fenced objects: C `fencing_objects_<op>`; a member of each face's
+/// `Objects` class; the opener beside the store's (`fencing.open_objects`,
+/// `openObjects`); the CLI's `object <op>`.
+fn objects_rule(face: Face, op: &str) -> Vec<String> {
+    match face {
+        Face::C => vec![format!("fencing_objects_{op}")],
+        Face::Cpp => vec![op.to_owned(), format!("nothrow::{op}_objects")],
+        Face::Python => vec![op.to_owned(), format!("fencing.{op}_objects")],
+        Face::PythonAio => vec![op.to_owned(), format!("fencing.aio.{op}_objects")],
+        Face::Node => {
+            let camel = node_rule(op).swap_remove(0);
+            vec![camel.clone(), format!("fencing.{camel}Objects")]
+        }
+        Face::Cli => vec![format!("object {}", cli_rule(op).swap_remove(0))],
+        Face::RustAio => vec![op.to_owned()],
     }
 }
 
@@ -338,9 +425,9 @@ fn cpp_declared_name(stmt: &str) -> Option<String> {
         .find(|n| !matches!(n.as_str(), "operator" | "decltype" | "alignas" | "noexcept"))
 }
 
-/// C++: the public members of `nothrow::Store` and the functions of
+/// C++: the public members of `nothrow::CLASS` and the functions of
 /// namespace `nothrow` (as `nothrow::name`).
-fn cpp_names(text: &str) -> BTreeSet<String> {
+fn cpp_names(text: &str, class: &str) -> BTreeSet<String> {
     let text = strip_c_comments(text);
     let ns = text
         .find("namespace nothrow {")
@@ -356,10 +443,10 @@ fn cpp_names(text: &str) -> BTreeSet<String> {
             names.insert(format!("nothrow::{n}"));
         }
     }
-    let class = ns_body
-        .find("class Store {")
-        .expect("namespace nothrow has class Store");
-    let class_body = braced(ns_body, class + "class Store ".len());
+    let Some(at) = ns_body.find(&format!("class {class} {{")) else {
+        return names;
+    };
+    let class_body = braced(ns_body, at + format!("class {class} ").len());
     let mut public = false; // a class starts private
     for stmt in top_level_statements(class_body) {
         let mut decl = stmt.as_str();
@@ -380,7 +467,7 @@ fn cpp_names(text: &str) -> BTreeSet<String> {
             continue;
         }
         if let Some(n) = cpp_declared_name(decl) {
-            if n != "Store" {
+            if n != class {
                 names.insert(n);
             }
         }
@@ -402,15 +489,16 @@ fn python_def(line: &str, indent: usize) -> Option<&str> {
     Some(l[..end].trim())
 }
 
-/// Python: the public methods and properties of `class Store` and the
+/// Python: the public methods and properties of `class CLASS` and the
 /// public module functions (as `module.name`).
-fn python_names(text: &str, module: &str) -> BTreeSet<String> {
+fn python_names(text: &str, module: &str, class: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let mut in_store = false;
     for line in text.lines() {
         let top = !line.is_empty() && !line.starts_with([' ', '\t', '#', ')', ']']);
         if top {
-            in_store = line.starts_with("class Store:") || line.starts_with("class Store(");
+            in_store = line.starts_with(&format!("class {class}:"))
+                || line.starts_with(&format!("class {class}("));
         }
         if let Some(n) = python_def(line, 0) {
             if !n.starts_with('_') {
@@ -428,10 +516,10 @@ fn python_names(text: &str, module: &str) -> BTreeSet<String> {
     names
 }
 
-/// Node: the members of `export declare class Store` (methods, static
+/// Node: the members of `export declare class CLASS` (methods, static
 /// methods, readonly properties, getters) and the module's exported
 /// functions (as `fencing.name`).
-fn node_names(text: &str) -> BTreeSet<String> {
+fn node_names(text: &str, class: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let mut in_store = false;
     for line in text.lines() {
@@ -439,7 +527,7 @@ fn node_names(text: &str) -> BTreeSet<String> {
             let end = rest.find(['(', '<']).unwrap_or(rest.len());
             names.insert(format!("fencing.{}", rest[..end].trim()));
         }
-        if line.starts_with("export declare class Store ") {
+        if line.starts_with(&format!("export declare class {class} ")) {
             in_store = true;
             continue;
         }
@@ -465,18 +553,19 @@ fn node_names(text: &str) -> BTreeSet<String> {
     names
 }
 
-/// CLI: the visible subcommands of `enum Command`, kebab-case as clap
-/// derives them (or the `#[command(name = "...")]` given).
-fn cli_subcommands(text: &str) -> BTreeSet<String> {
+/// CLI: the visible subcommands of `enum NAME` (`Command`, or a nested
+/// one), kebab-case as clap derives them (or the `#[command(name = "...")]`
+/// given).
+fn cli_subcommands(text: &str, name: &str) -> BTreeSet<String> {
     let file = syn::parse_file(text).expect("parsing cli/src/cli.rs");
     let command = file
         .items
         .iter()
         .find_map(|item| match item {
-            syn::Item::Enum(e) if e.ident == "Command" => Some(e),
+            syn::Item::Enum(e) if e.ident == name => Some(e),
             _ => None,
         })
-        .expect("cli/src/cli.rs has enum Command");
+        .unwrap_or_else(|| panic!("cli/src/cli.rs has no enum {name}"));
     let mut names = BTreeSet::new();
     'variants: for v in &command.variants {
         let mut name = kebab(&v.ident.to_string());
@@ -612,10 +701,16 @@ fn check() -> Report {
     let mut problems = Vec::new();
     let mut cells = BTreeMap::new();
     for face in FACES {
-        let declared = face.declared();
+        let declared_by: BTreeMap<Surface, BTreeSet<String>> =
+            SURFACES.map(|s| (s, face.declared(s))).into();
         for op in &ops {
             let key = (face, op.clone());
-            let by_rule = face.rule(op).into_iter().find(|n| declared.contains(n));
+            let (surface, name) = split(op);
+            let declared = &declared_by[&surface];
+            let by_rule = face
+                .rule(surface, name)
+                .into_iter()
+                .find(|n| declared.contains(n));
             let alias = allow.aliases.get(&key);
             let excuse = allow.excuses.get(&key);
             let covered = by_rule
@@ -631,7 +726,7 @@ fn check() -> Report {
                     problems.push(format!(
                         "{}: alias {op} = \"{a}\" in {ALLOW}, but {} declares no `{a}`",
                         face.id(),
-                        face.file()
+                        face.file_for(surface)
                     ));
                 }
             }
@@ -646,14 +741,15 @@ fn check() -> Report {
                 (None, Some(reason)) => Cell::Excused(reason.clone()),
                 (None, None) => {
                     problems.push(format!(
-                        "{}: core operation Store::{op} is not covered (looked for {} in {}) and not excused in {ALLOW} [excuse.{}]",
+                        "{}: core operation {}::{name} is not covered (looked for {} in {}) and not excused in {ALLOW} [excuse.{}]",
                         face.id(),
-                        face.rule(op)
+                        surface.type_name(),
+                        face.rule(surface, name)
                             .iter()
                             .map(|n| format!("`{n}`"))
                             .collect::<Vec<_>>()
                             .join(" or "),
-                        face.file(),
+                        face.file_for(surface),
                         face.id()
                     ));
                     Cell::Missing
@@ -665,7 +761,7 @@ fn check() -> Report {
     for (face, op) in allow.excuses.keys().chain(allow.aliases.keys()) {
         if !op_set.contains(op.as_str()) {
             problems.push(format!(
-                "{}: {ALLOW} names `{op}`, which is not a pub fn of impl Store in core/src/store.rs",
+                "{}: {ALLOW} names `{op}`, which is not a pub fn of impl Store in core/src/store.rs nor (as Objects::NAME) of impl Objects in core/src/objects/mod.rs",
                 face.id()
             ));
         }
