@@ -840,6 +840,10 @@ fn naming_rules() {
     assert_eq!(cli_rule("lower_wedged"), ["lower-wedged"]);
     assert_eq!(kebab("AdvanceCounter"), "advance-counter");
     assert_eq!(c_rule("open")[1], "fencing_store_open");
+    assert_eq!(objects_rule(Face::Node, "open")[1], "fencing.openObjects");
+    assert_eq!(objects_rule(Face::Cli, "put"), ["object put"]);
+    assert_eq!(split("Objects::get"), (Surface::Objects, "get"));
+    assert_eq!(split("get"), (Surface::Store, "get"));
 }
 
 #[test]

@@ -590,3 +590,909 @@ async fn what_a_handle_remembers_never_decides_once_others_wrote() {
     );
     assert_eq!(names(mem).await, (4, 4));
 }
+
+// ----- a handle's memory under hostile interleavings (docs/semantics.md,
+// "A handle's memory", proof item 9) -----
+
+/// A store that holds the first request `when` picks once armed: the
+/// requests before arming (a handle learning the path) pass.
+fn armed_hold(
+    mem: Arc<dyn ObjectStore>,
+    when: fn(&Op) -> bool,
+) -> (
+    Arc<Hooked>,
+    Arc<std::sync::atomic::AtomicBool>,
+    tokio::sync::oneshot::Receiver<()>,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let armed_in = armed.clone();
+    let (s, reached, go) = Hooked::hold(
+        mem,
+        Box::new(move |op| armed_in.load(std::sync::atomic::Ordering::SeqCst) && when(op)),
+    );
+    (Arc::new(s), armed, reached, go)
+}
+
+fn arm(armed: &std::sync::atomic::AtomicBool) {
+    armed.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+fn is_claim_create(op: &Op) -> bool {
+    matches!(op, Op::Put { at, create: true } if objects_support::is_claim(at))
+}
+
+fn is_data_put(op: &Op) -> bool {
+    matches!(op, Op::Put { at, create: false } if objects_support::is_data(at))
+}
+
+fn is_data_get(op: &Op) -> bool {
+    matches!(op, Op::Get { at } if objects_support::is_data(at))
+}
+
+fn is_list(op: &Op) -> bool {
+    matches!(op, Op::List)
+}
+
+/// What a path's folder holds: its claims, floors, and the data objects no
+/// claim names (a reader never takes them; they count against the bound).
+struct Folder {
+    claims: Vec<u64>,
+    data: usize,
+    floors: Vec<u64>,
+    stray: Vec<String>,
+}
+
+async fn folder(mem: &Arc<dyn ObjectStore>, path: &str) -> Folder {
+    use object_store::path::Path;
+    use object_store::ObjectStoreExt;
+    let at = Path::from(format!("{path}.fenced"));
+    let listed = mem.list_with_delimiter(Some(&at)).await.unwrap();
+    let names: Vec<String> = listed
+        .objects
+        .iter()
+        .filter_map(|m| m.location.filename().map(str::to_owned))
+        .collect();
+    let mut claims = Vec::new();
+    let mut named = Vec::new();
+    for n in names.iter().filter(|n| n.len() == 20) {
+        claims.push(n.parse::<u64>().unwrap());
+        let bytes = mem.get(&at.clone().join(n.as_str())).await.unwrap();
+        let record: serde_json::Value =
+            serde_json::from_slice(&bytes.bytes().await.unwrap()).unwrap();
+        if let Some(d) = record["data"].as_str() {
+            named.push(d.to_owned());
+        }
+    }
+    let data: Vec<&String> = names.iter().filter(|n| n.len() == 58).collect();
+    Folder {
+        claims,
+        data: data.len(),
+        floors: names
+            .iter()
+            .filter_map(|n| n.strip_prefix("floor-").map(|f| f.parse().unwrap()))
+            .collect(),
+        stray: data
+            .into_iter()
+            .filter(|d| !named.contains(d))
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Promises (a) and (e) within one holder. Two clones of a handle that
+/// remembers version 1 write at once: both send their bytes for version 2
+/// beside their listings and both see head 1; one is held before its
+/// create while the other takes version 2. The held one finds claim 2
+/// taken, deletes its bytes, and takes version 3: both accepted, in order,
+/// and no data object is left that no claim names.
+#[tokio::test]
+async fn two_clones_of_one_remembering_handle_writing_at_once_take_two_versions() {
+    let mem = memory();
+    let (s, armed, reached, go) = armed_hold(mem.clone(), is_claim_create);
+    let h = aio::Objects::with_store(s.clone(), "").unwrap();
+    h.put("obj", &fence(1), b"v1", None).await.unwrap();
+    arm(&armed);
+    let h1 = h.clone();
+    let first = tokio::spawn(async move { h1.put("obj", &fence(1), b"held", None).await });
+    reached.await.unwrap();
+    let second = h
+        .clone()
+        .put("obj", &fence(1), b"second", None)
+        .await
+        .unwrap();
+    assert_eq!(second.version, 2);
+    go.send(()).unwrap();
+    let first = first.await.unwrap().unwrap();
+    assert_eq!(first.version, 3);
+    let now = h.get("obj").await.unwrap().unwrap();
+    assert_eq!((now.bytes.as_slice(), now.version), (&b"held"[..], 3));
+    let f = folder(&mem, "obj").await;
+    assert_eq!((f.claims.len(), f.data), (3, 3), "stray: {:?}", f.stray);
+}
+
+/// Promises (a), (c), (e). A holder (token 1) remembers version 1; its next
+/// write is held while its bytes for version 2 are on the way, after its
+/// listing showed head 1 (the check passes on what it remembers). Meanwhile
+/// B (token 2) takes version 2. The holder's create finds claim 2 B's: it
+/// deletes its bytes, looks again, and is refused against B's claim.
+#[tokio::test]
+async fn a_holder_held_while_its_early_bytes_land_is_refused_after_a_newer_token() {
+    let mem = memory();
+    let (s, armed, reached, go) = armed_hold(mem.clone(), is_data_put);
+    let h = aio::Objects::with_store(s, "").unwrap();
+    h.put("obj", &fence(1), b"v1", None).await.unwrap();
+    arm(&armed);
+    let h1 = h.clone();
+    let held = tokio::spawn(async move { h1.put("obj", &fence(1), b"stale", None).await });
+    reached.await.unwrap();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    assert_eq!(
+        b.put("obj", &fence(2), b"B", None).await.unwrap().version,
+        2
+    );
+    go.send(()).unwrap();
+    let err = held.await.unwrap().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StaleToken, "{err}");
+    let now = h.get("obj").await.unwrap().unwrap();
+    assert_eq!((now.bytes.as_slice(), now.token.get()), (&b"B"[..], 2));
+    let f = folder(&mem, "obj").await;
+    assert!(f.stray.is_empty(), "a refused write left {:?}", f.stray);
+}
+
+/// The same, held at its listing instead (its bytes for version 2 written
+/// already): the listing shows B's head, the remembered claim does not
+/// decide, and the bytes sent early are deleted.
+#[tokio::test]
+async fn a_holder_whose_listing_is_held_past_a_newer_token_is_refused() {
+    let mem = memory();
+    let (s, armed, reached, go) = armed_hold(mem.clone(), is_list);
+    let h = aio::Objects::with_store(s, "").unwrap();
+    h.put("obj", &fence(1), b"v1", None).await.unwrap();
+    arm(&armed);
+    let h1 = h.clone();
+    let held = tokio::spawn(async move { h1.put("obj", &fence(1), b"stale", None).await });
+    reached.await.unwrap();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(2), b"B", None).await.unwrap();
+    go.send(()).unwrap();
+    let err = held.await.unwrap().unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StaleToken, "{err}");
+    let f = folder(&mem, "obj").await;
+    assert!(f.stray.is_empty(), "a refused write left {:?}", f.stray);
+    assert_eq!(f.claims.len(), 2);
+}
+
+/// Promises (a), (b), (e). A holder (token 1) that remembers version 1 is
+/// held before its create of claim 2 (its bytes written, its check passed
+/// on what it remembers). B (token 2) writes 20 versions: claim 2 is
+/// collected. The holder creates claim 2 again: OUTCOME_UNKNOWN, no reader
+/// takes it, later collections remove it and its bytes, and the holder's
+/// next write with token 1 is refused although it still remembers version 1.
+#[tokio::test]
+async fn a_remembering_holder_held_before_its_claim_past_a_collection_never_becomes_current() {
+    let mem = memory();
+    let (s, armed, reached, go) = armed_hold(mem.clone(), is_claim_create);
+    let h = aio::Objects::with_store(s, "").unwrap();
+    h.put("obj", &fence(1), b"v1", None).await.unwrap();
+    arm(&armed);
+    let h1 = h.clone();
+    let held = tokio::spawn(async move { h1.put("obj", &fence(1), b"stale", None).await });
+    reached.await.unwrap();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    for i in 2..=21 {
+        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    go.send(()).unwrap();
+    let outcome = held.await.unwrap();
+    assert_eq!(
+        outcome.as_ref().err().and_then(|e| e.backend_kind()),
+        Some(BackendErrorKind::OutcomeUnknown),
+        "{outcome:?}"
+    );
+    for reader in [&h, &b] {
+        let now = reader.get("obj").await.unwrap().unwrap();
+        assert_eq!((now.bytes.as_slice(), now.version), (&b"B 21"[..], 21));
+    }
+    let err = h.put("obj", &fence(1), b"stale", None).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StaleToken, "{err}");
+    for i in 22..=29 {
+        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    let f = folder(&mem, "obj").await;
+    assert!(f.stray.is_empty(), "left behind: {:?}", f.stray);
+    assert!(
+        f.claims.len() <= 16 && f.floors.len() <= 2,
+        "{:?}",
+        f.claims
+    );
+    assert!(!f.claims.contains(&2), "the claim created again stays");
+    let taken = h.put("obj", &fence(2), b"h", None).await.unwrap();
+    assert_eq!(taken.version, 30);
+}
+
+/// Promise (b). A reader found the object unchanged, so its next read sends
+/// the data read beside the listing; the listing shows head 1 and the data
+/// read is held while B writes 20 versions (version 1 and its bytes are
+/// collected). The data read finds nothing: the reader looks again and
+/// returns B's newest, never an error or version 1 without its bytes.
+#[tokio::test]
+async fn a_reader_whose_early_data_read_is_held_past_a_collection_looks_again() {
+    let mem = memory();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(1), b"v1", None).await.unwrap();
+    let (s, armed, reached, go) = armed_hold(mem.clone(), is_data_get);
+    let r = aio::Objects::with_store(s.clone(), "").unwrap();
+    r.get("obj").await.unwrap();
+    r.get("obj").await.unwrap();
+    s.take_log();
+    arm(&armed);
+    let r1 = r.clone();
+    let read = tokio::spawn(async move { r1.get("obj").await });
+    reached.await.unwrap();
+    for i in 2..=21 {
+        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    go.send(()).unwrap();
+    let now = read.await.unwrap().unwrap().unwrap();
+    assert_eq!(
+        (now.bytes.as_slice(), now.token.get(), now.version),
+        (&b"B 21"[..], 2, 21)
+    );
+    let mut first = s.take_log()[..2].to_vec();
+    first.sort_unstable();
+    assert_eq!(first, ["get data", "list"], "not sent together");
+}
+
+/// The same with the listing held instead: the early data read finds
+/// version 1's bytes, but the listing, made after B's write, shows head 2:
+/// the bytes read early do not count.
+#[tokio::test]
+async fn a_reader_whose_listing_is_held_past_a_write_ignores_its_early_bytes() {
+    let mem = memory();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(1), b"v1", None).await.unwrap();
+    let (s, armed, reached, go) = armed_hold(mem.clone(), is_list);
+    let r = aio::Objects::with_store(s, "").unwrap();
+    r.get("obj").await.unwrap();
+    r.get("obj").await.unwrap();
+    arm(&armed);
+    let r1 = r.clone();
+    let read = tokio::spawn(async move { r1.get("obj").await });
+    reached.await.unwrap();
+    b.put("obj", &fence(2), b"B 2", None).await.unwrap();
+    go.send(()).unwrap();
+    let now = read.await.unwrap().unwrap().unwrap();
+    assert_eq!((now.bytes.as_slice(), now.version), (&b"B 2"[..], 2));
+}
+
+/// Promise (b). An early data read answered with an error other than "not
+/// found" (a 500 after the client's retries): when the listing shows
+/// another head, the error is about bytes that do not count and the read
+/// goes on; when the listing shows the remembered head, the read fails and
+/// returns nothing it did not read.
+#[tokio::test]
+async fn an_early_data_read_that_fails_never_decides_a_read() {
+    fn server_error(at: &object_store::path::Path) -> object_store::Error {
+        object_store::Error::Generic {
+            store: "Hooked",
+            source: format!("500 on GET {at}").into(),
+        }
+    }
+    let mem = memory();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(1), b"v1", None).await.unwrap();
+    let s = Arc::new(Hooked::new(mem.clone()));
+    let r = aio::Objects::with_store(s.clone(), "").unwrap();
+    r.get("obj").await.unwrap();
+    r.get("obj").await.unwrap();
+    b.put("obj", &fence(2), b"B 2", None).await.unwrap();
+    *s.fail_get_data.lock().unwrap() = Some(server_error);
+    let now = r.get("obj").await.unwrap().unwrap();
+    assert_eq!((now.bytes.as_slice(), now.version), (&b"B 2"[..], 2));
+    r.get("obj").await.unwrap();
+    *s.fail_get_data.lock().unwrap() = Some(server_error);
+    let err = r.get("obj").await.unwrap_err();
+    assert_eq!(
+        err.backend_kind(),
+        Some(BackendErrorKind::Unreachable),
+        "{err}"
+    );
+    let now = r.get("obj").await.unwrap().unwrap();
+    assert_eq!((now.bytes.as_slice(), now.version), (&b"B 2"[..], 2));
+}
+
+/// Promise (c): what a handle remembers decides exactly as the claim read
+/// again would. The same pseudo-random writes (puts and deletes, tokens
+/// that go up and sometimes back, seqs, expected versions, a second
+/// remembering handle so memories go stale) go to two stores: through two
+/// long-lived handles on one, through a new handle for each call (which
+/// remembers nothing) on the other. Every outcome and every read agree.
+#[tokio::test]
+async fn what_a_handle_remembers_decides_as_a_fresh_handle_does() {
+    let (with_memory, without) = (memory(), memory());
+    let handles = [
+        aio::Objects::with_store(with_memory.clone(), "").unwrap(),
+        aio::Objects::with_store(with_memory.clone(), "").unwrap(),
+    ];
+    let fresh = || aio::Objects::with_store(without.clone(), "").unwrap();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let (mut token, mut version) = (1u64, 0u64);
+    type Outcome = std::result::Result<(u64, u64), (ErrorCode, Option<BackendErrorKind>)>;
+    let seen = |r: fencing::Result<fencing::Receipt>| -> Outcome {
+        r.map(|r| (r.version, r.token.get()))
+            .map_err(|e| (e.code(), e.backend_kind()))
+    };
+    for step in 0..600 {
+        match next(8) {
+            0 => token += 1,
+            1 if token > 1 => token -= 1,
+            _ => {}
+        }
+        let mut f = fence(token);
+        if next(3) == 0 {
+            f = f.with_seq(next(6));
+        }
+        let expected = match next(6) {
+            0 => Some(0),
+            1 => Some(version),
+            2 => Some(version.saturating_sub(1)),
+            3 => Some(version + 1),
+            _ => None,
+        };
+        let h = &handles[next(4).min(1) as usize];
+        let bytes = format!("step {step}");
+        let (a, b) = if next(4) == 0 {
+            (
+                seen(h.delete("obj", &f, expected).await),
+                seen(fresh().delete("obj", &f, expected).await),
+            )
+        } else {
+            (
+                seen(h.put("obj", &f, bytes.as_bytes(), expected).await),
+                seen(fresh().put("obj", &f, bytes.as_bytes(), expected).await),
+            )
+        };
+        assert_eq!(
+            a, b,
+            "step {step}: token {token}, expected {expected:?}, seq {:?}",
+            f.seq
+        );
+        if let Ok((v, _)) = a {
+            if v > 0 {
+                version = v;
+            }
+        }
+        let read = |o: fencing::Result<Option<fencing::objects::Object>>| {
+            o.unwrap().map(|o| (o.bytes, o.token.get(), o.version))
+        };
+        for h in &handles {
+            assert_eq!(
+                read(h.get("obj").await),
+                read(fresh().get("obj").await),
+                "step {step}"
+            );
+        }
+        // The version a delete took: what a read cannot tell.
+        let f = folder(&with_memory, "obj").await;
+        version = version.max(f.claims.iter().copied().max().unwrap_or(0));
+    }
+}
+
+/// Promise (d). The last versions with a memory: claim u64::MAX - 2 is
+/// planted; a handle takes u64::MAX - 1 (reading the claim), then u64::MAX
+/// (from memory, its bytes sent early), then a delete has no version left:
+/// BACKEND corrupt, no panic, no bytes left behind, and reads give
+/// u64::MAX.
+#[tokio::test]
+async fn a_remembering_handle_at_the_last_versions_does_not_panic() {
+    let mem = memory();
+    plant_claim(&mem, u64::MAX - 2, "null").await;
+    let o = aio::Objects::with_store(mem.clone(), "").unwrap();
+    let run = |o: aio::Objects| async move {
+        let a = o.put("obj", &fence(1), b"max-1", None).await.unwrap();
+        let b = o.put("obj", &fence(1), b"max", None).await.unwrap();
+        let d = o.delete("obj", &fence(1), None).await.unwrap_err();
+        let now = o.get("obj").await.unwrap().unwrap();
+        let again = o.get("obj").await.unwrap().unwrap();
+        (a.version, b.version, d, now, again)
+    };
+    let (a, b, d, now, again) = tokio::spawn(run(o.clone())).await.unwrap();
+    assert_eq!((a, b), (u64::MAX - 1, u64::MAX));
+    assert_eq!(d.backend_kind(), Some(BackendErrorKind::Corrupt), "{d}");
+    assert_eq!((now.bytes.as_slice(), now.version), (&b"max"[..], u64::MAX));
+    assert_eq!(again, now);
+    let f = folder(&mem, "obj").await;
+    assert!(f.stray.is_empty(), "{:?}", f.stray);
+}
+
+/// Promise (d). A put over a put at version u64::MAX (a foreign or damaged
+/// store, or 2^64 writes): the write has no version left and must say so
+/// (BACKEND corrupt). The version check (check 4) computes the next
+/// version before the objects' own overflow check, so this panics with
+/// overflow checks on (debug builds), and wraps silently without them.
+#[tokio::test]
+async fn a_put_over_a_put_at_the_last_version_does_not_panic() {
+    let mem = memory();
+    plant_claim(&mem, u64::MAX, r#""x""#).await;
+    for remembering in [false, true] {
+        let o = aio::Objects::with_store(mem.clone(), "").unwrap();
+        if remembering {
+            assert_eq!(o.get("obj").await.unwrap().unwrap().version, u64::MAX);
+        }
+        let w = tokio::spawn(async move { o.put("obj", &fence(1), b"past", None).await });
+        let r = w.await;
+        let r =
+            r.unwrap_or_else(|e| panic!("the write panicked (remembering: {remembering}): {e}"));
+        let e = r.unwrap_err();
+        assert_eq!(e.backend_kind(), Some(BackendErrorKind::Corrupt), "{e}");
+    }
+}
+
+/// Plants claim `version` (token 1) naming `data` (a JSON string, its
+/// bytes written too, or null), as a foreign or damaged store holds it.
+async fn plant_claim(mem: &Arc<dyn ObjectStore>, version: u64, data: &str) {
+    use object_store::path::Path;
+    use object_store::{ObjectStoreExt, PutPayload};
+    let name = match data {
+        "null" => "null".to_owned(),
+        _ => {
+            let name = format!("{version:020}-{:020}-{:016x}", 1, 7);
+            mem.put(
+                &Path::from(format!("obj.fenced/{name}")),
+                PutPayload::from_static(b"planted"),
+            )
+            .await
+            .unwrap();
+            format!("\"{name}\"")
+        }
+    };
+    let claim = format!(r#"{{"token":1,"seq":null,"nonce":7,"data":{name}}}"#);
+    mem.put(
+        &Path::from(format!("obj.fenced/{version:020}")),
+        PutPayload::from(claim.into_bytes()),
+    )
+    .await
+    .unwrap();
+}
+
+/// "Writes of one handle may confirm out of order: keep the newest." Clone
+/// A takes version 2 and is held before its confirming listing; clone B
+/// then takes version 3 (reading A's claim) and remembers it; A confirms
+/// last. The handle's next write reads no claim: it remembers version 3,
+/// not A's 2 (which would cost a claim read, and never decide).
+#[tokio::test]
+async fn a_write_confirmed_late_does_not_replace_a_newer_memory() {
+    let mem = memory();
+    let lists = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (lists_in, armed_in) = (lists.clone(), armed.clone());
+    let (s, reached, go) = Hooked::hold(
+        mem.clone(),
+        Box::new(move |op| {
+            use std::sync::atomic::Ordering::SeqCst;
+            armed_in.load(SeqCst) && matches!(op, Op::List) && lists_in.fetch_add(1, SeqCst) == 1
+        }),
+    );
+    let s = Arc::new(s);
+    let h = aio::Objects::with_store(s.clone(), "").unwrap();
+    h.put("obj", &fence(1), b"v1", None).await.unwrap();
+    arm(&armed);
+    let a = h.clone();
+    let held = tokio::spawn(async move { a.put("obj", &fence(1), b"A", None).await });
+    reached.await.unwrap();
+    assert_eq!(
+        h.put("obj", &fence(1), b"B", None).await.unwrap().version,
+        3
+    );
+    go.send(()).unwrap();
+    assert_eq!(held.await.unwrap().unwrap().version, 2);
+    s.take_log();
+    assert_eq!(
+        h.put("obj", &fence(1), b"C", None).await.unwrap().version,
+        4
+    );
+    let log = s.take_log();
+    assert!(!log.contains(&"get claim"), "{log:?}");
+}
+
+/// Promise (d) and the bound on what a handle remembers: past 4,096 paths
+/// it forgets them all, and then decides by reading claims again.
+#[tokio::test]
+async fn a_handle_past_its_memory_bound_forgets_and_still_decides() {
+    let mem = memory();
+    let s = Arc::new(Hooked::new(mem.clone()));
+    let h = aio::Objects::with_store(s.clone(), "").unwrap();
+    for i in 0..=4096 {
+        h.put(&format!("p{i}"), &fence(2), b"x", None)
+            .await
+            .unwrap();
+    }
+    s.take_log();
+    let err = h.put("p0", &fence(1), b"stale", None).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::StaleToken, "{err}");
+    assert!(s.take_log().contains(&"get claim"), "p0 was not forgotten");
+    assert_eq!(h.put("p0", &fence(2), b"y", None).await.unwrap().version, 2);
+    s.take_log();
+    assert_eq!(
+        h.put("p4096", &fence(2), b"y", None).await.unwrap().version,
+        2
+    );
+    assert_eq!(h.put("p0", &fence(2), b"z", None).await.unwrap().version, 3);
+    assert!(!s.take_log().contains(&"get claim"));
+    assert!(folder(&mem, "p0").await.stray.is_empty());
+}
+
+/// Promise (e) and object_store's retries. A holder's early bytes are
+/// written but their answer is lost (the client's last retry failed): the
+/// write goes on and writes them again under the same name, and nothing is
+/// left. When another write took the version meanwhile, the bytes whose
+/// answer was lost may stay, until the next floor passes them.
+#[tokio::test]
+async fn early_bytes_whose_answer_was_lost_do_not_pile_up() {
+    fn lost(at: &object_store::path::Path) -> object_store::Error {
+        object_store::Error::Generic {
+            store: "Hooked",
+            source: format!("timeout on PUT {at} after its retries").into(),
+        }
+    }
+    let mem = memory();
+    let (s, armed, reached, go) = armed_hold(mem.clone(), is_list);
+    let h = aio::Objects::with_store(s.clone(), "").unwrap();
+    h.put("obj", &fence(1), b"v1", None).await.unwrap();
+    *s.lose_put_data.lock().unwrap() = Some(lost);
+    assert_eq!(
+        h.put("obj", &fence(1), b"v2", None).await.unwrap().version,
+        2
+    );
+    let f = folder(&mem, "obj").await;
+    assert!(f.stray.is_empty(), "{:?}", f.stray);
+
+    *s.lose_put_data.lock().unwrap() = Some(lost);
+    arm(&armed);
+    let h1 = h.clone();
+    let held = tokio::spawn(async move { h1.put("obj", &fence(1), b"h", None).await });
+    reached.await.unwrap();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(1), b"b", None).await.unwrap();
+    go.send(()).unwrap();
+    assert_eq!(held.await.unwrap().unwrap().version, 4);
+    let f = folder(&mem, "obj").await;
+    assert!(f.stray.len() <= 1, "{:?}", f.stray);
+    for i in 5..=20 {
+        b.put("obj", &fence(1), format!("{i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    let f = folder(&mem, "obj").await;
+    assert!(f.stray.is_empty(), "{:?}", f.stray);
+}
+
+/// Promises (a) to (e) together, under random pauses. Three handles, each
+/// shared by two tasks (clones share one memory), write, delete and read
+/// one path with tokens from one lease counter; a task keeps its token for
+/// several calls, so it goes stale as a paused holder's does. The store
+/// pauses before every request and every answer, now and then for
+/// milliseconds (past several writes and a collection). Then: no write was
+/// accepted after a greater token was accepted before it started; each
+/// task's reads never go back; a read returns the bytes of a write that
+/// was not refused, with its token and, when accepted, its version, and
+/// never a version that an accepted write had passed before the read
+/// began; accepted writes have distinct versions; once the tasks stop, the
+/// folder is bounded and holds no bytes that no claim names. In memory
+/// and on local files; more seeds with OBJECTS_SEEDS=N.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remembering_handles_under_random_pauses_keep_every_promise() {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Told {
+        Accepted(u64),
+        Refused,
+        Unknown,
+    }
+    #[derive(Debug)]
+    struct Write {
+        id: u64,
+        token: u64,
+        put: bool,
+        start: u64,
+        end: u64,
+        told: Told,
+    }
+    #[derive(Debug)]
+    struct Read {
+        task: usize,
+        start: u64,
+        end: u64,
+        seen: Option<(u64, u64, Vec<u8>)>,
+    }
+
+    // More with OBJECTS_SEEDS=N.
+    let seeds: u64 = std::env::var("OBJECTS_SEEDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    for seed in 1..=seeds {
+        // Even seeds on local files (listings read the directory).
+        let dir = tempfile::tempdir().unwrap();
+        let mem: Arc<dyn ObjectStore> = match seed % 2 {
+            0 => {
+                Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap())
+            }
+            _ => memory(),
+        };
+        let clock = Arc::new(AtomicU64::new(0));
+        let lease = Arc::new(AtomicU64::new(1));
+        let ids = Arc::new(AtomicU64::new(0));
+        let handles: Vec<aio::Objects> = (0..3u64)
+            .map(|h| {
+                let mut s = Hooked::new(mem.clone());
+                s.jitter = Some(objects_support::Jitter::new(
+                    seed * 0x9e37_79b9 + h * 0x85eb_ca6b,
+                    100,
+                    200,
+                    300,
+                ));
+                aio::Objects::with_store(Arc::new(s), "").unwrap()
+            })
+            .collect();
+        let mut tasks = Vec::new();
+        for task in 0..6usize {
+            let o = handles[task / 2].clone();
+            let (clock, lease, ids) = (clock.clone(), lease.clone(), ids.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut x = seed * 0x2545_f491 + task as u64 * 0x1234_5679 + 1;
+                let mut next = move |n: u64| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % n
+                };
+                let mut token = lease.load(SeqCst);
+                let (mut writes, mut reads) = (Vec::new(), Vec::new());
+                for _ in 0..120 {
+                    if next(6) == 0 {
+                        token = lease.fetch_add(1, SeqCst) + 1;
+                    }
+                    let start = clock.fetch_add(1, SeqCst);
+                    match next(10) {
+                        0..=4 | 9 => {
+                            let id = ids.fetch_add(1, SeqCst);
+                            let put = next(10) != 9;
+                            let r = if put {
+                                o.put("obj", &fence(token), format!("w{id}").as_bytes(), None)
+                                    .await
+                            } else {
+                                o.delete("obj", &fence(token), None).await
+                            };
+                            let end = clock.fetch_add(1, SeqCst);
+                            let told = match r {
+                                Ok(receipt) => Told::Accepted(receipt.version),
+                                Err(e)
+                                    if e.backend_kind()
+                                        == Some(BackendErrorKind::OutcomeUnknown) =>
+                                {
+                                    Told::Unknown
+                                }
+                                Err(e)
+                                    if matches!(
+                                        e.code(),
+                                        ErrorCode::StaleToken | ErrorCode::NotFound
+                                    ) || e.backend_kind() == Some(BackendErrorKind::Busy) =>
+                                {
+                                    Told::Refused
+                                }
+                                Err(e) => panic!("write {id}: {e}"),
+                            };
+                            writes.push(Write {
+                                id,
+                                token,
+                                put,
+                                start,
+                                end,
+                                told,
+                            });
+                        }
+                        _ => {
+                            let seen = match o.get("obj").await {
+                                Ok(seen) => seen.map(|s| (s.version, s.token.get(), s.bytes)),
+                                Err(e) => {
+                                    assert_eq!(
+                                        e.backend_kind(),
+                                        Some(BackendErrorKind::Busy),
+                                        "{e}"
+                                    );
+                                    continue;
+                                }
+                            };
+                            let end = clock.fetch_add(1, SeqCst);
+                            reads.push(Read {
+                                task,
+                                start,
+                                end,
+                                seen,
+                            });
+                        }
+                    }
+                }
+                (writes, reads)
+            }));
+        }
+        let (mut writes, mut reads) = (Vec::new(), Vec::new());
+        for t in tasks {
+            let (w, r) = t.await.expect("a task panicked");
+            writes.extend(w);
+            reads.extend(r);
+        }
+        let accepted: Vec<&Write> = writes
+            .iter()
+            .filter(|w| matches!(w.told, Told::Accepted(_)))
+            .collect();
+        // (a)
+        for b in &accepted {
+            for a in &accepted {
+                assert!(
+                    !(a.token > b.token && a.end < b.start),
+                    "seed {seed}: {b:?} accepted after {a:?}"
+                );
+            }
+        }
+        // (c) distinct versions among accepted puts.
+        let mut at_version: HashMap<u64, &Write> = HashMap::new();
+        for w in accepted.iter().filter(|w| w.put) {
+            let Told::Accepted(v) = w.told else {
+                unreachable!()
+            };
+            assert!(
+                at_version.insert(v, w).is_none(),
+                "seed {seed}: two writes took {v}"
+            );
+        }
+        let by_id: HashMap<u64, &Write> = writes.iter().map(|w| (w.id, w)).collect();
+        let mut read_at: HashMap<u64, Vec<u8>> = HashMap::new();
+        for r in &reads {
+            let Some((version, token, bytes)) = &r.seen else {
+                continue;
+            };
+            let id: u64 = std::str::from_utf8(bytes).unwrap()[1..].parse().unwrap();
+            let w = by_id[&id];
+            assert!(
+                w.put && w.told != Told::Refused,
+                "seed {seed}: {r:?} read {w:?}"
+            );
+            assert_eq!(w.token, *token, "seed {seed}: {r:?} {w:?}");
+            if let Told::Accepted(v) = w.told {
+                assert_eq!(v, *version, "seed {seed}: {r:?} {w:?}");
+            }
+            assert!(w.start < r.end, "seed {seed}: {r:?} read the future {w:?}");
+            // (b) never a state an accepted write had passed before it began.
+            for a in &accepted {
+                if let Told::Accepted(v) = a.told {
+                    assert!(
+                        !(a.put && v > *version && a.end < r.start),
+                        "seed {seed}: {r:?} after {a:?} was accepted"
+                    );
+                }
+            }
+            let before = read_at.insert(*version, bytes.clone());
+            assert!(
+                before.is_none_or(|b| b == *bytes),
+                "seed {seed}: version {version} read two ways"
+            );
+        }
+        // (b) each task's reads never go back.
+        for task in 0..6 {
+            let mine: Vec<(u64, u64)> = reads
+                .iter()
+                .filter(|r| r.task == task)
+                .filter_map(|r| r.seen.as_ref().map(|s| (s.0, s.1)))
+                .collect();
+            for pair in mine.windows(2) {
+                assert!(
+                    pair[0].0 <= pair[1].0 && pair[0].1 <= pair[1].1,
+                    "seed {seed}: {pair:?}"
+                );
+            }
+        }
+        // (e) once quiet: 16 more writes, two collections.
+        let top = lease.load(SeqCst) + 1;
+        let quiet = aio::Objects::with_store(mem.clone(), "").unwrap();
+        for i in 0..16 {
+            quiet
+                .put("obj", &fence(top), format!("q{i}").as_bytes(), None)
+                .await
+                .unwrap();
+        }
+        let f = folder(&mem, "obj").await;
+        assert!(f.stray.is_empty(), "seed {seed}: {:?}", f.stray);
+        assert!(
+            f.claims.len() <= 16 && f.floors.len() <= 2,
+            "seed {seed}: {:?} {:?}",
+            f.claims,
+            f.floors
+        );
+        let unknown = writes.iter().filter(|w| w.told == Told::Unknown).count();
+        eprintln!(
+            "seed {seed}: {} writes ({} accepted, {unknown} unknown), {} reads",
+            writes.len(),
+            accepted.len(),
+            reads.len()
+        );
+    }
+}
+
+/// Promise (c) with a memory and object_store's retries: a remembering
+/// holder's create of its next claim takes, its answer is lost, and the
+/// client's retry is answered "exists" (412), or 403 when the credentials
+/// expired meanwhile. The holder knows its own claim: accepted, then
+/// remembered, and its next write takes the version after it from memory.
+#[tokio::test]
+async fn a_remembering_holder_whose_create_answer_was_lost_knows_its_claim() {
+    let answers: [fn(&object_store::path::Path) -> object_store::Error; 2] =
+        [precondition, forbidden];
+    for answer in answers {
+        let mem = memory();
+        let (g, _made, _release) = Hooked::lose_create_answer(mem.clone(), answer, false);
+        // The first create (version 1) is the one whose answer is lost;
+        // make version 1 through another handle first.
+        let other = aio::Objects::with_store(mem.clone(), "").unwrap();
+        other.put("obj", &fence(1), b"v1", None).await.unwrap();
+        let g = Arc::new(g);
+        let w = aio::Objects::with_store(g.clone(), "").unwrap();
+        w.get("obj").await.unwrap();
+        let taken = w.put("obj", &fence(1), b"v2", Some(1)).await.unwrap();
+        assert_eq!(taken.version, 2);
+        g.take_log();
+        let next = w.put("obj", &fence(1), b"v3", Some(2)).await.unwrap();
+        assert_eq!(next.version, 3);
+        assert!(!g.take_log().contains(&"get claim"));
+        let now = other.get("obj").await.unwrap().unwrap();
+        assert_eq!((now.bytes.as_slice(), now.version), (&b"v3"[..], 3));
+        assert!(folder(&mem, "obj").await.stray.is_empty());
+    }
+}
+
+/// Bad input is INVALID_ARGUMENT, as the fenced store's is, and names what
+/// it is: an expected version outside the token domain (the store refuses
+/// it so), an objects URL with NUL or over 4,096 bytes, a path's own limits
+/// said of an "object path".
+#[tokio::test]
+async fn bad_input_is_refused_as_the_store_refuses_it() {
+    let o = aio::Objects::with_store(memory(), "").unwrap();
+    for v in [1u64 << 63, u64::MAX] {
+        let err = o.put("p", &fence(1), b"x", Some(v)).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+        let err = o.delete("p", &fence(1), Some(v)).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{err}");
+    }
+    assert!(o.get("p").await.unwrap().is_none());
+    for url in [
+        "file:///tmp\0x",
+        "memory:\0",
+        &format!("file:///{}", "a".repeat(4096)),
+    ] {
+        let err = aio::Objects::open(url).err().expect(url);
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{url:?}: {err}");
+    }
+    for (path, says) in [
+        ("", "object path must not be empty"),
+        ("a\0b", "object path \"a\\0b\" contains NUL"),
+    ] {
+        let err = o.put(path, &fence(1), b"x", None).await.unwrap_err();
+        assert!(err.to_string().contains(says), "{err}");
+    }
+}

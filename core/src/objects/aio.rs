@@ -249,6 +249,8 @@ impl Objects {
             // the next version: its bytes are written beside the listing.
             let nonce = nonce();
             let next = known.as_ref().and_then(|k| k.version.checked_add(1));
+            // Bytes sent early: the version they are named for, their name,
+            // and whether the store said they landed.
             let (listing, early) = match (bytes, next) {
                 (Some(bytes), Some(next)) => {
                     let at = layout::data(&folder, next, fence.token, nonce);
@@ -256,14 +258,14 @@ impl Objects {
                         self.list(&folder),
                         self.store.put(&at, PutPayload::from(bytes.to_vec()))
                     );
-                    (listing, put.ok().map(|_| (next, at)))
+                    (listing, Some((next, at, put.is_ok())))
                 }
                 _ => (self.list(&folder).await, None),
             };
-            let early_at = early.as_ref().map(|(_, at)| at.clone());
+            let early_at = early.as_ref().map(|(_, at, _)| at.clone());
             let checked = match listing {
-                Ok(listing) => self
-                    .check(
+                Ok(listing) => {
+                    self.check(
                         &folder,
                         path,
                         fence,
@@ -273,14 +275,16 @@ impl Objects {
                         &known,
                     )
                     .await
-                    .map(|checked| checked.map(|version| (listing, version))),
+                }
                 Err(e) => Err(e),
             };
             let version = match checked {
-                Ok(Some((_, version))) => version,
+                Ok(Some(version)) => version,
                 // Refused, or the head collected since the listing: nothing
-                // of this write may stay.
+                // of this write may stay, and what the handle remembers may
+                // name an old head (its next call sends nothing early).
                 Ok(None) | Err(_) => {
+                    self.forget(&folder);
                     self.discard(early_at).await;
                     match checked {
                         Err(e) => return Err(e),
@@ -293,10 +297,14 @@ impl Objects {
             };
             let data = match bytes {
                 Some(bytes) => {
-                    if let Some((_, at)) = early.filter(|(next, _)| *next == version) {
-                        Some(at)
+                    if let Some((_, at, true)) = early.as_ref().filter(|(n, _, _)| *n == version) {
+                        Some(at.clone())
                     } else {
-                        self.discard(early_at).await;
+                        // Named for another version, no claim will name
+                        // them; for this one (an answer lost), written again.
+                        if early.is_some_and(|(n, _, _)| n != version) {
+                            self.discard(early_at).await;
+                        }
                         let at = layout::data(&folder, version, fence.token, nonce);
                         self.store
                             .put(&at, PutPayload::from(bytes.to_vec()))
@@ -429,13 +437,13 @@ impl Objects {
             value: bytes,
             expected_version,
         };
-        check_op(path, &op, if exists { head } else { 0 }, fence.token)?;
         let version = head.checked_add(1).ok_or_else(|| {
             Error::backend(
                 BackendErrorKind::Corrupt,
                 format!("objects: {path:?} has no version left"),
             )
         })?;
+        check_op(path, &op, if exists { head } else { 0 }, fence.token)?;
         Ok(Some(version))
     }
 
@@ -476,6 +484,13 @@ impl Objects {
             stable,
         };
         known.insert(folder.clone(), entry);
+    }
+
+    /// Forgets what this handle remembers of a path's folder.
+    fn forget(&self, folder: &Path) {
+        if let Ok(mut known) = self.known.lock() {
+            known.remove(folder);
+        }
     }
 
     /// Deletes a data object no claim names (best effort: what is left is

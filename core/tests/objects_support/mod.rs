@@ -23,6 +23,8 @@ pub enum Op<'a> {
     List,
 }
 
+/// An error a request is answered with instead of its own answer.
+pub type Answer = fn(&Path) -> object_store::Error;
 pub type Matcher = Box<dyn Fn(&Op) -> bool + Send + Sync>;
 type Gate = (oneshot::Sender<()>, oneshot::Receiver<()>);
 
@@ -50,6 +52,49 @@ pub struct Hooked {
     /// Every request, in the order it was sent: `list`, `get claim`,
     /// `get data`, `put data`, `create claim`, `create floor`, `delete`.
     pub log: Mutex<Vec<&'static str>>,
+    /// The held request is made first and only its answer is held (the
+    /// request took effect; the client hears of it late).
+    pub hold_answer: bool,
+    /// The next read of a data object is answered with this error, never
+    /// sent (once).
+    pub fail_get_data: Mutex<Option<Answer>>,
+    /// The next write of a data object is made, then answered with this
+    /// error (once): a lost answer.
+    pub lose_put_data: Mutex<Option<Answer>>,
+    /// Pseudo-random pauses before each request and before each answer.
+    pub jitter: Option<Jitter>,
+}
+
+/// Pauses of up to `max_us` microseconds, and one in `long_every` of
+/// `long_ms` milliseconds (a client descheduled, a slow network).
+pub struct Jitter {
+    pub state: Mutex<u64>,
+    pub max_us: u64,
+    pub long_every: u64,
+    pub long_ms: u64,
+}
+
+impl Jitter {
+    pub fn new(seed: u64, max_us: u64, long_every: u64, long_ms: u64) -> Jitter {
+        Jitter {
+            state: Mutex::new(seed | 1),
+            max_us,
+            long_every,
+            long_ms,
+        }
+    }
+
+    pub fn next(&self) -> std::time::Duration {
+        let mut x = self.state.lock().unwrap();
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        let r = *x;
+        if self.long_every > 0 && r % self.long_every == 0 {
+            return std::time::Duration::from_millis(1 + (r >> 20) % self.long_ms.max(1));
+        }
+        std::time::Duration::from_micros((r >> 8) % self.max_us.max(1))
+    }
 }
 
 impl Hooked {
@@ -61,7 +106,30 @@ impl Hooked {
             after_create: Mutex::new(AfterCreate::None),
             refuse_create: false,
             log: Mutex::new(Vec::new()),
+            hold_answer: false,
+            fail_get_data: Mutex::new(None),
+            lose_put_data: Mutex::new(None),
+            jitter: None,
         }
+    }
+
+    async fn pause(&self) {
+        if let Some(j) = &self.jitter {
+            let d = j.next();
+            if !d.is_zero() {
+                tokio::time::sleep(d).await;
+            }
+        }
+    }
+
+    /// After the request was made: its answer waits for the gate when
+    /// `hold_answer` held it, and for the jitter.
+    async fn answer(&self, held: Option<Gate>) {
+        if let Some((reached, go)) = held {
+            let _ = reached.send(());
+            let _ = go.await;
+        }
+        self.pause().await;
     }
 
     /// The requests sent so far, and forgets them.
@@ -104,7 +172,8 @@ impl Hooked {
         (h, reached, go)
     }
 
-    async fn pass(&self, op: Op<'_>) {
+    async fn pass(&self, op: Op<'_>) -> Option<Gate> {
+        self.pause().await;
         let entry = match &op {
             Op::List => "list",
             Op::Get { at } if is_claim(at) => "get claim",
@@ -116,11 +185,15 @@ impl Hooked {
         self.log.lock().unwrap().push(entry);
         if (self.when)(&op) {
             let gate = self.gate.lock().unwrap().take();
+            if self.hold_answer {
+                return gate;
+            }
             if let Some((reached, go)) = gate {
                 let _ = reached.send(());
                 let _ = go.await;
             }
         }
+        None
     }
 }
 
@@ -155,7 +228,15 @@ impl ObjectStore for Hooked {
         opts: PutOptions,
     ) -> Result<PutResult> {
         let create = matches!(opts.mode, PutMode::Create);
-        self.pass(Op::Put { at, create }).await;
+        let held = self.pass(Op::Put { at, create }).await;
+        if !create && is_data(at) {
+            let lose = self.lose_put_data.lock().unwrap().take();
+            if let Some(error) = lose {
+                self.inner.put_opts(at, payload, opts).await?;
+                self.answer(held).await;
+                return Err(error(at));
+            }
+        }
         if create && is_claim(at) {
             if self.refuse_create {
                 return Err(object_store::Error::NotImplemented {
@@ -174,7 +255,9 @@ impl ObjectStore for Hooked {
                 return Err(error(at));
             }
         }
-        self.inner.put_opts(at, payload, opts).await
+        let done = self.inner.put_opts(at, payload, opts).await;
+        self.answer(held).await;
+        done
     }
     async fn put_multipart_opts(
         &self,
@@ -184,22 +267,43 @@ impl ObjectStore for Hooked {
         self.inner.put_multipart_opts(at, opts).await
     }
     async fn get_opts(&self, at: &Path, options: GetOptions) -> Result<GetResult> {
-        self.pass(Op::Get { at }).await;
-        self.inner.get_opts(at, options).await
+        let held = self.pass(Op::Get { at }).await;
+        if is_data(at) {
+            let fail = self.fail_get_data.lock().unwrap().take();
+            if let Some(error) = fail {
+                self.answer(held).await;
+                return Err(error(at));
+            }
+        }
+        let done = self.inner.get_opts(at, options).await;
+        self.answer(held).await;
+        done
     }
     fn delete_stream(
         &self,
         locations: BoxStream<'static, Result<Path>>,
     ) -> BoxStream<'static, Result<Path>> {
+        use futures::StreamExt;
         self.log.lock().unwrap().push("delete");
-        self.inner.delete_stream(locations)
+        let Some(j) = &self.jitter else {
+            return self.inner.delete_stream(locations);
+        };
+        let (d, inner) = (j.next(), self.inner.clone());
+        futures::stream::once(async move {
+            tokio::time::sleep(d).await;
+            inner.delete_stream(locations)
+        })
+        .flatten()
+        .boxed()
     }
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
         self.inner.list(prefix)
     }
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
-        self.pass(Op::List).await;
-        self.inner.list_with_delimiter(prefix).await
+        let held = self.pass(Op::List).await;
+        let done = self.inner.list_with_delimiter(prefix).await;
+        self.answer(held).await;
+        done
     }
     async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
         self.inner.copy_opts(from, to, options).await
