@@ -15,11 +15,14 @@
 //! What one iteration does (each writer on a path of its own, the steady
 //! state of one holder writing its object again and again):
 //!
-//! - put: `Objects::put(path, fence, bytes)` (list the path's folder, read
-//!   the head claim, put the data, create the next claim, list again)
-//!   beside one plain `PUT` of the same bytes.
-//! - get: `Objects::get(path)` (list, read the head claim, read the data
-//!   beside a second listing) beside one plain `GET`.
+//! - put: `Objects::put(path, fence, bytes)` (list the path's folder and
+//!   put the data at once, no claim read while the handle knows the head;
+//!   create the next claim; list again; every eighth write a floor and one
+//!   bulk delete) beside one plain `PUT` of the same bytes.
+//! - get: `Objects::get(path)` from another handle, as another process
+//!   reads (list, read the head claim, read the data beside a second
+//!   listing; from its third read of an unchanged object, the listing and
+//!   the data read together) beside one plain `GET`.
 //!
 //! Each round alternates the two sides chunk by chunk; each line prints the
 //! medians over the rounds and their ratio. Nothing asserts on timings.
@@ -58,6 +61,8 @@ struct Bench {
     plan: Plan,
     rt: tokio::runtime::Runtime,
     objects: Objects,
+    /// Another handle on the same objects, as another process's reader.
+    reader: Objects,
     store: Arc<dyn ObjectStore>,
     /// Where the plain requests go, beside the fenced objects' paths.
     plain: Path,
@@ -95,14 +100,18 @@ impl Bench {
     }
 
     fn fenced(&self, kind: Kind, path: String, bytes: Arc<Vec<u8>>) -> impl Future<Output = ()> {
-        let (objects, fence) = (self.objects.clone(), self.fence.clone());
+        let (objects, reader, fence) = (
+            self.objects.clone(),
+            self.reader.clone(),
+            self.fence.clone(),
+        );
         async move {
             match kind {
                 Kind::Put => {
                     objects.put(&path, &fence, &bytes, None).await.unwrap();
                 }
                 Kind::Get => {
-                    let got = objects.get(&path).await.unwrap().unwrap();
+                    let got = reader.get(&path).await.unwrap().unwrap();
                     assert_eq!(got.bytes.len(), bytes.len());
                 }
             }
@@ -231,6 +240,7 @@ fn main() {
     };
     let run = format!("bench-objects-{}", std::process::id());
     let objects = Objects::open(&format!("s3://{bucket}/{run}")).unwrap();
+    let reader = Objects::open(&format!("s3://{bucket}/{run}")).unwrap();
     let (store, _) = objects.object_store();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -246,6 +256,7 @@ fn main() {
         plan,
         rt,
         objects,
+        reader,
         store,
         plain: Path::from(format!("{run}-plain")),
         fence: Fence::new(Token::new(1).unwrap()),
