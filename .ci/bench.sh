@@ -37,6 +37,11 @@ export PYO3_PYTHON=${PYO3_PYTHON:-$(python3 -c 'import sys; print(sys.executable
 python3 --version
 node --version
 
+# No debug info in the smoke run (it is there for profiling full runs): the
+# bench profile is then the release profile, and cargo reuses what the C,
+# Python and Node faces built in release instead of building it all again.
+export CARGO_PROFILE_BENCH_DEBUG=false
+
 step "scripts/bench --smoke (without python and node)"
 # .ci/python.sh and .ci/node.sh already ran those benches' smoke runs on the
 # release wheels and addon they built and tested: not twice.
