@@ -434,15 +434,7 @@ impl Bench {
         .goal_opt(shape.goal)
         .rounds(self.plan.rounds)
         .smoke(self.plan.smoke);
-        let verdict = match (shape.goal, line.met()) {
-            (Some(g), Some(met)) => format!(
-                "goal {} {}x: {}",
-                g.op,
-                g.value,
-                if met { "met" } else { "MISSED" }
-            ),
-            _ => "no goal".to_owned(),
-        };
+        let verdict = line.verdict();
         let who = backend.concurrency_unit();
         let who = if n == 1 {
             who.trim_end_matches('s')

@@ -200,15 +200,7 @@ impl Bench {
         .goal_opt(goal)
         .rounds(self.plan.rounds)
         .smoke(self.plan.smoke);
-        let verdict = match (goal, line.met()) {
-            (Some(g), Some(met)) => format!(
-                "goal {} {}x: {}",
-                g.op,
-                g.value,
-                if met { "met" } else { "MISSED" }
-            ),
-            _ => "no goal".to_owned(),
-        };
+        let verdict = line.verdict();
         println!(
             "{label:<40} {n:>2} {who:<7} fenced {a:>7.1} {unit}  plain {b:>7.1} {unit}  ratio {:>5.2}x  ({verdict})",
             a / b

@@ -197,15 +197,7 @@ impl Bench {
         .goal_opt(goal)
         .rounds(self.plan.rounds)
         .smoke(self.plan.smoke);
-        let verdict = match (goal, line.met()) {
-            (Some(g), Some(met)) => format!(
-                "goal {} {}x: {}",
-                g.op,
-                g.value,
-                if met { "met" } else { "MISSED" }
-            ),
-            _ => "no goal".to_owned(),
-        };
+        let verdict = line.verdict();
         println!(
             "{name:<34} {n} client{} fencing {a:>9.0} {unit}  baseline {b:>9.0} {unit}  ratio {:>6.2}x  ({verdict})",
             if n == 1 { " " } else { "s" },

@@ -485,21 +485,7 @@ impl Bench {
         .goal_opt(spec.goal)
         .rounds(self.plan.rounds)
         .smoke(self.plan.smoke);
-        let goal = spec
-            .goal
-            .map(|g| {
-                format!(
-                    "goal {} {}x: {}",
-                    g.op,
-                    g.value,
-                    if line.met() == Some(true) {
-                        "met"
-                    } else {
-                        "MISSED"
-                    }
-                )
-            })
-            .unwrap_or_else(|| "no goal".to_owned());
+        let goal = line.verdict();
         println!(
             "{:<36} {processes} proc  fencing {a:>9.0} {u}  baseline {b:>9.0} {u}  ratio {:>6.2}x  ({goal})",
             spec.group_line,

@@ -234,6 +234,20 @@ impl Line {
         Some(self.goal?.met(self.goal_figure()?))
     }
 
+    /// What a bench prints after a line: "goal >= 0.9x: met" (or MISSED),
+    /// or "no goal".
+    pub fn verdict(&self) -> String {
+        match (self.goal, self.met()) {
+            (Some(g), Some(met)) => format!(
+                "goal {} {}x: {}",
+                g.op,
+                g.value,
+                if met { "met" } else { "MISSED" }
+            ),
+            _ => "no goal".to_owned(),
+        }
+    }
+
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("group".into(), json!(self.group));
