@@ -283,16 +283,12 @@ impl Objects {
                 // Refused, or the head collected since the listing: nothing
                 // of this write may stay, and what the handle remembers may
                 // name an old head (its next call sends nothing early).
-                Ok(None) | Err(_) => {
+                unchecked => {
                     self.forget(&folder);
                     self.discard(early_at).await;
-                    match checked {
-                        Err(e) => return Err(e),
-                        _ => {
-                            known = None;
-                            continue;
-                        }
-                    }
+                    unchecked?;
+                    known = None;
+                    continue;
                 }
             };
             let data = match bytes {
