@@ -10,7 +10,8 @@
  * (processes on one host) and `postgres://...` / `postgresql://...` (many
  * hosts), options in the query; the grammar and every option are in
  * docs/semantics.md, "URLs and options". Fenced objects
- * (fencing_objects_open): `memory:`, `file:///DIR` and `s3://BUCKET[/PREFIX]`;
+ * (fencing_objects_open): `memory:`, `file:///DIR`, `s3://BUCKET[/PREFIX]` and
+ * `az://CONTAINER[/PREFIX]`;
  * see docs/objects.md.
  */
 
@@ -1330,8 +1331,9 @@ void fencing_watch_free(struct fencing_watch *watch);
 /**
  * Opens the objects `url` names and writes a new handle to `*out`:
  * `memory:` (this handle's own, empty), `file:///DIR` (files under the
- * existing directory DIR) or `s3://BUCKET[/PREFIX]` (credentials, region
- * and endpoint from the `AWS_*` variables; docs/objects.md). A bad URL is
+ * existing directory DIR), `s3://BUCKET[/PREFIX]` (credentials, region
+ * and endpoint from the `AWS_*` variables) or `az://CONTAINER[/PREFIX]`
+ * (from the `AZURE_*` variables; docs/objects.md). A bad URL is
  * INVALID_ARGUMENT; a directory that does not exist is BACKEND.
  */
 fencing_status fencing_objects_open(const char *url, struct fencing_objects **out);

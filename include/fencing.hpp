@@ -30,7 +30,8 @@
 // the lease after each change, or nullopt when nothing changed in time.
 //
 // Fenced objects (docs/objects.md): fencing::Objects::open("file:///srv/out")
-// (or memory:, s3://BUCKET[/PREFIX]) has put, remove and get as the store
+// (or memory:, s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX]) has put, remove
+// and get as the store
 // has them, with an object path in place of the scope and key; each path
 // keeps its own fence.
 #ifndef FENCING_HPP
@@ -999,7 +1000,8 @@ class Store {
 class Objects {
  public:
   /// `memory:` (this handle's own, empty), `file:///DIR` (an existing
-  /// directory) or `s3://BUCKET[/PREFIX]` (the AWS_* variables).
+  /// directory), `s3://BUCKET[/PREFIX]` (the AWS_* variables) or
+  /// `az://CONTAINER[/PREFIX]` (the AZURE_* variables).
   static Result<Objects> open(std::string_view url) {
     auto u = detail::c_string(url);
     if (!u) return detail::invalid_argument("url contains a NUL byte");

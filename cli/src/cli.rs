@@ -92,7 +92,7 @@ pub enum Command {
     /// Drop the state of a scope with no live lease and no entries
     Retire(ScopeArg),
     /// Fenced objects and files: put, get or delete the object at URL (file:///ABS/PATH, kept in
-    /// /ABS/PATH.fenced/ beside where a plain reader looks, or s3://BUCKET/KEY). URL is an
+    /// /ABS/PATH.fenced/ beside where a plain reader looks, s3://BUCKET/KEY or az://CONTAINER/BLOB). URL is an
     /// argument: --url and --url-file name the lease store, which `object` does not use
     Object(ObjectArgs),
     /// The failover step, explicit (a PostgreSQL store takes it by itself on a promoted standby):
@@ -492,7 +492,9 @@ of the store file:/// (the absolute path without its leading slash, taken as wri
 percent-decoding), kept in the folder /ABS/PATH/TO/OBJECT.fenced/ (docs/objects.md, \"Layout\"). \
 No segment of the path may be empty, . or .., or end in .fenced, and it has no trailing /. \
 s3://BUCKET/KEY[?OPTIONS] is the object KEY of the store s3://BUCKET[?OPTIONS], with \
-credentials from the AWS_* variables (OPTIONS: endpoint=URL, region=R, allow_http=true). \
+credentials from the AWS_* variables (OPTIONS: endpoint=URL, region=R, allow_http=true); \
+az://CONTAINER/BLOB[?OPTIONS] is the object BLOB of the store az://CONTAINER[?OPTIONS], with the \
+account from the AZURE_* variables (OPTIONS: endpoint=URL, allow_http=true). \
 Anything else (memory:, a relative file://DIR/...) is INVALID_ARGUMENT (17). The global \
 --url and --url-file (and $FENCING_URL, $FENCING_URL_FILE) name the lease store, which `object` \
 does not read.";
@@ -520,7 +522,7 @@ pub enum ObjectCommand {
 
 #[derive(Args, Debug)]
 pub struct ObjectUrlArg {
-    /// The object's whole location: file:///ABS/PATH/TO/OBJECT or s3://BUCKET/KEY
+    /// The object's whole location: file:///ABS/PATH/TO/OBJECT, s3://BUCKET/KEY or az://CONTAINER/BLOB
     #[arg(value_name = "URL")]
     pub url: OsString,
 }

@@ -10,7 +10,8 @@ use crate::output;
 use crate::verbs::{self, emit, line, text, without_password, Out};
 
 /// The URL forms `fencing object` accepts, as its messages name them.
-pub const ACCEPTED: &str = "file:///ABS/PATH/TO/OBJECT or s3://BUCKET/KEY[?OPTIONS]";
+pub const ACCEPTED: &str =
+    "file:///ABS/PATH/TO/OBJECT, s3://BUCKET/KEY[?OPTIONS] or az://CONTAINER/BLOB[?OPTIONS]";
 
 /// An object's whole location, split: the store URL the core opens, and the
 /// object's path in that store.
@@ -27,7 +28,9 @@ pub struct Location {
 /// `INVALID_ARGUMENT`. The path's own rules (no empty, `.` or `..` segment,
 /// no segment ending in `.fenced`) are the core's, checked when it is used.
 /// `s3://BUCKET/KEY[?OPTIONS]` is the object `KEY` of the store
-/// `s3://BUCKET[?OPTIONS]` (credentials from the `AWS_*` variables).
+/// `s3://BUCKET[?OPTIONS]` (credentials from the `AWS_*` variables), and
+/// `az://CONTAINER/BLOB[?OPTIONS]` the object `BLOB` of the store
+/// `az://CONTAINER[?OPTIONS]` (from the `AZURE_*` variables).
 pub fn split_url(url: &str) -> Result<Location, Failure> {
     let refuse = |why: &str| {
         Failure::invalid(format!(
@@ -49,7 +52,13 @@ pub fn split_url(url: &str) -> Result<Location, Failure> {
             path: path.to_owned(),
         });
     }
-    if let Some(rest) = url.strip_prefix("s3://") {
+    for (scheme, names) in [
+        ("s3://", "an S3 URL names a bucket and a key"),
+        ("az://", "an Azure URL names a container and a blob"),
+    ] {
+        let Some(rest) = url.strip_prefix(scheme) else {
+            continue;
+        };
         let (location, query) = match rest.split_once('?') {
             Some((location, query)) => (location, format!("?{query}")),
             None => (rest, String::new()),
@@ -58,10 +67,10 @@ pub fn split_url(url: &str) -> Result<Location, Failure> {
             .split_once('/')
             .filter(|(b, k)| !b.is_empty() && !k.is_empty())
         else {
-            return Err(refuse("an S3 URL names a bucket and a key"));
+            return Err(refuse(names));
         };
         return Ok(Location {
-            store: format!("s3://{bucket}{query}"),
+            store: format!("{scheme}{bucket}{query}"),
             path: key.to_owned(),
         });
     }
@@ -173,6 +182,9 @@ mod tests {
             "s3://bucket",
             "s3://bucket/",
             "s3:///key",
+            "az://container",
+            "az://container/",
+            "az:///blob",
         ] {
             refused(url);
         }
@@ -185,6 +197,11 @@ mod tests {
         assert_eq!(at.store, "s3://b?endpoint=http://127.0.0.1:9000");
         assert_eq!(at.path, "reports/7.csv");
         assert_eq!(split_url("s3://b/k").unwrap().store, "s3://b");
+        let at = split_url("az://c/reports/7.csv?allow_http=true").unwrap();
+        assert_eq!(
+            (at.store.as_str(), at.path.as_str()),
+            ("az://c?allow_http=true", "reports/7.csv")
+        );
     }
 
     #[test]

@@ -463,16 +463,43 @@ fn the_man_page_has_a_section_for_each_object_verb() {
 /// skipped without one, unless `FENCING_REQUIRE_S3=1`.
 #[test]
 fn put_get_and_a_stale_put_on_s3() {
-    let Ok(bucket) = std::env::var("FENCING_TEST_S3_BUCKET") else {
+    put_get_and_a_stale_put_in_the_cloud(
+        "s3",
+        "FENCING_TEST_S3_BUCKET",
+        "FENCING_REQUIRE_S3",
+        ("AWS_SECRET_ACCESS_KEY", "not-the-secret"),
+    );
+}
+
+/// The same on Azurite (`scripts/azure-server run`: `FENCING_TEST_AZ_CONTAINER`
+/// and the `AZURE_*` variables).
+#[test]
+fn put_get_and_a_stale_put_on_azure() {
+    put_get_and_a_stale_put_in_the_cloud(
+        "az",
+        "FENCING_TEST_AZ_CONTAINER",
+        "FENCING_REQUIRE_AZ",
+        // A key of the right form that is not the account's.
+        ("AZURE_STORAGE_ACCOUNT_KEY", "bm90LXRoZS1rZXk="),
+    );
+}
+
+fn put_get_and_a_stale_put_in_the_cloud(
+    scheme: &str,
+    names: &str,
+    required: &str,
+    wrong_secret: (&str, &str),
+) {
+    let Ok(bucket) = std::env::var(names) else {
         assert_ne!(
-            std::env::var("FENCING_REQUIRE_S3").as_deref(),
+            std::env::var(required).as_deref(),
             Ok("1"),
-            "no S3 server"
+            "no {scheme}:// server"
         );
         return;
     };
     let env = Env::new();
-    let url = format!("s3://{bucket}/cli-{}/report.csv", std::process::id());
+    let url = format!("{scheme}://{bucket}/cli-{}/report.csv", std::process::id());
     let out = env.run(["object", "put", &url, "--token", "7", "--value", "seven"]);
     assert_eq!(
         (out.code, out.text().as_str()),
@@ -489,14 +516,15 @@ fn put_get_and_a_stale_put_on_s3() {
     );
 
     // What goes wrong most often, each with what to check.
-    let missing = env.run(["object", "get", &format!("s3://no-such-{bucket}/k")]);
+    let missing = env.run(["object", "get", &format!("{scheme}://no-such-{bucket}/k")]);
     assert_eq!(missing.code, 19, "{missing:?}");
     assert!(
-        missing.stderr.contains("check that the bucket"),
+        missing.stderr.contains("check that the bucket")
+            || missing.stderr.contains("check that the container"),
         "{missing:?}"
     );
     let mut wrong = env.cmd(["object", "put", &url, "--token", "8", "--value", "x"]);
-    wrong.env("AWS_SECRET_ACCESS_KEY", "not-the-secret");
+    wrong.env(wrong_secret.0, wrong_secret.1);
     let wrong = run(wrong, None);
     assert_eq!(wrong.code, 19, "{wrong:?}");
     assert!(wrong.stderr.contains("check the credentials"), "{wrong:?}");

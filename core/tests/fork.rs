@@ -99,6 +99,14 @@ fn a_store_opened_before_fork_works_in_the_children_and_the_parent() {
             let prefix = fresh_schema("fork");
             objects_opened_before_fork_work_in_the_child(&format!("s3://{bucket}/{prefix}"), true);
         }
+        #[cfg(feature = "azure")]
+        if let Ok(container) = std::env::var("FENCING_TEST_AZ_CONTAINER") {
+            let prefix = fresh_schema("fork");
+            objects_opened_before_fork_work_in_the_child(
+                &format!("az://{container}/{prefix}"),
+                true,
+            );
+        }
     }
 }
 

@@ -22,37 +22,74 @@ fn each_store(test: impl Fn(&Objects, &str)) {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("file://{}", dir.path().display());
     test(&Objects::open(&url).unwrap(), &url);
-    if let Some(url) = s3_url("rules") {
+    for url in [s3_url("rules"), az_url("rules")].into_iter().flatten() {
         test(&Objects::open(&url).unwrap(), &url);
     }
 }
 
-/// A fresh prefix in the test bucket of a real S3 server
-/// (`scripts/s3-server run`, which sets `FENCING_TEST_S3_BUCKET` and the
-/// `AWS_*` variables), or `None` to skip; with `FENCING_REQUIRE_S3=1` (CI) a
-/// missing server fails the test instead.
-#[cfg(feature = "s3")]
-fn s3_url(tag: &str) -> Option<String> {
-    match std::env::var("FENCING_TEST_S3_BUCKET") {
-        Ok(bucket) if !bucket.is_empty() => Some(format!("s3://{bucket}/{}", fresh_schema(tag))),
-        _ if std::env::var("FENCING_REQUIRE_S3").as_deref() == Ok("1") => {
-            panic!("FENCING_REQUIRE_S3=1 but FENCING_TEST_S3_BUCKET is not set")
+/// A cloud store the tests run on when its server runs.
+struct Cloud {
+    name: &'static str,
+    /// Names the bucket or container (set by the server's script).
+    var: &'static str,
+    /// `1` (CI): a missing server fails the tests instead of skipping.
+    require: &'static str,
+    scheme: &'static str,
+    script: &'static str,
+    built: bool,
+}
+
+const S3: Cloud = Cloud {
+    name: "S3",
+    var: "FENCING_TEST_S3_BUCKET",
+    require: "FENCING_REQUIRE_S3",
+    scheme: "s3",
+    script: "scripts/s3-server",
+    built: cfg!(feature = "s3"),
+};
+
+const AZURE: Cloud = Cloud {
+    name: "Azure",
+    var: "FENCING_TEST_AZ_CONTAINER",
+    require: "FENCING_REQUIRE_AZ",
+    scheme: "az",
+    script: "scripts/azure-server",
+    built: cfg!(feature = "azure"),
+};
+
+/// A fresh prefix in the test bucket (container) of a real server
+/// (`scripts/s3-server run`, `scripts/azure-server run`, which set the
+/// variable and the `AWS_*` or `AZURE_*` ones), or `None` to skip; with
+/// the cloud's `FENCING_REQUIRE_*=1` (CI) a missing server fails instead.
+fn cloud_url(cloud: &Cloud, tag: &str) -> Option<String> {
+    let required = std::env::var(cloud.require).as_deref() == Ok("1");
+    assert!(
+        cloud.built || !required,
+        "{}=1 but these tests were built without the {} feature",
+        cloud.require,
+        cloud.scheme
+    );
+    match std::env::var(cloud.var) {
+        Ok(name) if cloud.built && !name.is_empty() => {
+            Some(format!("{}://{name}/{}", cloud.scheme, fresh_schema(tag)))
         }
+        _ if required => panic!("{}=1 but {} is not set", cloud.require, cloud.var),
         _ => {
-            eprintln!("skipped on S3: no server (run under `scripts/s3-server run -- ...`)");
+            eprintln!(
+                "skipped on {}: no server (run under `{} run -- ...`)",
+                cloud.name, cloud.script
+            );
             None
         }
     }
 }
 
-#[cfg(not(feature = "s3"))]
-fn s3_url(_: &str) -> Option<String> {
-    assert_ne!(
-        std::env::var("FENCING_REQUIRE_S3").as_deref(),
-        Ok("1"),
-        "FENCING_REQUIRE_S3=1 but these tests were built without the s3 feature"
-    );
-    None
+fn s3_url(tag: &str) -> Option<String> {
+    cloud_url(&S3, tag)
+}
+
+fn az_url(tag: &str) -> Option<String> {
+    cloud_url(&AZURE, tag)
 }
 
 #[test]
@@ -239,10 +276,21 @@ fn a_file_store_keeps_a_bounded_number_of_files_and_plain_readers_find_the_bytes
 /// (`DeleteObjects`): what a plain client lists stays small.
 #[test]
 fn an_s3_store_keeps_a_bounded_number_of_objects() {
-    let Some(url) = s3_url("bounded") else {
-        return;
-    };
-    let o = Objects::open(&url).unwrap();
+    if let Some(url) = s3_url("bounded") {
+        a_cloud_store_keeps_a_bounded_number_of_objects(&url);
+    }
+}
+
+/// On Azure a collection deletes in one batch request.
+#[test]
+fn an_azure_store_keeps_a_bounded_number_of_objects() {
+    if let Some(url) = az_url("bounded") {
+        a_cloud_store_keeps_a_bounded_number_of_objects(&url);
+    }
+}
+
+fn a_cloud_store_keeps_a_bounded_number_of_objects(url: &str) {
+    let o = Objects::open(url).unwrap();
     for i in 1..=40u64 {
         o.put(
             "out/data.bin",
@@ -369,6 +417,13 @@ fn racing_writers_with_shuffled_tokens_never_go_back() {
 #[test]
 fn racing_writers_on_s3_never_go_back() {
     if let Some(url) = s3_url("race") {
+        racing_writers(&url);
+    }
+}
+
+#[test]
+fn racing_writers_on_azure_never_go_back() {
+    if let Some(url) = az_url("race") {
         racing_writers(&url);
     }
 }
@@ -580,6 +635,14 @@ fn writers_killed_at_random_points_on_s3_leave_nothing_stale_current() {
     // A write to the gateway takes tens of milliseconds: kills ten times
     // further apart, so that writers get as far as on local files.
     if let Some(url) = s3_url("killed") {
+        killed_writers(&url, 50);
+    }
+}
+
+#[test]
+#[cfg(unix)]
+fn writers_killed_at_random_points_on_azure_leave_nothing_stale_current() {
+    if let Some(url) = az_url("killed") {
         killed_writers(&url, 50);
     }
 }

@@ -456,6 +456,32 @@ fn s3_urls_are_checked_at_open_and_never_echo_a_secret() {
     }
 }
 
+/// The same for an Azure URL; its credentials come only from `AZURE_*`.
+#[cfg(feature = "azure")]
+#[test]
+fn azure_urls_are_checked_at_open_and_never_echo_a_secret() {
+    for (url, says) in [
+        ("az://account:hunter2@container/k", "container name"),
+        ("az://container/k?access_key=hunter2", "unknown option"),
+        ("az://container/k?region=us", "unknown option"),
+        (
+            "az://container?endpoint=http://127.0.0.1:9/hunter2",
+            "allow_http=true",
+        ),
+        ("az://container?endpoint=", "empty or given twice"),
+        ("az://container?allow_http=maybe", "true or false"),
+        ("az://Container/k", "container name"),
+        ("az://a--b/k", "container name"),
+        ("az://container//k", "plain relative path"),
+    ] {
+        let err = Objects::open(url).err().unwrap();
+        assert_eq!(err.code(), ErrorCode::InvalidArgument, "{url}: {err}");
+        let text = err.to_string();
+        assert!(text.contains(says), "{url}: {text}");
+        assert!(!text.contains("hunter2"), "{url}: {text}");
+    }
+}
+
 /// What a handle remembers (docs/semantics.md, "Fenced objects", "A
 /// handle's memory"): a holder writing its object again reads no claim and
 /// sends its bytes beside the listing; a reader reading an unchanged object

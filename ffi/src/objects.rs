@@ -21,8 +21,9 @@ pub struct fencing_objects {
 
 /// Opens the objects `url` names and writes a new handle to `*out`:
 /// `memory:` (this handle's own, empty), `file:///DIR` (files under the
-/// existing directory DIR) or `s3://BUCKET[/PREFIX]` (credentials, region
-/// and endpoint from the `AWS_*` variables; docs/objects.md). A bad URL is
+/// existing directory DIR), `s3://BUCKET[/PREFIX]` (credentials, region
+/// and endpoint from the `AWS_*` variables) or `az://CONTAINER[/PREFIX]`
+/// (from the `AZURE_*` variables; docs/objects.md). A bad URL is
 /// INVALID_ARGUMENT; a directory that does not exist is BACKEND.
 #[unsafe(no_mangle)]
 pub extern "C" fn fencing_objects_open(

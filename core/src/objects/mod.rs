@@ -20,6 +20,10 @@
 //! ```
 
 pub mod aio;
+#[cfg(feature = "azure")]
+mod azure;
+#[cfg(any(feature = "s3", feature = "azure"))]
+mod cloud;
 mod layout;
 #[cfg(feature = "s3")]
 mod s3;
@@ -69,7 +73,8 @@ struct Running {
 
 impl Objects {
     /// Opens `memory:` (this handle's own, empty), `file:///DIR` (an
-    /// existing directory) or `s3://BUCKET[/PREFIX]` (docs/objects.md).
+    /// existing directory), `s3://BUCKET[/PREFIX]` or
+    /// `az://CONTAINER[/PREFIX]` (docs/objects.md).
     pub fn open(url: &str) -> Result<Objects> {
         let inner = aio::Objects::open(url)?;
         Ok(Objects {
@@ -279,8 +284,19 @@ fn open_url(url: &str) -> Result<Opened> {
             ));
         }
     }
+    if let Some(rest) = url.strip_prefix("az://") {
+        #[cfg(feature = "azure")]
+        return azure::open(rest);
+        #[cfg(not(feature = "azure"))]
+        {
+            let _ = rest;
+            return Err(Error::invalid(
+                "az: support for Azure is not compiled in: enable the `azure` feature of the fencing crate",
+            ));
+        }
+    }
     Err(Error::invalid(format!(
-        "objects URL {:?}: expected memory:, file:///DIR or s3://BUCKET[/PREFIX]",
+        "objects URL {:?}: expected memory:, file:///DIR, s3://BUCKET[/PREFIX] or az://CONTAINER[/PREFIX]",
         crate::url::without_password(url)
     )))
 }
@@ -333,18 +349,24 @@ fn backend_error(what: &str, e: object_store::Error) -> Error {
     let (kind, fix) = match &e {
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => (
             BackendErrorKind::Refused,
-            "check the credentials (for S3: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY) and \
-             their right to read and write here",
+            "check the credentials (for S3: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY; for \
+             Azure: AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY) and their right to \
+             read and write here",
         ),
         E::NotSupported { .. } | E::NotImplemented { .. } => (
             BackendErrorKind::Refused,
             "this store cannot do what fencing needs",
         ),
         // Where nothing may be missing but the bucket or directory itself
-        // (S3 says so in its answer, which object_store passes on as text).
+        // (S3 and Azure say so in their answers, which object_store passes
+        // on as text).
         _ if e.to_string().contains("NoSuchBucket") => (
             BackendErrorKind::Unreachable,
             "check that the bucket exists",
+        ),
+        _ if e.to_string().contains("ContainerNotFound") => (
+            BackendErrorKind::Unreachable,
+            "check that the container exists",
         ),
         E::NotFound { .. } => (
             BackendErrorKind::Unreachable,

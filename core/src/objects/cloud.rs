@@ -1,0 +1,199 @@
+//! What the cloud stores' clients share (`s3://`, `az://`): the URL's
+//! options, read one way, and the HTTP client they send requests through.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::client::{HttpClient, HttpConnector};
+use object_store::{ClientConfigKey, ClientOptions};
+
+use crate::error::{Error, Result};
+
+/// A cloud URL split: its location (shown in messages) and its options,
+/// each one of `known`, not empty and given once. Messages show the URL's
+/// scheme and location, never an option's value.
+pub(super) struct CloudUrl<'a> {
+    pub location: &'a str,
+    pub options: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> CloudUrl<'a> {
+    pub(super) fn parse(
+        rest: &'a str,
+        shown: impl Fn(&str) -> String,
+        known: &[&str],
+    ) -> Result<CloudUrl<'a>> {
+        let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let bad = |why: String| Error::invalid(format!("objects URL {:?}: {why}", shown(location)));
+        let mut options: Vec<(&str, &str)> = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if !known.contains(&key) {
+                return Err(bad(format!(
+                    "an unknown option: the options are {}",
+                    known.join(", ")
+                )));
+            }
+            if value.is_empty() || options.iter().any(|(k, _)| *k == key) {
+                return Err(bad(format!("option {key} is empty or given twice")));
+            }
+            options.push((key, value));
+        }
+        let url = CloudUrl { location, options };
+        if url
+            .option("endpoint")
+            .is_some_and(|e| e.starts_with("http://"))
+            && url.option("allow_http") != Some("true")
+        {
+            return Err(bad("an http:// endpoint needs allow_http=true".into()));
+        }
+        if url
+            .option("allow_http")
+            .is_some_and(|v| !["true", "false"].contains(&v))
+        {
+            return Err(bad("allow_http is true or false".into()));
+        }
+        Ok(url)
+    }
+
+    pub(super) fn option(&self, key: &str) -> Option<&'a str> {
+        self.options
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// The HTTP client: reqwest over rustls with *ring*, as the PostgreSQL
+/// backend's TLS (one crypto library in the build), trusting the system's
+/// certificates (or those `SSL_CERT_FILE` and `SSL_CERT_DIR` name). Of the
+/// client options `object_store` reads from `AWS_*`, it takes `allow_http`,
+/// the timeouts, the user agent and the proxy URL and exclusions; it never
+/// skips certificate checks.
+#[derive(Debug)]
+pub(super) struct Connector {
+    /// The store's name in messages (`S3`, `Azure`).
+    pub store: &'static str,
+}
+
+impl HttpConnector for Connector {
+    fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
+        let failed = |e: Box<dyn std::error::Error + Send + Sync>| object_store::Error::Generic {
+            store: self.store,
+            source: e,
+        };
+        let found = rustls_native_certs::load_native_certs();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add_parsable_certificates(found.certs);
+        if roots.is_empty() {
+            let why = found
+                .errors
+                .first()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            return Err(failed(
+                format!(
+                    "no CA certificates in the system's trust store{why} (install \
+                     ca-certificates, or name a file in SSL_CERT_FILE)"
+                )
+                .into(),
+            ));
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| failed(Box::new(e)))?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let option = |key| options.get_config_value(&key);
+        let or = |key, default| option(key).and_then(|v| duration(&v)).unwrap_or(default);
+        // Bounds on silence, not on transfers, unless a timeout is set: a
+        // server that stops answering fails the request, which object_store
+        // then retries.
+        let mut client =
+            reqwest::Client::builder()
+                .tls_backend_preconfigured(tls)
+                .https_only(!option(ClientConfigKey::AllowHttp).is_some_and(|v| truthy(&v)))
+                .connect_timeout(or(ClientConfigKey::ConnectTimeout, Duration::from_secs(10)))
+                .read_timeout(or(ClientConfigKey::ReadTimeout, Duration::from_secs(30)))
+                .user_agent(option(ClientConfigKey::UserAgent).unwrap_or_else(|| {
+                    format!("fencing/{} object_store", env!("CARGO_PKG_VERSION"))
+                }));
+        if let Some(total) = option(ClientConfigKey::Timeout).and_then(|v| duration(&v)) {
+            client = client.timeout(total);
+        }
+        if let Some(url) = option(ClientConfigKey::ProxyUrl) {
+            let excludes = option(ClientConfigKey::ProxyExcludes);
+            let proxy = reqwest::Proxy::all(url.as_str())
+                .map_err(|e| failed(Box::new(e)))?
+                .no_proxy(excludes.as_deref().and_then(reqwest::NoProxy::from_string));
+            client = client.proxy(proxy);
+        }
+        Ok(HttpClient::new(
+            client.build().map_err(|e| failed(Box::new(e)))?,
+        ))
+    }
+}
+
+/// object_store's reading of a yes.
+fn truthy(value: &str) -> bool {
+    ["1", "true", "on", "yes", "y"].contains(&value.to_ascii_lowercase().as_str())
+}
+
+/// A duration as object_store writes one (`1s`, `500ms`, `1m 30s`).
+fn duration(text: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    for part in text.split_whitespace() {
+        let at = part.find(|c: char| !c.is_ascii_digit())?;
+        let n: u64 = part[..at].parse().ok()?;
+        total += match &part[at..] {
+            "ms" => Duration::from_millis(n),
+            "s" => Duration::from_secs(n),
+            "m" | "min" => Duration::from_secs(n * 60),
+            "h" => Duration::from_secs(n * 3600),
+            _ => return None,
+        };
+    }
+    (total > Duration::ZERO).then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(rest: &str) -> Result<CloudUrl<'_>> {
+        CloudUrl::parse(
+            rest,
+            |l| format!("s3://{l}"),
+            &["endpoint", "region", "allow_http"],
+        )
+    }
+
+    #[test]
+    fn options_are_known_set_once_and_never_shown() {
+        let url = parse("b/p?region=r&endpoint=https://e").unwrap();
+        assert_eq!((url.location, url.option("region")), ("b/p", Some("r")));
+        assert_eq!(url.option("allow_http"), None);
+        for bad in [
+            "b?key=secret",
+            "b?region=",
+            "b?region=a&region=b",
+            "b?endpoint=http://e",
+            "b?endpoint=http://e&allow_http=yes",
+        ] {
+            let message = parse(bad).err().unwrap().to_string();
+            assert!(message.contains("\"s3://b\""), "{message}");
+            assert!(!message.contains("secret"), "{message}");
+        }
+        assert!(parse("b?endpoint=http://e&allow_http=true").is_ok());
+    }
+
+    #[test]
+    fn durations_and_yeses_as_object_store_writes_them() {
+        assert_eq!(duration("1s"), Some(Duration::from_secs(1)));
+        assert_eq!(duration("1m 30s"), Some(Duration::from_secs(90)));
+        assert_eq!(duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(duration("soon"), None);
+        assert!(truthy("YES") && truthy("1") && !truthy("false") && !truthy(""));
+    }
+}
