@@ -266,9 +266,10 @@ export declare class Store {
 
 /**
  * Opens fenced objects (docs/objects.md): `memory:` (this handle's own, in
- * memory), `file:///DIR` (an existing directory) or `s3://BUCKET[/PREFIX]`
+ * memory), `file:///DIR` (an existing directory), `s3://BUCKET[/PREFIX]`
  * (credentials, region and endpoint from the `AWS_*` variables; options
- * `?endpoint=URL&region=R&allow_http=true`).
+ * `?endpoint=URL&region=R&allow_http=true`) or `az://CONTAINER[/PREFIX]`
+ * (from the `AZURE_*` variables; options `?endpoint=URL&allow_http=true`).
  */
 export declare function openObjects(url: string): Promise<Objects>
 

@@ -433,8 +433,9 @@ export declare function migrate(url: string): Promise<void>
 export declare function open(url: string): Promise<NativeStore>
 
 /**
- * Opens the fenced objects a URL names: `memory:`, `file:///DIR` or
- * `s3://BUCKET[/PREFIX]` (docs/objects.md). Resolves to a native handle.
+ * Opens the fenced objects a URL names: `memory:`, `file:///DIR`,
+ * `s3://BUCKET[/PREFIX]` or `az://CONTAINER[/PREFIX]` (docs/objects.md).
+ * Resolves to a native handle.
  */
 export declare function openObjects(url: string): Promise<NativeObjects>
 

@@ -25,8 +25,9 @@ pub struct NativeObjects {
     objects: Mutex<Option<Objects>>,
 }
 
-/// Opens the fenced objects a URL names: `memory:`, `file:///DIR` or
-/// `s3://BUCKET[/PREFIX]` (docs/objects.md). Resolves to a native handle.
+/// Opens the fenced objects a URL names: `memory:`, `file:///DIR`,
+/// `s3://BUCKET[/PREFIX]` or `az://CONTAINER[/PREFIX]` (docs/objects.md).
+/// Resolves to a native handle.
 #[napi(
     catch_unwind,
     ts_args_type = "url: string",
@@ -37,7 +38,7 @@ pub fn open_objects<'env>(
     url: Unknown,
 ) -> napi::Result<PromiseRaw<'env, NativeObjects>> {
     let url = convert::text(env, url, "url").map_err(|f| f.into_napi(env))?;
-    // A file:// URL reads its directory, an s3:// one the certificates.
+    // A file:// URL reads its directory, an s3:// or az:// one the certificates.
     run::settle(
         env,
         false,

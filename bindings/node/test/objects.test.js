@@ -1,7 +1,8 @@
 'use strict'
 // Fenced objects (docs/objects.md) through the package: the paused holder
 // refused on file:/// and, with $FENCING_TEST_S3_BUCKET (scripts/s3-server
-// run), on S3; reads, deletes, bad input that changes nothing, close. The
+// run), on S3, with $FENCING_TEST_AZ_CONTAINER (scripts/azure-server run), on
+// Azure; reads, deletes, bad input that changes nothing, close. The
 // rules are the core's (its own tests, and the shared object_* scenarios);
 // these check that the face carries them.
 
@@ -262,24 +263,30 @@ describe('the handle', () => {
 })
 
 /**
- * The test bucket of a real S3 server (`scripts/s3-server run`), or null
- * after registering a test that stands for it: skipped, or failed under
- * FENCING_REQUIRE_S3=1 (CI).
+ * The test bucket (container) of a real S3 or Azure server
+ * (`scripts/s3-server run`, `scripts/azure-server run`), or null after
+ * registering a test that stands for it: skipped, or failed under the
+ * cloud's FENCING_REQUIRE_*=1 (CI).
  */
-function s3BucketOrSkip() {
-  const bucket = process.env.FENCING_TEST_S3_BUCKET ?? ''
-  if (bucket !== '') return bucket
-  const required = process.env.FENCING_REQUIRE_S3 === '1'
-  test('S3 server', { skip: !required && 'no S3 server: run the tests under `scripts/s3-server run -- ...`' }, () => {
-    throw new Error('FENCING_REQUIRE_S3=1 but FENCING_TEST_S3_BUCKET is not set: run under scripts/s3-server run')
+function cloudOrSkip(scheme, variable, required, script) {
+  const name = process.env[variable] ?? ''
+  if (name !== '') return name
+  const must = process.env[required] === '1'
+  test(`${scheme}:// server`, { skip: !must && `no ${scheme}:// server: run the tests under \`${script} run -- ...\`` }, () => {
+    throw new Error(`${required}=1 but ${variable} is not set: run under ${script} run`)
   })
   return null
 }
 
-describe('s3://', () => {
-  const bucket = s3BucketOrSkip()
-  if (bucket === null) return
-  test('a paused holder is refused, and the newer write stays', async () => {
-    await staleHolderIsRefused(`s3://${bucket}/node-${process.pid}-${Date.now()}`)
+for (const [scheme, variable, required, script] of [
+  ['s3', 'FENCING_TEST_S3_BUCKET', 'FENCING_REQUIRE_S3', 'scripts/s3-server'],
+  ['az', 'FENCING_TEST_AZ_CONTAINER', 'FENCING_REQUIRE_AZ', 'scripts/azure-server']
+]) {
+  describe(`${scheme}://`, () => {
+    const name = cloudOrSkip(scheme, variable, required, script)
+    if (name === null) return
+    test('a paused holder is refused, and the newer write stays', async () => {
+      await staleHolderIsRefused(`${scheme}://${name}/node-${process.pid}-${Date.now()}`)
+    })
   })
-})
+}

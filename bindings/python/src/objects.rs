@@ -18,7 +18,9 @@ type Core = fencing::objects::Objects;
 /// - ``memory:``: this handle's own, in memory (tests, examples);
 /// - ``file:///DIR``: files under the existing directory ``DIR``;
 /// - ``s3://BUCKET[/PREFIX]``: S3 and compatible servers, configured by the
-///   ``AWS_*`` variables (and ``?endpoint=URL&region=R&allow_http=true``).
+///   ``AWS_*`` variables (and ``?endpoint=URL&region=R&allow_http=true``);
+/// - ``az://CONTAINER[/PREFIX]``: Azure Blob Storage, configured by the
+///   ``AZURE_*`` variables (and ``?endpoint=URL&allow_http=true``).
 ///
 /// Each object path remembers the greatest token accepted for it, and a
 /// write with a smaller one raises StaleTokenError, as ``Store.put`` does
@@ -33,7 +35,8 @@ pub struct Objects {
 }
 
 /// Opens the fenced objects a URL names (``memory:``, ``file:///DIR``,
-/// ``s3://BUCKET[/PREFIX]``); the same as ``Objects(url)``.
+/// ``s3://BUCKET[/PREFIX]``, ``az://CONTAINER[/PREFIX]``); the same as
+/// ``Objects(url)``.
 #[pyfunction]
 pub fn open_objects(py: Python<'_>, url: &Bound<'_, PyAny>) -> PyResult<Objects> {
     Objects::new(py, url)

@@ -1,6 +1,7 @@
 """Fenced objects (docs/objects.md): ``fencing.open_objects`` and
 ``fencing.aio.open_objects`` on ``memory:``, on ``file:///`` a fresh
-directory, and on S3 when ``FENCING_TEST_S3_BUCKET`` names a bucket
+directory, and on S3 when ``FENCING_TEST_S3_BUCKET`` names a bucket (on Azure when
+``FENCING_TEST_AZ_CONTAINER`` names a container)
 (``scripts/s3-server run -- ...``; skipped without one, failed when
 ``FENCING_REQUIRE_S3=1``, as in CI)."""
 
@@ -30,19 +31,25 @@ def file_url(tmp_path: pathlib.Path) -> str:
     return f"file://{root}"
 
 
-@pytest.fixture
-def s3_url() -> str:
-    """A fresh prefix in the test bucket of a real S3 server."""
-    bucket = os.environ.get("FENCING_TEST_S3_BUCKET", "")
-    if bucket:
-        return f"s3://{bucket}/py-{uuid.uuid4().hex}"
-    if os.environ.get("FENCING_REQUIRE_S3") == "1":
-        pytest.fail(
-            "FENCING_REQUIRE_S3=1 but FENCING_TEST_S3_BUCKET is not set: "
-            "run under scripts/s3-server run",
-            pytrace=False,
-        )
-    pytest.skip("no S3 server: run the tests under `scripts/s3-server run -- ...`")
+# Each cloud: the variable its server's script sets (the bucket or container),
+# the variable that makes a missing server a failure (CI), and the script.
+CLOUDS = {
+    "s3": ("FENCING_TEST_S3_BUCKET", "FENCING_REQUIRE_S3", "scripts/s3-server"),
+    "az": ("FENCING_TEST_AZ_CONTAINER", "FENCING_REQUIRE_AZ", "scripts/azure-server"),
+}
+
+
+@pytest.fixture(params=sorted(CLOUDS))
+def cloud_url(request: pytest.FixtureRequest) -> str:
+    """A fresh prefix in the test bucket (container) of a real S3 or Azure server."""
+    scheme = request.param
+    var, require, script = CLOUDS[scheme]
+    name = os.environ.get(var, "")
+    if name:
+        return f"{scheme}://{name}/py-{uuid.uuid4().hex}"
+    if os.environ.get(require) == "1":
+        pytest.fail(f"{require}=1 but {var} is not set: run under {script} run", pytrace=False)
+    pytest.skip(f"no {scheme}:// server: run the tests under `{script} run -- ...`")
 
 
 def stale_holder_sequence(url: str) -> None:
@@ -71,8 +78,8 @@ def test_a_stale_holder_is_refused_on_files(file_url: str) -> None:
     stale_holder_sequence(file_url)
 
 
-def test_a_stale_holder_is_refused_on_s3(s3_url: str) -> None:
-    stale_holder_sequence(s3_url)
+def test_a_stale_holder_is_refused_in_the_clouds(cloud_url: str) -> None:
+    stale_holder_sequence(cloud_url)
 
 
 @pytest.fixture(params=["memory", "file"])

@@ -67,7 +67,8 @@ def open(url: str) -> Store:
 
 def open_objects(url: str) -> Objects:
     """Opens the fenced objects a URL names (``memory:``, ``file:///DIR``,
-    ``s3://BUCKET[/PREFIX]``; docs/objects.md); the same as ``Objects(url)``."""
+    ``s3://BUCKET[/PREFIX]``, ``az://CONTAINER[/PREFIX]``; docs/objects.md); the same as
+    ``Objects(url)``."""
 
 def migrate(url: str) -> None:
     """Creates or upgrades the schema of the store a URL names, without
@@ -515,7 +516,8 @@ class Store:
 @final
 class Objects:
     """Fenced objects on the store a URL names (``memory:``, ``file:///DIR``,
-    ``s3://BUCKET[/PREFIX]``; docs/objects.md): each object path remembers the greatest token
+    ``s3://BUCKET[/PREFIX]``, ``az://CONTAINER[/PREFIX]``; docs/objects.md): each object path
+    remembers the greatest token
     accepted for it."""
 
     def __new__(cls, url: str) -> Self: ...

@@ -238,7 +238,8 @@ def open(url: str) -> Opening:
 
 def open_objects(url: str) -> ObjectsOpening:
     """Opens the fenced objects a URL names (``memory:``, ``file:///DIR``,
-    ``s3://BUCKET[/PREFIX]``; docs/objects.md) off the event loop:
+    ``s3://BUCKET[/PREFIX]``, ``az://CONTAINER[/PREFIX]``; docs/objects.md) off the
+    event loop:
     ``objects = await fencing.aio.open_objects(url)``, or
     ``async with fencing.aio.open_objects(url) as objects:`` to close it at
     the end."""
