@@ -43,6 +43,11 @@ pub fn wait_backoff(attempt: u32) -> Duration {
         .min(WAIT_BACKOFF_MAX)
 }
 
+/// How often a wait that its caller may give up (a dropped future, a cancel
+/// callback, a deadline of the caller's own) asks whether it did: what a
+/// give-up costs in latency, and a cancellable wait in wake-ups.
+pub const GIVE_UP_CHECK: Duration = Duration::from_millis(20);
+
 /// How often a keep-alive renews a lease of `ttl`: a third of it, so two
 /// renewals may fail before the lease runs out.
 pub fn renew_interval(ttl: Duration) -> Duration {

@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::backend::wakes::GIVE_UP_CHECK;
+use crate::defaults::GIVE_UP_CHECK;
 use crate::error::Result;
 use crate::events::{RecordedRejection, MAX_EVENTS_LIMIT};
 use crate::Store;

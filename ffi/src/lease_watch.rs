@@ -8,6 +8,7 @@ use std::ffi::c_char;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use fencing::defaults::GIVE_UP_CHECK;
 use fencing::{Holding, LeaseWatch};
 
 use crate::args;
@@ -81,10 +82,6 @@ impl fencing_watch {
         }
     }
 }
-
-/// How often a call waiting for its turn asks whether it gave up (as the
-/// core's waits do).
-const GIVE_UP_CHECK: Duration = Duration::from_millis(20);
 
 /// A scope's lease as a watch saw it (`fencing_watch_next`). Self-contained
 /// like `fencing_lease`: no pointer, nothing to free.

@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::defaults::GIVE_UP_CHECK;
+
 /// The waiters of one backend handle.
 pub(crate) struct Wakes {
     state: Mutex<State>,
@@ -298,9 +300,6 @@ impl Ticket {
         }
     }
 }
-
-/// How often a sleeping caller that may give up is asked whether it did.
-pub(crate) const GIVE_UP_CHECK: Duration = Duration::from_millis(20);
 
 impl Drop for Ticket {
     fn drop(&mut self) {
