@@ -528,5 +528,22 @@ fn put_get_and_a_stale_put_in_the_cloud(
     let wrong = run(wrong, None);
     assert_eq!(wrong.code, 19, "{wrong:?}");
     assert!(wrong.stderr.contains("check the credentials"), "{wrong:?}");
+    // A trust store with no certificate in it: refused before any request,
+    // with the fix named.
+    let empty = env.dir.path().join("no-certificates.pem");
+    std::fs::write(&empty, "").unwrap();
+    let mut untrusting = env.cmd(["object", "get", &url]);
+    untrusting
+        .env("SSL_CERT_FILE", &empty)
+        .env_remove("SSL_CERT_DIR");
+    let untrusting = run(untrusting, None);
+    assert_eq!(untrusting.code, 19, "{untrusting:?}");
+    assert!(
+        untrusting
+            .stderr
+            .contains("no CA certificates in the system's trust store")
+            && untrusting.stderr.contains("SSL_CERT_FILE"),
+        "{untrusting:?}"
+    );
     assert_eq!(env.run(["object", "get", &url]).stdout, b"seven");
 }

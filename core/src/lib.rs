@@ -37,6 +37,8 @@ mod rules;
 mod sqlite_check;
 mod sqlstate;
 mod store;
+#[cfg(any(feature = "postgres", feature = "s3", feature = "azure"))]
+mod system_roots;
 mod token;
 mod types;
 mod url;

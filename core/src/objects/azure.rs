@@ -39,7 +39,7 @@ pub(super) fn open(rest: &str) -> Result<Opened> {
     }
     let mut builder = MicrosoftAzureBuilder::from_env()
         .with_container_name(container)
-        .with_http_connector(Connector { store: "Azure" });
+        .with_http_connector(Connector::new("Azure")?);
     if let Some(endpoint) = url.option("endpoint") {
         builder = builder.with_endpoint(endpoint.to_owned());
     }

@@ -7,7 +7,8 @@ use std::time::Duration;
 use object_store::client::{HttpClient, HttpConnector};
 use object_store::{ClientConfigKey, ClientOptions};
 
-use crate::error::{Error, Result};
+use crate::error::{BackendErrorKind, Error, Result};
+use crate::system_roots::system_roots;
 
 /// A cloud URL split: its location (shown in messages) and its options,
 /// each one of `known`, not empty and given once. Messages show the URL's
@@ -73,7 +74,26 @@ impl<'a> CloudUrl<'a> {
 #[derive(Debug)]
 pub(super) struct Connector {
     /// The store's name in messages (`S3`, `Azure`).
-    pub store: &'static str,
+    store: &'static str,
+    roots: rustls::RootCertStore,
+}
+
+impl Connector {
+    /// With the system's trust store read now: none is `BACKEND` /
+    /// `refused` at open, as PostgreSQL's `sslrootcert=system` is, not a
+    /// fault of the URL.
+    pub(super) fn new(store: &'static str) -> Result<Connector> {
+        let roots = system_roots().map_err(|why| {
+            Error::backend(
+                BackendErrorKind::Refused,
+                format!(
+                    "objects: {store}: no CA certificates in the system's trust store{why} \
+                     (install ca-certificates, or name a file in SSL_CERT_FILE)"
+                ),
+            )
+        })?;
+        Ok(Connector { store, roots })
+    }
 }
 
 impl HttpConnector for Connector {
@@ -82,23 +102,7 @@ impl HttpConnector for Connector {
             store: self.store,
             source: e,
         };
-        let found = rustls_native_certs::load_native_certs();
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add_parsable_certificates(found.certs);
-        if roots.is_empty() {
-            let why = found
-                .errors
-                .first()
-                .map(|e| format!(": {e}"))
-                .unwrap_or_default();
-            return Err(failed(
-                format!(
-                    "no CA certificates in the system's trust store{why} (install \
-                     ca-certificates, or name a file in SSL_CERT_FILE)"
-                )
-                .into(),
-            ));
-        }
+        let roots = self.roots.clone();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()

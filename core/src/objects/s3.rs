@@ -40,7 +40,7 @@ pub(super) fn open(rest: &str) -> Result<Opened> {
     }
     let mut builder = AmazonS3Builder::from_env()
         .with_bucket_name(bucket)
-        .with_http_connector(Connector { store: "S3" });
+        .with_http_connector(Connector::new("S3")?);
     if let Some(endpoint) = url.option("endpoint") {
         // Over AWS_ENDPOINT_URL_S3 too, which object_store prefers.
         builder = builder

@@ -22,6 +22,7 @@ use tokio_postgres::config::{Host, SslMode as DriverMode};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{BackendErrorKind::Refused, Error, Result};
+use crate::system_roots::system_roots;
 use crate::url::{RootCert, SslMode, Tls};
 
 /// The driver's mode: it only negotiates (disable, prefer, require); the
@@ -93,20 +94,13 @@ fn root_store(root: &RootCert) -> Result<RootCertStore> {
             }
         }
         RootCert::System => {
-            let found = rustls_native_certs::load_native_certs();
             // Unparsable certificates in the store are skipped, as libpq's
             // OpenSSL does; an empty result is an error.
-            store.add_parsable_certificates(found.certs);
-            if store.is_empty() {
-                let why = found
-                    .errors
-                    .first()
-                    .map(|e| format!(": {e}"))
-                    .unwrap_or_default();
-                return Err(Error::backend(Refused, format!(
+            store = system_roots().map_err(|why| {
+                Error::backend(Refused, format!(
                     "postgres: sslrootcert=system: no CA certificates found in the system's trust store{why}"
-                )));
-            }
+                ))
+            })?;
         }
     }
     Ok(store)
