@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -348,13 +349,19 @@ static void objects() {
   }
   const std::string url = "file://"s + dir;
   stale_holder(url);
-  const char *bucket = std::getenv("FENCING_TEST_S3_BUCKET");
-  const char *require = std::getenv("FENCING_REQUIRE_S3");
-  if (bucket && *bucket) {  // a prefix no other run used: runs share the bucket
-    stale_holder("s3://"s + bucket + "/cpp-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr)));
-  } else {
-    CHECK(!(require && std::string(require) == "1"));  // FENCING_REQUIRE_S3=1 without a server
-    std::printf("objects on S3: skipped (no FENCING_TEST_S3_BUCKET)\n");
+  // Each cloud: its scheme, the variable naming the bucket (container) and
+  // the one that makes a missing server a failure.
+  for (const auto &[scheme, var, required] : {std::tuple{"s3", "FENCING_TEST_S3_BUCKET", "FENCING_REQUIRE_S3"},
+                                              std::tuple{"az", "FENCING_TEST_AZ_CONTAINER", "FENCING_REQUIRE_AZ"}}) {
+    const char *name = std::getenv(var);
+    const char *require = std::getenv(required);
+    if (name && *name) {  // a prefix no other run used: runs share the bucket
+      stale_holder(scheme + "://"s + name + "/cpp-" + std::to_string(getpid()) + "-" +
+                   std::to_string(std::time(nullptr)));
+    } else {
+      CHECK(!(require && std::string(require) == "1"));  // FENCING_REQUIRE_*=1 without a server
+      std::printf("objects on %s://: skipped (no %s)\n", scheme, var);
+    }
   }
 
   auto o = fencing::Objects::open(url);

@@ -364,22 +364,28 @@ int main(int argc, char **argv) {
     REQUIRE(mkdir(sub, 0700) == 0);
     bad_input(sub, url);
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-  } else if (strcmp(mode, "s3") == 0) {
-    const char *bucket = getenv("FENCING_TEST_S3_BUCKET");
-    if (bucket == NULL || bucket[0] == '\0') {
-      const char *require = getenv("FENCING_REQUIRE_S3");
+  } else if (strcmp(mode, "s3") == 0 || strcmp(mode, "az") == 0) {
+    /* Each cloud: the variable its server's script sets (the bucket or
+     * container) and the one that makes a missing server a failure. */
+    const int s3 = strcmp(mode, "s3") == 0;
+    const char *var = s3 ? "FENCING_TEST_S3_BUCKET" : "FENCING_TEST_AZ_CONTAINER";
+    const char *required = s3 ? "FENCING_REQUIRE_S3" : "FENCING_REQUIRE_AZ";
+    const char *name = getenv(var);
+    if (name == NULL || name[0] == '\0') {
+      const char *require = getenv(required);
       if (require != NULL && strcmp(require, "1") == 0) {
-        fprintf(stderr, "FENCING_REQUIRE_S3=1 but FENCING_TEST_S3_BUCKET is not set\n");
+        fprintf(stderr, "%s=1 but %s is not set\n", required, var);
         return 1;
       }
-      printf("skipped: no S3 server (run under scripts/s3-server run)\n0 passed, 0 failed\n");
+      printf("skipped: no %s:// server (run under scripts/%s run)\n0 passed, 0 failed\n", mode,
+             s3 ? "s3-server" : "azure-server");
       return 0;
     }
-    /* A prefix no other run used: runs share the bucket. */
-    snprintf(url, sizeof url, "s3://%s/c-%ld-%ld", bucket, (long)getpid(), (long)time(NULL));
+    /* A prefix no other run used: runs share the bucket (container). */
+    snprintf(url, sizeof url, "%s://%s/c-%ld-%ld", mode, name, (long)getpid(), (long)time(NULL));
     stale_holder(url);
   } else {
-    fprintf(stderr, "usage: %s file|s3\n", argv[0]);
+    fprintf(stderr, "usage: %s file|s3|az\n", argv[0]);
     return 2;
   }
   return check_summary();
