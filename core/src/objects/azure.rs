@@ -8,37 +8,23 @@
 use std::sync::Arc;
 
 use object_store::azure::MicrosoftAzureBuilder;
-use object_store::path::Path;
 
-use super::cloud::{CloudUrl, Connector};
-use super::{check_path, Opened};
-use crate::error::{Error, Result};
+use super::cloud::{CloudUrl, Connector, Scheme};
+use super::Opened;
+use crate::error::Result;
+
+static AZURE: Scheme = Scheme {
+    scheme: "az",
+    valid_name: container_name,
+    expected: "expected az://CONTAINER[/PREFIX], a container name of 3 to 63 lowercase \
+               letters, digits and single hyphens, starting and ending with a letter or digit",
+    options: &["endpoint", "allow_http"],
+};
 
 pub(super) fn open(rest: &str) -> Result<Opened> {
-    // Shown without its options, nor more than a container name can hold.
-    let shown = |location: &str| {
-        let container = location.split('/').next().unwrap_or_default();
-        if container_name(container) {
-            format!("az://{location}")
-        } else {
-            "az://...".to_owned()
-        }
-    };
-    let url = CloudUrl::parse(rest, shown, &["endpoint", "allow_http"])?;
-    let (container, prefix) = url.location.split_once('/').unwrap_or((url.location, ""));
-    let bad = |why: &str| Error::invalid(format!("objects URL {:?}: {why}", shown(url.location)));
-    if !container_name(container) {
-        return Err(bad(
-            "expected az://CONTAINER[/PREFIX], a container name of 3 to 63 lowercase letters, \
-             digits and single hyphens, starting and ending with a letter or digit",
-        ));
-    }
-    let prefix = prefix.trim_end_matches('/');
-    if !prefix.is_empty() {
-        check_path(prefix)?;
-    }
+    let url = CloudUrl::parse(rest, &AZURE)?;
     let mut builder = MicrosoftAzureBuilder::from_env()
-        .with_container_name(container)
+        .with_container_name(url.name)
         .with_http_connector(Connector::new("Azure")?);
     if let Some(endpoint) = url.option("endpoint") {
         builder = builder.with_endpoint(endpoint.to_owned());
@@ -47,20 +33,11 @@ pub(super) fn open(rest: &str) -> Result<Opened> {
         builder = builder.with_allow_http(allow == "true");
     }
     let store = builder.build().map_err(|e| {
-        bad(&format!(
+        url.invalid(&format!(
             "{e}; set the AZURE_* variables or the URL's options"
         ))
     })?;
-    Ok(Opened {
-        store: Arc::new(store),
-        prefix: if prefix.is_empty() {
-            Path::default()
-        } else {
-            Path::from(prefix)
-        },
-        local_root: None,
-        probe: true,
-    })
+    Ok(url.opened(Arc::new(store)))
 }
 
 /// Azure's rule for a container's name.

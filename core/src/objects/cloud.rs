@@ -5,54 +5,81 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use object_store::client::{HttpClient, HttpConnector};
-use object_store::{ClientConfigKey, ClientOptions};
+use object_store::path::Path;
+use object_store::{ClientConfigKey, ClientOptions, ObjectStore};
 
+use super::{check_path, Opened};
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::system_roots::system_roots;
 
-/// A cloud URL split: its location (shown in messages) and its options,
-/// each one of `known`, not empty and given once. Messages show the URL's
-/// scheme and location, never an option's value.
+/// What differs between the clouds' URLs, `SCHEME://NAME[/PREFIX][?OPTIONS]`.
+pub(super) struct Scheme {
+    /// `s3`, `az`.
+    pub scheme: &'static str,
+    /// The store's rule for NAME (a bucket, a container).
+    pub valid_name: fn(&str) -> bool,
+    /// What a bad NAME is told.
+    pub expected: &'static str,
+    /// The URL options it takes.
+    pub options: &'static [&'static str],
+}
+
+/// A cloud URL split and checked: NAME by its store's rule, PREFIX as an
+/// object path, each option known, not empty and given once. Messages show
+/// the scheme and location (or only the scheme when NAME is not one: a
+/// stray user:secret@ never is), never an option's value.
 pub(super) struct CloudUrl<'a> {
-    pub location: &'a str,
-    pub options: Vec<(&'a str, &'a str)>,
+    scheme: &'static Scheme,
+    location: &'a str,
+    /// The bucket or container.
+    pub name: &'a str,
+    prefix: &'a str,
+    options: Vec<(&'a str, &'a str)>,
 }
 
 impl<'a> CloudUrl<'a> {
-    pub(super) fn parse(
-        rest: &'a str,
-        shown: impl Fn(&str) -> String,
-        known: &[&str],
-    ) -> Result<CloudUrl<'a>> {
+    /// `rest`: the URL after `SCHEME://`.
+    pub(super) fn parse(rest: &'a str, scheme: &'static Scheme) -> Result<CloudUrl<'a>> {
         let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let bad = |why: String| Error::invalid(format!("objects URL {:?}: {why}", shown(location)));
-        let mut options: Vec<(&str, &str)> = Vec::new();
+        let (name, prefix) = location.split_once('/').unwrap_or((location, ""));
+        let mut url = CloudUrl {
+            scheme,
+            location,
+            name,
+            prefix: prefix.trim_end_matches('/'),
+            options: Vec::new(),
+        };
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if !known.contains(&key) {
-                return Err(bad(format!(
+            if !scheme.options.contains(&key) {
+                return Err(url.invalid(&format!(
                     "an unknown option: the options are {}",
-                    known.join(", ")
+                    scheme.options.join(", ")
                 )));
             }
-            if value.is_empty() || options.iter().any(|(k, _)| *k == key) {
-                return Err(bad(format!("option {key} is empty or given twice")));
+            if value.is_empty() || url.option(key).is_some() {
+                return Err(url.invalid(&format!("option {key} is empty or given twice")));
             }
-            options.push((key, value));
+            url.options.push((key, value));
         }
-        let url = CloudUrl { location, options };
         if url
             .option("endpoint")
             .is_some_and(|e| e.starts_with("http://"))
             && url.option("allow_http") != Some("true")
         {
-            return Err(bad("an http:// endpoint needs allow_http=true".into()));
+            return Err(url.invalid("an http:// endpoint needs allow_http=true"));
         }
         if url
             .option("allow_http")
             .is_some_and(|v| !["true", "false"].contains(&v))
         {
-            return Err(bad("allow_http is true or false".into()));
+            return Err(url.invalid("allow_http is true or false"));
+        }
+        if !(scheme.valid_name)(name) {
+            return Err(url.invalid(scheme.expected));
+        }
+        if !url.prefix.is_empty() {
+            check_path(url.prefix)?;
         }
         Ok(url)
     }
@@ -62,6 +89,32 @@ impl<'a> CloudUrl<'a> {
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, v)| *v)
+    }
+
+    /// `INVALID_ARGUMENT` about this URL, shown as the type comment says.
+    pub(super) fn invalid(&self, why: &str) -> Error {
+        let scheme = self.scheme.scheme;
+        let shown = if (self.scheme.valid_name)(self.name) {
+            format!("{scheme}://{}", self.location)
+        } else {
+            format!("{scheme}://...")
+        };
+        Error::invalid(format!("objects URL {shown:?}: {why}"))
+    }
+
+    /// The store built for this URL, under its prefix; its first write
+    /// checks that it refuses a second create-only write.
+    pub(super) fn opened(&self, store: Arc<dyn ObjectStore>) -> Opened {
+        Opened {
+            store,
+            prefix: if self.prefix.is_empty() {
+                Path::default()
+            } else {
+                Path::from(self.prefix)
+            },
+            local_root: None,
+            probe: true,
+        }
     }
 }
 
@@ -165,18 +218,23 @@ fn duration(text: &str) -> Option<Duration> {
 mod tests {
     use super::*;
 
+    /// Any name is one, so that messages show the location.
+    static ANY: Scheme = Scheme {
+        scheme: "s3",
+        valid_name: |_| true,
+        expected: "",
+        options: &["endpoint", "region", "allow_http"],
+    };
+
     fn parse(rest: &str) -> Result<CloudUrl<'_>> {
-        CloudUrl::parse(
-            rest,
-            |l| format!("s3://{l}"),
-            &["endpoint", "region", "allow_http"],
-        )
+        CloudUrl::parse(rest, &ANY)
     }
 
     #[test]
     fn options_are_known_set_once_and_never_shown() {
-        let url = parse("b/p?region=r&endpoint=https://e").unwrap();
-        assert_eq!((url.location, url.option("region")), ("b/p", Some("r")));
+        let url = parse("b/p/?region=r&endpoint=https://e").unwrap();
+        assert_eq!((url.location, url.option("region")), ("b/p/", Some("r")));
+        assert_eq!((url.name, url.prefix), ("b", "p"));
         assert_eq!(url.option("allow_http"), None);
         for bad in [
             "b?key=secret",

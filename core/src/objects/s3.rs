@@ -8,38 +8,23 @@
 use std::sync::Arc;
 
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
-use object_store::path::Path;
 
-use super::cloud::{CloudUrl, Connector};
-use super::{check_path, Opened};
-use crate::error::{Error, Result};
+use super::cloud::{CloudUrl, Connector, Scheme};
+use super::Opened;
+use crate::error::Result;
+
+static S3: Scheme = Scheme {
+    scheme: "s3",
+    valid_name: bucket_name,
+    expected: "expected s3://BUCKET[/PREFIX], a bucket name of 3 to 63 lowercase letters, \
+               digits, dots and hyphens",
+    options: &["endpoint", "region", "allow_http"],
+};
 
 pub(super) fn open(rest: &str) -> Result<Opened> {
-    // Shown without its options (a value may be anything) nor more than a
-    // bucket name can hold (a stray user:secret@ never is one).
-    let shown = |location: &str| {
-        let bucket = location.split('/').next().unwrap_or_default();
-        if bucket_name(bucket) {
-            format!("s3://{location}")
-        } else {
-            "s3://...".to_owned()
-        }
-    };
-    let url = CloudUrl::parse(rest, shown, &["endpoint", "region", "allow_http"])?;
-    let (bucket, prefix) = url.location.split_once('/').unwrap_or((url.location, ""));
-    let bad = |why: &str| Error::invalid(format!("objects URL {:?}: {why}", shown(url.location)));
-    if !bucket_name(bucket) {
-        return Err(bad(
-            "expected s3://BUCKET[/PREFIX], a bucket name of 3 to 63 lowercase letters, digits, \
-             dots and hyphens",
-        ));
-    }
-    let prefix = prefix.trim_end_matches('/');
-    if !prefix.is_empty() {
-        check_path(prefix)?;
-    }
+    let url = CloudUrl::parse(rest, &S3)?;
     let mut builder = AmazonS3Builder::from_env()
-        .with_bucket_name(bucket)
+        .with_bucket_name(url.name)
         .with_http_connector(Connector::new("S3")?);
     if let Some(endpoint) = url.option("endpoint") {
         // Over AWS_ENDPOINT_URL_S3 too, which object_store prefers.
@@ -54,20 +39,11 @@ pub(super) fn open(rest: &str) -> Result<Opened> {
         builder = builder.with_allow_http(allow == "true");
     }
     let store = builder.build().map_err(|e| {
-        bad(&format!(
+        url.invalid(&format!(
             "{e}; set the AWS_* variables or the URL's options"
         ))
     })?;
-    Ok(Opened {
-        store: Arc::new(store),
-        prefix: if prefix.is_empty() {
-            Path::default()
-        } else {
-            Path::from(prefix)
-        },
-        local_root: None,
-        probe: true,
-    })
+    Ok(url.opened(Arc::new(store)))
 }
 
 /// S3's rule for a bucket's name.
