@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::ErrorCode;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "etcd"))]
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::token::Token;
 
@@ -130,7 +130,7 @@ pub(crate) fn at_ms(ms: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms)
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(any(feature = "sqlite", feature = "postgres", feature = "etcd"))]
 /// The code a recorded rejection's stored name stands for. Only the two
 /// rejections the log records are read back; any other text is not guessed
 /// at: it is a `BACKEND` error of kind `corrupt`.

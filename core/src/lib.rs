@@ -37,7 +37,12 @@ mod rules;
 mod sqlite_check;
 mod sqlstate;
 mod store;
-#[cfg(any(feature = "postgres", feature = "s3", feature = "azure"))]
+#[cfg(any(
+    feature = "postgres",
+    feature = "s3",
+    feature = "azure",
+    feature = "etcd"
+))]
 mod system_roots;
 mod token;
 mod types;
@@ -66,6 +71,8 @@ pub use store::{migrate, ping, BackendKind, Store};
 pub use token::{parse_token_value, Token};
 pub use types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
 pub use url::{ClockKind, Options, StoreOptions};
+#[cfg(feature = "etcd")]
+pub use url::{EtcdOptions, EtcdRoots};
 #[cfg(feature = "postgres")]
 pub use url::{Pooler, PostgresOptions, RootCert, SslMode};
 #[cfg(feature = "sqlite")]

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+#[cfg(feature = "etcd")]
+use crate::backend::etcd::Etcd;
 use crate::backend::memory::Memory;
 #[cfg(feature = "postgres")]
 use crate::backend::postgres::Postgres;
@@ -46,15 +48,18 @@ pub enum BackendKind {
     Sqlite,
     /// `postgres://...`, `postgresql://...`: many hosts.
     Postgres,
+    /// `etcd://...`: many hosts, on a consensus cluster.
+    Etcd,
 }
 
 impl BackendKind {
-    /// `"memory"`, `"sqlite"`, `"postgres"`.
+    /// `"memory"`, `"sqlite"`, `"postgres"`, `"etcd"`.
     pub const fn as_str(self) -> &'static str {
         match self {
             BackendKind::Memory => "memory",
             BackendKind::Sqlite => "sqlite",
             BackendKind::Postgres => "postgres",
+            BackendKind::Etcd => "etcd",
         }
     }
 
@@ -110,6 +115,8 @@ pub fn ping(url: &str) -> Result<()> {
         }
         #[cfg(feature = "postgres")]
         StoreOptions::Postgres(pg) => Postgres::ping(&pg.target),
+        #[cfg(feature = "etcd")]
+        StoreOptions::Etcd(etcd) => Etcd::open(&etcd, false, Mode::default())?.ping(),
     }
 }
 
@@ -154,6 +161,8 @@ impl Store {
             StoreOptions::Sqlite(sqlite) => Some(sqlite.busy_timeout),
             #[cfg(feature = "postgres")]
             StoreOptions::Postgres(pg) => Some(pg.target.call_timeout),
+            #[cfg(feature = "etcd")]
+            StoreOptions::Etcd(etcd) => Some(etcd.call_timeout),
         };
         let limiter_clock = if manual {
             Clock::manual()
@@ -182,6 +191,8 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             StoreOptions::Postgres(pg) => Box::new(Postgres::open(&pg.target, manual, mode)?),
+            #[cfg(feature = "etcd")]
+            StoreOptions::Etcd(etcd) => Box::new(Etcd::open(&etcd, manual, mode)?),
         };
         Ok(Store {
             inner: Arc::new(Inner {
@@ -238,6 +249,9 @@ impl Store {
             }
             #[cfg(feature = "postgres")]
             StoreOptions::Postgres(pg) => Postgres::migrate(&pg.target),
+            // Its one schema key is written at open.
+            #[cfg(feature = "etcd")]
+            StoreOptions::Etcd(etcd) => Etcd::open(&etcd, false, Mode::default()).map(drop),
         }
     }
 

@@ -15,6 +15,8 @@ use crate::error::{Error, Result};
 use crate::store::BackendKind;
 use crate::token::clip;
 
+#[cfg(feature = "etcd")]
+mod etcd;
 #[cfg(feature = "postgres")]
 mod pgpass;
 #[cfg(feature = "postgres")]
@@ -22,6 +24,10 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
+#[cfg(feature = "etcd")]
+pub(crate) use etcd::EtcdTls;
+#[cfg(feature = "etcd")]
+pub use etcd::{EtcdOptions, EtcdRoots};
 #[cfg(feature = "postgres")]
 pub(crate) use postgres::{supply_password, PostgresTarget, Tls};
 #[cfg(feature = "postgres")]
@@ -105,6 +111,9 @@ pub enum StoreOptions {
     /// `postgres://...`, `postgresql://...`.
     #[cfg(feature = "postgres")]
     Postgres(PostgresOptions),
+    /// `etcd://HOST:PORT[,...]/PREFIX`.
+    #[cfg(feature = "etcd")]
+    Etcd(EtcdOptions),
 }
 
 impl StoreOptions {
@@ -116,6 +125,8 @@ impl StoreOptions {
             StoreOptions::Sqlite(_) => BackendKind::Sqlite,
             #[cfg(feature = "postgres")]
             StoreOptions::Postgres(_) => BackendKind::Postgres,
+            #[cfg(feature = "etcd")]
+            StoreOptions::Etcd(_) => BackendKind::Etcd,
         }
     }
 
@@ -128,6 +139,8 @@ impl StoreOptions {
             StoreOptions::Sqlite(sqlite) => sqlite.location(),
             #[cfg(feature = "postgres")]
             StoreOptions::Postgres(postgres) => postgres.location(),
+            #[cfg(feature = "etcd")]
+            StoreOptions::Etcd(etcd) => etcd.location(),
         }
     }
 
@@ -139,6 +152,8 @@ impl StoreOptions {
             StoreOptions::Sqlite(sqlite) => sqlite.get_options(),
             #[cfg(feature = "postgres")]
             StoreOptions::Postgres(postgres) => postgres.get_options(),
+            #[cfg(feature = "etcd")]
+            StoreOptions::Etcd(etcd) => etcd.get_options(),
         }
     }
 }
@@ -202,9 +217,18 @@ pub fn parse(url: &str) -> Result<StoreOptions> {
         {
             return Err(not_compiled_in("postgres"));
         }
+    } else if base.starts_with("etcd://") {
+        #[cfg(feature = "etcd")]
+        {
+            StoreOptions::Etcd(etcd::parse(base, &mut query, options)?)
+        }
+        #[cfg(not(feature = "etcd"))]
+        {
+            return Err(not_compiled_in("etcd"));
+        }
     } else {
         return Err(Error::invalid(format!(
-            "unsupported store URL {:?}: expected memory:, sqlite:PATH or postgres://...",
+            "unsupported store URL {:?}: expected memory:, sqlite:PATH, postgres://... or etcd://...",
             clip(&without_password(base))
         )));
     };
@@ -230,7 +254,7 @@ pub(crate) fn without_password(url: &str) -> String {
 }
 
 /// A URL for a backend this build left out.
-#[cfg(not(all(feature = "sqlite", feature = "postgres")))]
+#[cfg(not(all(feature = "sqlite", feature = "postgres", feature = "etcd")))]
 fn not_compiled_in(feature: &str) -> Error {
     Error::invalid(format!(
         "{feature}: support for this backend is not compiled in: enable the `{feature}` \

@@ -172,3 +172,84 @@ pub fn role_granted_before(base: &str, schema: &str, functions: &[&str]) -> (Str
     );
     (role, url)
 }
+
+/// The shared throwaway etcd cluster's members (`FENCING_TEST_ETCD_CLUSTER`,
+/// from `scripts/etcd-cluster run`), or `None` to skip; with
+/// `FENCING_REQUIRE_ETCD=1` (CI) a missing cluster fails the test instead.
+#[allow(dead_code)]
+pub fn etcd_test_members() -> Option<String> {
+    match std::env::var("FENCING_TEST_ETCD_CLUSTER") {
+        Ok(members) if !members.is_empty() => Some(members),
+        _ if std::env::var("FENCING_REQUIRE_ETCD").as_deref() == Ok("1") => {
+            panic!("FENCING_REQUIRE_ETCD=1 but FENCING_TEST_ETCD_CLUSTER is not set")
+        }
+        _ => {
+            eprintln!("skipped: no etcd (run under `scripts/etcd-cluster run -- ...`)");
+            None
+        }
+    }
+}
+
+/// A three-member etcd cluster of the test's own (`scripts/etcd-cluster` in
+/// a temp dir), so that killing and pausing its members disturbs no other
+/// test. Started only when the tests have a cluster (`etcd_test_members`).
+#[allow(dead_code)]
+pub struct OwnEtcd {
+    dir: tempfile::TempDir,
+    script: std::path::PathBuf,
+    /// `HOST:PORT,...` of etcd0..etcd2.
+    pub members: String,
+}
+
+#[allow(dead_code)]
+impl OwnEtcd {
+    pub fn start() -> Option<OwnEtcd> {
+        etcd_test_members()?;
+        let script =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/etcd-cluster");
+        let dir = tempfile::Builder::new()
+            .prefix("fencing-etcd-own-")
+            .tempdir()
+            .unwrap();
+        let mut cluster = OwnEtcd {
+            dir,
+            script,
+            members: String::new(),
+        };
+        let env = cluster.run(&["start"]);
+        cluster.members = env
+            .lines()
+            .find_map(|l| l.strip_prefix("FENCING_TEST_ETCD_CLUSTER="))
+            .expect("etcd-cluster start prints the members")
+            .to_owned();
+        Some(cluster)
+    }
+
+    /// `scripts/etcd-cluster WHAT DIR [MEMBER]` (kill-leader, pause, resume,
+    /// restart, ...); its output.
+    pub fn run(&self, what: &[&str]) -> String {
+        let out = std::process::Command::new("bash")
+            .arg(&self.script)
+            .arg(what[0])
+            .arg(self.dir.path())
+            .args(&what[1..])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "etcd-cluster {what:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+}
+
+impl Drop for OwnEtcd {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("bash")
+            .arg(&self.script)
+            .arg("stop")
+            .arg(self.dir.path())
+            .output();
+    }
+}

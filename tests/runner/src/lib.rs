@@ -119,6 +119,23 @@ pub fn postgres_test_url() -> Option<String> {
     }
 }
 
+/// The throwaway etcd cluster's members (`FENCING_TEST_ETCD_CLUSTER`, set
+/// by `scripts/etcd-cluster run`) as an `etcd://` URL's host list, or
+/// `None` when there is none. With `FENCING_REQUIRE_ETCD=1` (CI) a missing
+/// cluster is a failure, not a skip.
+pub fn etcd_test_members() -> Option<String> {
+    match std::env::var("FENCING_TEST_ETCD_CLUSTER") {
+        Ok(members) if !members.is_empty() => Some(members),
+        _ if std::env::var("FENCING_REQUIRE_ETCD").as_deref() == Ok("1") => {
+            panic!("FENCING_REQUIRE_ETCD=1 but FENCING_TEST_ETCD_CLUSTER is not set: run under scripts/etcd-cluster run")
+        }
+        _ => {
+            eprintln!("skipped: no etcd (run the tests under `scripts/etcd-cluster run -- ...`)");
+            None
+        }
+    }
+}
+
 /// A schema name no earlier run used: the tests share one server.
 pub fn fresh_schema(tag: &str) -> String {
     use std::time::{SystemTime, UNIX_EPOCH};

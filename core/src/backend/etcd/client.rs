@@ -1,0 +1,373 @@
+//! etcd's v3 API through its JSON gateway (`POST /v3/kv/txn` and so on, on
+//! the members' client port): blocking HTTP/1.1 on the workspace's rustls,
+//! so that no build needs protoc (docs/etcd.md, "The client").
+//!
+//! Every member of the URL is tried in turn. A request that surely never
+//! reached a member (no connection, no leader there) moves on to the next
+//! one; so does a read that failed any way, since reading again changes
+//! nothing. A write whose answer was lost is `OutcomeUnknown`, never
+//! retried: whether it applied is not known.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use crate::error::{BackendErrorKind as Kind, Error, Result};
+use crate::url::{EtcdOptions, EtcdRoots, EtcdTls};
+
+/// Whether a request may be sent again after a failure that may have come
+/// after it arrived.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Repeat {
+    /// Reads: sending twice changes nothing.
+    Safe,
+    /// Writes: only a request that surely never arrived is sent again.
+    Once,
+}
+
+pub(crate) struct Client {
+    agent: ureq::Agent,
+    /// `http://HOST:PORT` or `https://HOST:PORT`, one per member.
+    members: Vec<String>,
+    /// The member the last request succeeded on: tried first.
+    current: AtomicUsize,
+    user: Option<(String, String)>,
+    /// The token from `/v3/auth/authenticate`, when the URL names a user.
+    auth_token: Mutex<Option<String>>,
+    call_timeout: Duration,
+}
+
+/// How one request to one member failed.
+enum Failed {
+    /// It surely never reached the member's etcd (no connection; the member
+    /// had no leader to propose to): another member may take it.
+    NotSent(Error),
+    /// It may have been applied.
+    Unknown(Error),
+    /// The cluster answered and refused: the same request fails anywhere.
+    Refused(Error),
+}
+
+impl Client {
+    pub fn new(options: &EtcdOptions) -> Result<Client> {
+        let scheme = if options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let mut config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_idle_connections_per_host(64)
+            .user_agent("fencing");
+        if let Some(tls) = &options.tls {
+            config = config.tls_config(tls_config(tls)?);
+        }
+        Ok(Client {
+            agent: config.build().new_agent(),
+            members: options
+                .members
+                .iter()
+                .map(|m| format!("{scheme}://{m}"))
+                .collect(),
+            current: AtomicUsize::new(0),
+            user: options.user.clone(),
+            auth_token: Mutex::new(None),
+            call_timeout: options.call_timeout,
+        })
+    }
+
+    /// `POST /v3/{path}` with `body` on the first member that takes it,
+    /// within the call's deadline; the answer's JSON.
+    pub fn call(&self, path: &str, body: &Value, repeat: Repeat) -> Result<Value> {
+        let deadline = Instant::now() + self.call_timeout;
+        let n = self.members.len();
+        let first = self.current.load(Ordering::Relaxed);
+        let mut last = None;
+        for i in 0..n {
+            let member = (first + i) % n;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            // A member that hangs (paused, partitioned) must leave the
+            // others time: each try gets its share of what is left.
+            let share = if repeat == Repeat::Safe {
+                (left / (n - i) as u32).max(Duration::from_millis(50))
+            } else {
+                left
+            };
+            match self.send(member, path, body, share) {
+                Ok(answer) => {
+                    self.current.store(member, Ordering::Relaxed);
+                    return Ok(answer);
+                }
+                Err(Failed::Refused(e)) => return Err(e),
+                Err(Failed::NotSent(e)) => last = Some(e),
+                Err(Failed::Unknown(e)) if repeat == Repeat::Safe => last = Some(e),
+                Err(Failed::Unknown(e)) => {
+                    self.current.store((member + 1) % n, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        self.current.store((first + 1) % n, Ordering::Relaxed);
+        Err(last.unwrap_or_else(|| {
+            Error::backend(
+                Kind::Timeout,
+                format!(
+                    "etcd: no member answered within call_timeout_ms={} (docs/etcd.md, \
+                     \"Failures\")",
+                    self.call_timeout.as_millis()
+                ),
+            )
+        }))
+    }
+
+    fn send(
+        &self,
+        member: usize,
+        path: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<Value, Failed> {
+        let token = self.token(member, timeout)?;
+        match self.post(member, path, body, timeout, token.as_deref()) {
+            // An expired token (the cluster restarted, or revoked it) was
+            // refused before anything applied: once more with a new one.
+            Err(Failed::Refused(e)) if self.user.is_some() && is_bad_token(&e) => {
+                *self.auth_token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                let token = self.token(member, timeout)?;
+                self.post(member, path, body, timeout, token.as_deref())
+            }
+            other => other,
+        }
+    }
+
+    /// The authentication token, fetched from `member` if there is none yet.
+    fn token(&self, member: usize, timeout: Duration) -> Result<Option<String>, Failed> {
+        let Some((name, password)) = &self.user else {
+            return Ok(None);
+        };
+        if let Some(token) = self
+            .auth_token
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Ok(Some(token));
+        }
+        let answer = self.post(
+            member,
+            "auth/authenticate",
+            &json!({ "name": name, "password": password }),
+            timeout,
+            None,
+        );
+        let answer = match answer {
+            // Authentication changes nothing: any failure may try elsewhere.
+            Err(Failed::Unknown(e)) => return Err(Failed::NotSent(e)),
+            other => other?,
+        };
+        let token = answer["token"].as_str().map(str::to_owned).ok_or_else(|| {
+            Failed::Refused(Error::backend(
+                Kind::Corrupt,
+                "etcd: authenticate answered no token",
+            ))
+        })?;
+        *self.auth_token.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
+        Ok(Some(token))
+    }
+
+    fn post(
+        &self,
+        member: usize,
+        path: &str,
+        body: &Value,
+        timeout: Duration,
+        token: Option<&str>,
+    ) -> Result<Value, Failed> {
+        let url = format!("{}/v3/{path}", self.members[member]);
+        let mut request = self
+            .agent
+            .post(&url)
+            .config()
+            .timeout_global(Some(timeout))
+            .build();
+        if let Some(token) = token {
+            request = request.header("Authorization", token);
+        }
+        let mut response = request
+            .send_json(body)
+            .map_err(|e| self.transport(member, e))?;
+        let status = response.status().as_u16();
+        let answer: Value = response
+            .body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_json()
+            .map_err(|e| match e {
+                ureq::Error::Json(_) => Failed::Refused(Error::backend(
+                    Kind::Corrupt,
+                    format!(
+                        "etcd: member {} answered {status} with no JSON",
+                        self.name(member)
+                    ),
+                )),
+                e => self.transport(member, e),
+            })?;
+        if status == 200 {
+            return Ok(answer);
+        }
+        Err(self.refusal(member, status, &answer))
+    }
+
+    fn name(&self, member: usize) -> &str {
+        let m = &self.members[member];
+        m.split_once("://").map_or(m.as_str(), |(_, rest)| rest)
+    }
+
+    /// A failure below HTTP: whether the request can have arrived.
+    fn transport(&self, member: usize, e: ureq::Error) -> Failed {
+        let member = self.name(member);
+        let refused = |e: &ureq::Error| {
+            matches!(
+                e,
+                ureq::Error::ConnectionFailed
+                    | ureq::Error::HostNotFound
+                    | ureq::Error::Timeout(ureq::Timeout::Connect | ureq::Timeout::Resolve)
+            ) || matches!(e, ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused)
+        };
+        if refused(&e) {
+            return Failed::NotSent(Error::backend(
+                Kind::Unreachable,
+                format!("etcd: cannot reach member {member}: {e} (is it running?)"),
+            ));
+        }
+        if let ureq::Error::Tls(_) | ureq::Error::Rustls(_) = e {
+            return Failed::NotSent(Error::backend(
+                Kind::Refused,
+                format!("etcd: TLS with member {member} failed: {e} (check sslrootcert, sslcert, sslkey)"),
+            ));
+        }
+        Failed::Unknown(Error::backend(
+            Kind::OutcomeUnknown,
+            format!(
+                "etcd: the answer of member {member} was lost ({e}): the call may or may not \
+                 have taken effect; read before redoing it"
+            ),
+        ))
+    }
+
+    /// An answer other than 200: etcd's gRPC status in JSON.
+    fn refusal(&self, member: usize, status: u16, answer: &Value) -> Failed {
+        let message = answer["message"]
+            .as_str()
+            .or_else(|| answer["error"].as_str())
+            .unwrap_or("no message");
+        let code = answer["code"].as_u64().unwrap_or(0);
+        let text = format!(
+            "etcd: member {} refused ({status}): {message}",
+            self.name(member)
+        );
+        match (code, message) {
+            // Said by a member before proposing anything: another may serve.
+            (_, m) if m.contains("no leader") || m.contains("not capable") => {
+                Failed::NotSent(Error::backend(Kind::Unreachable, text))
+            }
+            (_, m) if m.contains("request timed out") || m.contains("leader changed") => {
+                Failed::Unknown(Error::backend(
+                    Kind::OutcomeUnknown,
+                    format!("{text}: the call may or may not have taken effect"),
+                ))
+            }
+            // UNAVAILABLE: the member is stopping or cut off.
+            (14, _) => Failed::NotSent(Error::backend(Kind::Unreachable, text)),
+            (16, _) | (7, _) => Failed::Refused(Error::backend(
+                Kind::Refused,
+                format!("{text} (check the user and password in the URL, and the role's keys)"),
+            )),
+            (8, _) => Failed::Refused(Error::backend(Kind::Busy, text)),
+            _ => Failed::Refused(Error::backend(Kind::Refused, text)),
+        }
+    }
+}
+
+fn is_bad_token(e: &Error) -> bool {
+    let text = e.to_string();
+    text.contains("invalid auth token") || text.contains("user name is empty")
+}
+
+fn tls_config(tls: &EtcdTls) -> Result<ureq::tls::TlsConfig> {
+    use ureq::tls::{Certificate, ClientCert, PemItem, PrivateKey, RootCerts, TlsConfig};
+    let refused = |what: String| Error::backend(Kind::Refused, format!("etcd: {what}"));
+    let read = |name: &str, path: &std::path::Path| {
+        std::fs::read(path).map_err(|e| refused(format!("cannot read {name} {path:?}: {e}")))
+    };
+    let certs = |name: &str, pem: &[u8]| -> Result<Vec<Certificate<'static>>> {
+        let found: Vec<Certificate<'static>> = ureq::tls::parse_pem(pem)
+            .filter_map(|item| match item {
+                Ok(PemItem::Certificate(c)) => Some(c.to_owned()),
+                _ => None,
+            })
+            .collect();
+        if found.is_empty() {
+            return Err(refused(format!("{name} holds no PEM certificate")));
+        }
+        Ok(found)
+    };
+    let roots: Vec<Certificate<'static>> = match &tls.roots {
+        EtcdRoots::File(path) => certs("sslrootcert", &read("sslrootcert", path)?)?,
+        EtcdRoots::System => crate::system_roots::system_certs()
+            .map_err(|why| {
+                refused(format!(
+                    "no CA certificates in the system's trust store{why} (install \
+                     ca-certificates, or name a file in sslrootcert)"
+                ))
+            })?
+            .iter()
+            .map(|der| Certificate::from_der(der.as_ref()).to_owned())
+            .collect(),
+    };
+    let mut config = TlsConfig::builder()
+        .provider(ureq::tls::TlsProvider::Rustls)
+        .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .root_certs(RootCerts::new_with_certs(&roots));
+    if let Some((cert, key)) = &tls.identity {
+        let chain = certs("sslcert", &read("sslcert", cert)?)?;
+        let key = PrivateKey::from_pem(&read("sslkey", key)?)
+            .map_err(|e| refused(format!("sslkey holds no usable PEM private key: {e}")))?
+            .to_owned();
+        config = config.client_cert(Some(ClientCert::new_with_certs(&chain, key)));
+    }
+    Ok(config.build())
+}
+
+/// Bytes as the gateway carries them.
+pub(crate) fn b64(bytes: &[u8]) -> String {
+    B64.encode(bytes)
+}
+
+/// A `bytes` field of an answer (absent when empty).
+pub(crate) fn bytes(field: &Value) -> Result<Vec<u8>> {
+    match field.as_str() {
+        None => Ok(Vec::new()),
+        Some(text) => B64
+            .decode(text)
+            .map_err(|_| Error::backend(Kind::Corrupt, "etcd: an answer's bytes are not base64")),
+    }
+}
+
+/// An `int64` field of an answer (a string in JSON; absent when 0).
+pub(crate) fn int(field: &Value) -> Result<i64> {
+    match field {
+        Value::Null => Ok(0),
+        Value::String(s) => s.parse(),
+        Value::Number(n) => n.as_i64().ok_or(()).or_else(|_| "x".parse()),
+        _ => "x".parse(),
+    }
+    .map_err(|_| Error::backend(Kind::Corrupt, "etcd: an answer's number is not an integer"))
+}

@@ -1,0 +1,928 @@
+//! `etcd://HOST:PORT[,...]/PREFIX`: state in an etcd v3 cluster
+//! (docs/etcd.md). Every operation reads what its rules need in one
+//! linearizable read, runs `rules.rs` on it, and commits in one etcd
+//! transaction that compares the mod revision of every key it read: the
+//! transaction applies everything or nothing, and only if nothing it read
+//! changed meanwhile (else the operation starts over). A lease is live
+//! while its lease key exists: the key is attached to an etcd lease of the
+//! lease's TTL, so the cluster's own timekeeping ends it.
+
+mod client;
+mod keys;
+mod record;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+
+use super::wakes::{Ticket, Wakes};
+use super::{Backend, WatchRead};
+use crate::error::{BackendErrorKind as Kind, Error, Result};
+use crate::events::{
+    at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL,
+};
+use crate::rules::{
+    check_jump, check_op, floor_bucket, jump_limit, plan_ops, recordable, unix_ms, Mode, ScopeCore,
+    JUMP_ROOM,
+};
+use crate::token::Token;
+use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
+use crate::url::EtcdOptions;
+use crate::waiting::Attempt;
+use client::{b64, bytes, int, Client, Repeat};
+use keys::{end, Keys};
+use record::{Record, StoredEntry};
+
+/// The layout of the keys and values this build writes (`keys.rs`,
+/// `record.rs`).
+const SCHEMA: &str = "1";
+/// Transactions that lost a race start over; past this many, the call
+/// fails with `BUSY` (only a scope written without pause by many clients
+/// gets near it).
+const MAX_TRIES: usize = 64;
+/// The longest a waiter sleeps between attempts on etcd (it polls; a live
+/// lease's end is not announced to it).
+const WAIT_POLL: Duration = Duration::from_millis(200);
+
+pub(crate) struct Etcd {
+    client: Client,
+    keys: Keys,
+    mode: Mode,
+    /// `clock=manual` (tests): leases end on the store's manual clock, a key
+    /// that `advance_clock` moves, instead of on etcd leases.
+    manual: bool,
+    /// `rules::jump_limit`: no failover step ever moves an etcd store, so
+    /// its base stays 0.
+    jump_limit: u64,
+    /// Waits and watches of this handle: woken by what it does itself,
+    /// polling for what others do.
+    wakes: Arc<Wakes>,
+}
+
+/// One key as the read found it.
+struct Read {
+    /// Its mod revision; 0 when absent (what etcd compares an absent key's
+    /// revision as).
+    rev: i64,
+    value: Option<Vec<u8>>,
+    /// The etcd lease it is attached to (0 = none).
+    lease: i64,
+}
+
+/// What an operation read of one scope.
+struct Loaded {
+    record: Record,
+    /// Whether the scope has a record (else `record` is a new scope's, at
+    /// its bucket's floor).
+    exists: bool,
+    scope: Read,
+    lease: Read,
+    floor: Read,
+    floor_value: u64,
+    /// The manual clock (read only when the store has one).
+    clock: Read,
+    /// The time the rules run at: the manual clock's, or 0 (with etcd's
+    /// time a lease's end is its lease key's, not a number).
+    now_ms: u64,
+    /// The other keys asked for, in order.
+    extra: Vec<Read>,
+    /// Keys of the extra reads, for the commit's comparisons.
+    extra_keys: Vec<Vec<u8>>,
+    /// The scope's number of entries, when asked for.
+    entries: u64,
+}
+
+/// What one try of an operation decided.
+enum Step<T> {
+    /// Nothing to write.
+    Done(T),
+    /// These requests, applied only if nothing read has changed.
+    Write(T, Vec<Value>),
+}
+
+fn range(key: &[u8]) -> Value {
+    json!({ "request_range": { "key": b64(key) } })
+}
+
+fn put(key: &[u8], value: &[u8], lease: Option<i64>) -> Value {
+    match lease {
+        Some(id) => {
+            json!({ "request_put": { "key": b64(key), "value": b64(value), "lease": id.to_string() } })
+        }
+        None => json!({ "request_put": { "key": b64(key), "value": b64(value) } }),
+    }
+}
+
+fn delete(key: &[u8]) -> Value {
+    json!({ "request_delete_range": { "key": b64(key) } })
+}
+
+fn unchanged(key: &[u8], rev: i64) -> Value {
+    json!({ "key": b64(key), "target": "MOD", "result": "EQUAL", "mod_revision": rev.to_string() })
+}
+
+/// The one key a single-key range answered, if any.
+fn read_one(answer: &Value) -> Result<Read> {
+    let Some(kv) = answer["kvs"].as_array().and_then(|kvs| kvs.first()) else {
+        return Ok(Read {
+            rev: 0,
+            value: None,
+            lease: 0,
+        });
+    };
+    Ok(Read {
+        rev: int(&kv["mod_revision"])?,
+        value: Some(bytes(&kv["value"])?),
+        lease: int(&kv["lease"])?,
+    })
+}
+
+fn corrupt(what: &str) -> Error {
+    Error::backend(
+        Kind::Corrupt,
+        format!("etcd: {what} is not what fencing writes"),
+    )
+}
+
+fn now_ms() -> u64 {
+    unix_ms(SystemTime::now())
+}
+
+/// A decimal number kept as a value (a floor, the manual clock).
+fn number_in(value: &[u8], what: &str) -> Result<u64> {
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| corrupt(what))
+}
+
+/// A lease as the rules produced it (times counted from 0, the etcd
+/// store's rule clock), on this host's wall clock for `expires_at`.
+fn with_remaining(mut lease: Lease, remaining: Duration) -> Lease {
+    lease.remaining = remaining;
+    lease.expires_at = SystemTime::now() + remaining;
+    lease
+}
+
+impl Etcd {
+    pub fn open(options: &EtcdOptions, manual: bool, mode: Mode) -> Result<Etcd> {
+        let etcd = Etcd {
+            client: Client::new(options)?,
+            keys: Keys::new(&options.prefix),
+            mode,
+            manual,
+            jump_limit: jump_limit(
+                0,
+                if mode.unbounded_jumps {
+                    Token::MAX.get()
+                } else {
+                    JUMP_ROOM
+                },
+            ),
+            wakes: Wakes::new(false),
+        };
+        etcd.stamp()?;
+        Ok(etcd)
+    }
+
+    /// Writes the layout's version into a new store; refuses one written
+    /// by another layout.
+    fn stamp(&self) -> Result<()> {
+        let key = self.keys.schema();
+        let answer = self.txn(
+            json!({
+                "compare": [{ "key": b64(&key), "target": "VERSION", "result": "EQUAL", "version": "0" }],
+                "success": [put(&key, SCHEMA.as_bytes(), None)],
+                "failure": [range(&key)],
+            }),
+            Repeat::Once,
+        )?;
+        if answer["succeeded"].as_bool() == Some(true) {
+            return Ok(());
+        }
+        self.check_schema(&answer["responses"][0]["response_range"])
+    }
+
+    fn check_schema(&self, answer: &Value) -> Result<()> {
+        match read_one(answer)?.value {
+            Some(v) if v == SCHEMA.as_bytes() => Ok(()),
+            Some(v) => Err(Error::backend(
+                Kind::Refused,
+                format!(
+                    "etcd: the prefix holds a fencing store of layout {:?}, this build \
+                     writes layout {SCHEMA} (upgrade fencing, or use another prefix)",
+                    String::from_utf8_lossy(&v)
+                ),
+            )),
+            None => Err(Error::backend(
+                Kind::Refused,
+                "etcd: the prefix holds no fencing store (open it once to create it)",
+            )),
+        }
+    }
+
+    fn txn(&self, body: Value, repeat: Repeat) -> Result<Value> {
+        self.client.call("kv/txn", &body, repeat)
+    }
+
+    /// One linearizable read of the scope's record, lease key and floor,
+    /// and of `extra` keys; with the number of entries if `count`.
+    fn load(&self, scope: &str, extra: &[Vec<u8>], count: bool) -> Result<Loaded> {
+        let floor_key = self.keys.floor(floor_bucket(scope));
+        let mut reads = vec![
+            range(&self.keys.scope(scope)),
+            range(&self.keys.lease(scope)),
+            range(&floor_key),
+        ];
+        reads.extend(extra.iter().map(|k| range(k)));
+        if self.manual {
+            reads.push(range(&self.keys.clock()));
+        }
+        if count {
+            let from = self.keys.entries(scope);
+            reads.push(json!({ "request_range": {
+                "key": b64(&from), "range_end": b64(&end(&from)), "count_only": true } }));
+        }
+        let answer = self.txn(json!({ "success": reads }), Repeat::Safe)?;
+        let answers = answer["responses"]
+            .as_array()
+            .ok_or_else(|| corrupt("a read's answer"))?;
+        let at = |i: usize| -> Result<&Value> {
+            answers
+                .get(i)
+                .map(|a| &a["response_range"])
+                .ok_or_else(|| corrupt("a read's answer"))
+        };
+        let scope_read = read_one(at(0)?)?;
+        let lease = read_one(at(1)?)?;
+        let floor = read_one(at(2)?)?;
+        let floor_value = match &floor.value {
+            None => 0,
+            Some(v) => number_in(v, "a floor")?,
+        };
+        let extra_reads = (0..extra.len())
+            .map(|i| read_one(at(3 + i)?))
+            .collect::<Result<Vec<Read>>>()?;
+        let mut next = 3 + extra.len();
+        let clock = if self.manual {
+            next += 1;
+            read_one(at(next - 1)?)?
+        } else {
+            read_one(&Value::Null)?
+        };
+        let now_ms = match &clock.value {
+            None => 0,
+            Some(v) => number_in(v, "the manual clock")?,
+        };
+        let entries = if count {
+            u64::try_from(int(&at(next)?["count"])?).unwrap_or(0)
+        } else {
+            0
+        };
+        let exists = scope_read.value.is_some();
+        let mut record = match &scope_read.value {
+            Some(v) => Record::decode(v)?,
+            None => Record {
+                core: ScopeCore::fresh(floor_value),
+                lease_id: None,
+            },
+        };
+        // The lease is live while its key exists, attached to the lease
+        // the record names; etcd deleted the key when the lease ran out.
+        let live = match (&record.core.lease, lease.value.as_deref()) {
+            (Some(l), Some(token)) => {
+                token == l.token.to_string().as_bytes() && record.lease_id == Some(lease.lease)
+            }
+            _ => false,
+        };
+        if self.manual {
+            // The rules judge the lease on the manual clock.
+        } else if let (true, Some(l)) = (live, record.core.lease.as_mut()) {
+            // Counted from the rules' clock of 0; the real remaining time
+            // is etcd's (`remaining`).
+            l.expires_at_ms = l.ttl_ms;
+        } else {
+            record.core.lease = None;
+            record.lease_id = None;
+        }
+        Ok(Loaded {
+            record,
+            exists,
+            scope: scope_read,
+            lease,
+            floor,
+            floor_value,
+            clock,
+            now_ms,
+            extra: extra_reads,
+            extra_keys: extra.to_vec(),
+            entries,
+        })
+    }
+
+    /// `ops`, applied only if every key `l` read still has the revision it
+    /// read; whether they were.
+    fn commit(&self, scope: &str, l: &Loaded, ops: Vec<Value>) -> Result<bool> {
+        let mut compare = vec![
+            unchanged(&self.keys.scope(scope), l.scope.rev),
+            unchanged(&self.keys.lease(scope), l.lease.rev),
+            unchanged(&self.keys.floor(floor_bucket(scope)), l.floor.rev),
+        ];
+        if self.manual {
+            compare.push(unchanged(&self.keys.clock(), l.clock.rev));
+        }
+        compare.extend(
+            l.extra_keys
+                .iter()
+                .zip(&l.extra)
+                .map(|(k, r)| unchanged(k, r.rev)),
+        );
+        let answer = self.txn(json!({ "compare": compare, "success": ops }), Repeat::Once)?;
+        Ok(answer["succeeded"].as_bool() == Some(true))
+    }
+
+    /// The scope's record put back, as `l` now holds it.
+    fn put_record(&self, scope: &str, l: &Loaded) -> Value {
+        put(&self.keys.scope(scope), &l.record.encode(), None)
+    }
+
+    /// Runs `decide` on a fresh read of the scope until its writes commit
+    /// on an unchanged read, or it decides without writing.
+    fn update<T>(
+        &self,
+        scope: &str,
+        extra: &[Vec<u8>],
+        count: bool,
+        mut decide: impl FnMut(&mut Loaded) -> Result<Step<T>>,
+    ) -> Result<T> {
+        for _ in 0..MAX_TRIES {
+            let mut l = self.load(scope, extra, count)?;
+            match decide(&mut l)? {
+                Step::Done(out) => return Ok(out),
+                Step::Write(out, ops) => {
+                    if self.commit(scope, &l, ops)? {
+                        return Ok(out);
+                    }
+                }
+            }
+        }
+        Err(Error::backend(
+            Kind::Busy,
+            format!(
+                "etcd: scope {scope:?} changed under {MAX_TRIES} tries in a row; nothing \
+                 took effect, try again"
+            ),
+        ))
+    }
+
+    /// A new etcd lease of at least `ttl` (whole seconds, at least the
+    /// cluster's minimum): its id and the TTL granted.
+    fn grant(&self, ttl: Duration) -> Result<(i64, Duration)> {
+        let seconds = ttl.as_millis().div_ceil(1000).max(1);
+        let answer = self.client.call(
+            "lease/grant",
+            &json!({ "TTL": seconds.to_string() }),
+            Repeat::Once,
+        )?;
+        if let Some(why) = answer["error"].as_str().filter(|e| !e.is_empty()) {
+            return Err(Error::backend(
+                Kind::Refused,
+                format!("etcd: lease grant refused: {why}"),
+            ));
+        }
+        let id = int(&answer["ID"])?;
+        let granted = int(&answer["TTL"])?;
+        if id == 0 || granted <= 0 {
+            return Err(corrupt("a lease grant's answer"));
+        }
+        Ok((id, Duration::from_secs(granted as u64)))
+    }
+
+    /// Ends an etcd lease no key needs any more. Best effort: one left
+    /// behind runs out by itself.
+    fn revoke(&self, id: i64) {
+        let _ = self.client.call(
+            "lease/revoke",
+            &json!({ "ID": id.to_string() }),
+            Repeat::Safe,
+        );
+    }
+
+    /// What is left of the live lease in `l`, as etcd counts it (whole
+    /// seconds, rounded down); `None` if it has run out.
+    fn remaining(&self, l: &Loaded) -> Result<Option<Duration>> {
+        let Some(id) = l.record.lease_id else {
+            return Ok(None);
+        };
+        let answer = self.client.call(
+            "lease/timetolive",
+            &json!({ "ID": id.to_string() }),
+            Repeat::Safe,
+        )?;
+        let ttl = int(&answer["TTL"])?;
+        Ok((ttl >= 0).then(|| Duration::from_secs(ttl as u64)))
+    }
+
+    /// The live lease of `l` for callers, with etcd's remaining time.
+    fn current_lease(&self, scope: &str, l: &Loaded) -> Result<Option<Lease>> {
+        let Some(lease) = l.record.core.lease_at(scope, l.now_ms) else {
+            return Ok(None);
+        };
+        if self.manual {
+            return Ok(Some(lease));
+        }
+        Ok(self.remaining(l)?.map(|left| with_remaining(lease, left)))
+    }
+
+    /// Acquire or renew: `take` runs the rule with the TTL granted; the
+    /// lease key is put on the new etcd lease in the same transaction.
+    fn lease_step(
+        &self,
+        scope: &str,
+        ttl: Duration,
+        take: impl Fn(&mut ScopeCore, Duration, u64) -> Result<Lease>,
+    ) -> Result<(Lease, Option<i64>)> {
+        if self.manual {
+            return self.update(scope, &[], false, |l| {
+                let lease = take(&mut l.record.core, ttl, l.now_ms)?;
+                Ok(Step::Write((lease, None), vec![self.put_record(scope, l)]))
+            });
+        }
+        let mut granted: Option<(i64, Duration)> = None;
+        let outcome = self.update(scope, &[], false, |l| {
+            // Refused before any grant when the rule refuses anyway; a
+            // held lease's time left is etcd's, not its TTL.
+            match take(&mut l.record.core.clone(), ttl, 0) {
+                Err(Error::LeaseHeld {
+                    scope,
+                    holder,
+                    token,
+                    remaining,
+                }) => {
+                    let remaining = self.remaining(l)?.unwrap_or_default().min(remaining);
+                    return Err(Error::LeaseHeld {
+                        scope,
+                        holder,
+                        token,
+                        remaining,
+                    });
+                }
+                other => other?,
+            };
+            let (id, ttl) = match granted {
+                Some(g) => g,
+                None => *granted.insert(self.grant(ttl)?),
+            };
+            let old = l.record.lease_id;
+            let lease = take(&mut l.record.core, ttl, 0)?;
+            l.record.lease_id = Some(id);
+            let ops = vec![
+                self.put_record(scope, l),
+                put(
+                    &self.keys.lease(scope),
+                    lease.token.to_string().as_bytes(),
+                    Some(id),
+                ),
+            ];
+            Ok(Step::Write((with_remaining(lease, ttl), old), ops))
+        });
+        match (&outcome, granted) {
+            // Refused for sure: the grant is no one's.
+            (Err(e), Some((id, _))) if e.backend_kind() != Some(Kind::OutcomeUnknown) => {
+                self.revoke(id)
+            }
+            _ => {}
+        }
+        outcome
+    }
+
+    fn rejection_of(&self, read: &Read, scope: String) -> Result<RecordedRejection> {
+        let v: Value = serde_json::from_slice(read.value.as_deref().unwrap_or_default())
+            .map_err(|_| corrupt("a recorded rejection"))?;
+        let bad = || corrupt("a recorded rejection");
+        let text = |f: &Value| f.as_str().map(str::to_owned);
+        Ok(RecordedRejection {
+            id: read.rev as u64,
+            code: code_from_str(v["code"].as_str().ok_or_else(bad)?)?,
+            scope,
+            key: text(&v["key"]),
+            presented: Token::new(v["presented"].as_u64().ok_or_else(bad)?).ok_or_else(bad)?,
+            current: v["current"].as_u64().ok_or_else(bad)?,
+            seq: v["seq"].as_u64(),
+            holder: text(&v["holder"]),
+            at: at_ms(v["at_ms"].as_u64().ok_or_else(bad)?),
+            suppressed: v["suppressed"].as_u64().ok_or_else(bad)?,
+        })
+    }
+
+    /// Every key and value of a range (in key order).
+    fn range_all(&self, from: &[u8]) -> Result<Vec<(Vec<u8>, Read)>> {
+        let answer = self.client.call(
+            "kv/range",
+            &json!({ "key": b64(from), "range_end": b64(&end(from)) }),
+            Repeat::Safe,
+        )?;
+        let Some(kvs) = answer["kvs"].as_array() else {
+            return Ok(Vec::new());
+        };
+        kvs.iter()
+            .map(|kv| {
+                Ok((
+                    bytes(&kv["key"])?,
+                    Read {
+                        rev: int(&kv["mod_revision"])?,
+                        value: Some(bytes(&kv["value"])?),
+                        lease: int(&kv["lease"])?,
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    fn name_in(prefix: &[u8], key: &[u8]) -> Result<String> {
+        Keys::name_after(prefix, key)
+            .and_then(|n| String::from_utf8(n.to_vec()).ok())
+            .ok_or_else(|| corrupt("a key's name"))
+    }
+}
+
+impl Backend for Etcd {
+    fn next_token(&self, scope: &str) -> Result<Token> {
+        self.update(scope, &[], false, |l| {
+            let token = l.record.core.next_token()?;
+            Ok(Step::Write(token, vec![self.put_record(scope, l)]))
+        })
+    }
+
+    fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
+        self.update(scope, &[], false, |l| {
+            check_jump(scope, l.record.core.top(), floor.get(), self.jump_limit)?;
+            let counter = l.record.core.advance_counter(floor);
+            Ok(Step::Write(counter, vec![self.put_record(scope, l)]))
+        })
+    }
+
+    fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+        let mode = self.mode;
+        let (lease, _) = self.lease_step(scope, ttl, |core, ttl, now| {
+            core.acquire(scope, holder, ttl, now, mode)
+        })?;
+        self.wakes.changed(scope);
+        Ok(lease)
+    }
+
+    fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+        let (lease, old) = self.lease_step(scope, ttl, |core, ttl, now| {
+            core.renew(scope, token, ttl, now)
+        })?;
+        // The key now hangs on the new etcd lease.
+        if let Some(old) = old {
+            self.revoke(old);
+        }
+        self.wakes.changed(scope);
+        Ok(lease)
+    }
+
+    fn release(&self, scope: &str, token: Token) -> Result<bool> {
+        let ended = self.update(scope, &[], false, |l| {
+            let id = l.record.lease_id;
+            if !l.exists || !l.record.core.release(token, l.now_ms) {
+                return Ok(Step::Done(None));
+            }
+            l.record.lease_id = None;
+            let ops = vec![self.put_record(scope, l), delete(&self.keys.lease(scope))];
+            Ok(Step::Write(Some(id), ops))
+        })?;
+        let Some(id) = ended else {
+            return Ok(false);
+        };
+        if let Some(id) = id {
+            self.revoke(id);
+        }
+        self.wakes.ended(scope, None);
+        Ok(true)
+    }
+
+    fn release_watch(&self, scope: &str) -> Ticket {
+        self.wakes.ticket(scope)
+    }
+
+    fn change_watch(&self, scope: &str) -> Ticket {
+        self.wakes.watch_ticket(scope)
+    }
+
+    fn watch_read(&self, scope: &str, _id: Option<u64>) -> Result<WatchRead> {
+        let l = self.load(scope, &[], false)?;
+        Ok(WatchRead {
+            lease: self.current_lease(scope, &l)?,
+            id: None,
+            announced: false,
+        })
+    }
+
+    /// No places on etcd yet: a waiter polls (docs/etcd.md, "Waiting").
+    fn acquire_waiting(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        _place: Option<u64>,
+    ) -> Result<Attempt> {
+        match self.acquire(scope, holder, ttl) {
+            Ok(lease) => Ok(Attempt::Got(lease)),
+            Err(Error::LeaseHeld { remaining, .. }) => Ok(Attempt::Unqueued {
+                wait: remaining.min(WAIT_POLL),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn leave_queue(&self, _scope: &str, _place: u64) -> Result<()> {
+        Ok(())
+    }
+
+    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
+        let mut keys: Vec<Vec<u8>> = ops
+            .iter()
+            .map(|op| self.keys.entry(scope, op.key))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        self.update(scope, &keys, false, |l| {
+            check_jump(
+                scope,
+                l.record.core.top(),
+                fence.token.get(),
+                self.jump_limit,
+            )?;
+            l.record.core.check(scope, fence)?;
+            let version_of = |key: &str| -> Result<u64> {
+                let k = self.keys.entry(scope, key);
+                let i = keys
+                    .binary_search(&k)
+                    .map_err(|_| corrupt("a write's plan"))?;
+                match &l.extra[i].value {
+                    None => Ok(0),
+                    Some(v) => Ok(StoredEntry::decode(v.clone())?.version),
+                }
+            };
+            let receipts = if let [op] = ops {
+                vec![check_op(scope, op, version_of(op.key)?, fence.token)?]
+            } else {
+                plan_ops(scope, ops, fence.token, version_of)?
+            };
+            l.record.core.accept_write(fence, self.mode);
+            l.record.core.note_write(fence, now_ms());
+            let mut writes = vec![self.put_record(scope, l)];
+            // A key written twice in one batch: its last operation is what
+            // stays, as the other backends apply them in order.
+            let mut last: Vec<(Vec<u8>, Value)> = Vec::new();
+            for (op, receipt) in ops.iter().zip(&receipts) {
+                let key = self.keys.entry(scope, op.key);
+                let request = match op.value {
+                    Some(value) => put(
+                        &key,
+                        &StoredEntry::encode(receipt.token, receipt.version, value),
+                        None,
+                    ),
+                    None => delete(&key),
+                };
+                last.retain(|(k, _)| *k != key);
+                last.push((key, request));
+            }
+            writes.extend(last.into_iter().map(|(_, r)| r));
+            Ok(Step::Write(receipts, writes))
+        })
+    }
+
+    fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
+        self.update(scope, &[], false, |l| {
+            check_jump(
+                scope,
+                l.record.core.top(),
+                fence.token.get(),
+                self.jump_limit,
+            )?;
+            l.record.core.claim(scope, fence)?;
+            Ok(Step::Write((), vec![self.put_record(scope, l)]))
+        })
+    }
+
+    fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
+        let mut l = self.load(scope, &[self.keys.entry(scope, key)], false)?;
+        if let Some(f) = fence {
+            l.record.core.check_token(scope, f.token)?;
+        }
+        let Some(value) = l.extra.pop().and_then(|r| r.value) else {
+            return Ok(None);
+        };
+        let stored = StoredEntry::decode(value)?;
+        Ok(Some(Entry {
+            key: key.to_owned(),
+            value: stored.value,
+            version: stored.version,
+            token: stored.token,
+        }))
+    }
+
+    fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
+        let prefix = self.keys.entries(scope);
+        let mut from = prefix.clone();
+        if let Some(after) = after {
+            // The first key after `after`: names hold no NUL.
+            from.extend_from_slice(after.as_bytes());
+            from.push(0);
+        }
+        let answer = self.client.call(
+            "kv/range",
+            &json!({ "key": b64(&from), "range_end": b64(&end(&prefix)),
+                     "limit": (limit + 1).to_string(), "keys_only": true }),
+            Repeat::Safe,
+        )?;
+        let keys = answer["kvs"]
+            .as_array()
+            .map(|kvs| {
+                kvs.iter()
+                    .map(|kv| Etcd::name_in(&prefix, &bytes(&kv["key"])?))
+                    .collect::<Result<Vec<String>>>()
+            })
+            .transpose()?
+            .unwrap_or_default();
+        Ok(Page::from_keys(keys, limit))
+    }
+
+    fn status(&self, scope: &str) -> Result<ScopeStatus> {
+        let l = self.load(scope, &[], true)?;
+        Ok(ScopeStatus {
+            counter: l.record.core.counter,
+            fence: l.record.core.fence,
+            lease: self.current_lease(scope, &l)?,
+            entries: l.entries,
+        })
+    }
+
+    fn retire(&self, scope: &str) -> Result<bool> {
+        let bucket = floor_bucket(scope);
+        self.update(scope, &[], true, |l| {
+            if !l.exists {
+                return Ok(Step::Done(false));
+            }
+            let floor = l.record.core.retire_floor(scope, l.now_ms, l.entries)?;
+            let ops = vec![
+                delete(&self.keys.scope(scope)),
+                put(
+                    &self.keys.floor(bucket),
+                    floor.max(l.floor_value).to_string().as_bytes(),
+                    None,
+                ),
+            ];
+            Ok(Step::Write(true, ops))
+        })
+    }
+
+    fn failover(&self) -> Result<u64> {
+        Err(Error::invalid(
+            "etcd needs no failover step: a write is acknowledged only once a majority of \
+             the members holds it, so no member that can lead has lost it (docs/etcd.md, \
+             \"No failover step\")",
+        ))
+    }
+
+    fn record_rejection(&self, note: &RejectionNote<'_>) -> Result<()> {
+        let scope = note.scope;
+        let key = self.keys.rejection(scope);
+        self.update(scope, std::slice::from_ref(&key), false, |l| {
+            let current = l.record.core.fence;
+            if !recordable(note.presented, current) {
+                return Ok(Step::Done(()));
+            }
+            let now = now_ms();
+            let since = now.saturating_sub(RECORD_INTERVAL.as_millis() as u64);
+            let mut row = match &l.extra[0].value {
+                Some(_) => {
+                    let before = self.rejection_of(&l.extra[0], scope.to_owned())?;
+                    if at_ms(since) < before.at {
+                        // Merged into the scope's record of the interval.
+                        let mut v: Value =
+                            serde_json::from_slice(l.extra[0].value.as_deref().unwrap_or_default())
+                                .map_err(|_| corrupt("a recorded rejection"))?;
+                        v["suppressed"] = json!(before.suppressed + note.suppressed + 1);
+                        return Ok(Step::Write(
+                            (),
+                            vec![put(&key, v.to_string().as_bytes(), None)],
+                        ));
+                    }
+                    json!({})
+                }
+                None => json!({}),
+            };
+            row = json!({
+                "code": note.code.as_str(),
+                "key": note.key,
+                "presented": note.presented.get(),
+                "current": current,
+                "seq": note.seq,
+                "holder": note.holder,
+                "at_ms": now,
+                "suppressed": note.suppressed,
+            });
+            Ok(Step::Write(
+                (),
+                vec![put(&key, row.to_string().as_bytes(), None)],
+            ))
+        })
+    }
+
+    fn events(&self, scope: Option<&str>, limit: usize) -> Result<Events> {
+        let mut rejections = Vec::new();
+        let mut last_writes = Vec::new();
+        let mark = |name: String, record: &Record| {
+            record.core.last_write.as_ref().map(|w| LastWrite {
+                scope: name,
+                holder: w.holder.clone(),
+                token: w.token,
+                at: at_ms(w.at_ms),
+            })
+        };
+        match scope {
+            Some(name) => {
+                let key = self.keys.rejection(name);
+                let l = self.load(name, std::slice::from_ref(&key), false)?;
+                if l.extra[0].value.is_some() {
+                    rejections.push(self.rejection_of(&l.extra[0], name.to_owned())?);
+                }
+                if l.exists {
+                    last_writes.extend(mark(name.to_owned(), &l.record));
+                }
+            }
+            None => {
+                let prefix = self.keys.rejections();
+                for (key, read) in self.range_all(&prefix)? {
+                    rejections.push(self.rejection_of(&read, Etcd::name_in(&prefix, &key)?)?);
+                }
+                let prefix = self.keys.scopes();
+                for (key, read) in self.range_all(&prefix)? {
+                    let record = Record::decode(read.value.as_deref().unwrap_or_default())?;
+                    last_writes.extend(mark(Etcd::name_in(&prefix, &key)?, &record));
+                }
+            }
+        }
+        rejections.sort_by_key(|r| std::cmp::Reverse(r.id));
+        rejections.truncate(limit);
+        last_writes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.scope.cmp(&b.scope)));
+        last_writes.truncate(limit);
+        Ok(Events {
+            rejections,
+            last_writes,
+        })
+    }
+
+    fn advance_clock(&self, by: Duration) -> Result<()> {
+        if !self.manual {
+            return Err(Error::invalid(
+                "advance_clock needs a store opened with clock=manual (docs/semantics.md, \
+                 \"URLs and options\")",
+            ));
+        }
+        let key = self.keys.clock();
+        let by = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+        for _ in 0..MAX_TRIES {
+            let answer =
+                self.client
+                    .call("kv/range", &json!({ "key": b64(&key) }), Repeat::Safe)?;
+            let read = read_one(&answer)?;
+            let now = match &read.value {
+                None => 0,
+                Some(v) => number_in(v, "the manual clock")?,
+            };
+            let moved = now.saturating_add(by).to_string();
+            let answer = self.txn(
+                json!({ "compare": [unchanged(&key, read.rev)],
+                        "success": [put(&key, moved.as_bytes(), None)] }),
+                Repeat::Once,
+            )?;
+            if answer["succeeded"].as_bool() == Some(true) {
+                self.wakes.all_ended();
+                return Ok(());
+            }
+        }
+        Err(Error::backend(
+            Kind::Busy,
+            "etcd: the manual clock kept moving; try again",
+        ))
+    }
+
+    fn ping(&self) -> Result<()> {
+        let answer = self.client.call(
+            "kv/range",
+            &json!({ "key": b64(&self.keys.schema()) }),
+            Repeat::Safe,
+        )?;
+        self.check_schema(&answer)
+    }
+
+    fn close(&self) {
+        self.wakes.all_ended();
+    }
+}

@@ -1,0 +1,364 @@
+//! `etcd://` on real clusters (docs/etcd.md): leases ending on etcd's time,
+//! racing clients, a leader killed under load, a majority stopped. The
+//! shared scenarios run in tests/runner/tests/etcd.rs; these are what only
+//! a cluster can show. Tests that kill or pause members start a cluster of
+//! their own.
+#![cfg(feature = "etcd")]
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fencing::{BackendErrorKind, Error, ErrorCode, Fence, Store, Token};
+
+mod support;
+use support::{etcd_test_members, fresh_schema, OwnEtcd};
+
+fn open(members: &str, tag: &str, options: &str) -> Store {
+    let url = format!("etcd://{members}/{}{options}", fresh_schema(tag));
+    Store::open(&url).unwrap_or_else(|e| panic!("open {url}: {e}"))
+}
+
+fn token(t: u64) -> Token {
+    Token::new(t).unwrap()
+}
+
+#[test]
+fn a_lease_ends_on_etcds_time_never_earlier_and_its_holder_is_fenced() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let store = open(&members, "expiry", "");
+    let sent = Instant::now();
+    let a = store
+        .acquire("job", "A", Duration::from_millis(1200))
+        .unwrap();
+    // TTLs are whole seconds on etcd, rounded up, at least the cluster's
+    // minimum; the lease says what it got.
+    assert!(
+        a.ttl >= Duration::from_secs(2) && a.ttl.subsec_nanos() == 0,
+        "{a:?}"
+    );
+    assert_eq!(a.remaining, a.ttl);
+    store.put("job", "k", b"A", &Fence::new(a.token)).unwrap();
+    let status = store.status("job").unwrap();
+    let live = status.lease.expect("live lease");
+    assert_eq!((live.token, live.holder.as_str()), (a.token, "A"));
+    assert!(live.remaining <= a.ttl);
+    let b = loop {
+        match store.acquire("job", "B", Duration::from_secs(5)) {
+            Ok(b) => break b,
+            Err(Error::LeaseHeld { token, holder, .. }) => {
+                assert_eq!((token, holder.as_str()), (a.token, "A"));
+                // Never before the TTL counted from before the acquire.
+                assert!(
+                    sent.elapsed() < Duration::from_secs(60),
+                    "A's lease never ended"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert!(
+        sent.elapsed() >= a.ttl,
+        "B got the lease {:?} after A's",
+        sent.elapsed()
+    );
+    assert_eq!(b.token.get(), a.token.get() + 1);
+    let stale = store
+        .put("job", "k", b"A late", &Fence::new(a.token))
+        .unwrap_err();
+    assert_eq!(stale.code(), ErrorCode::StaleToken);
+    let lost = store
+        .renew("job", a.token, Duration::from_secs(5))
+        .unwrap_err();
+    assert_eq!(lost.code(), ErrorCode::LeaseLost);
+    assert_eq!(store.get("job", "k", None).unwrap().unwrap().value, b"A");
+}
+
+#[test]
+fn renew_moves_the_lease_and_release_ends_it_at_once() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let store = open(&members, "renew", "");
+    let a = store.acquire("s", "A", Duration::from_secs(2)).unwrap();
+    let renewed = store.renew("s", a.token, Duration::from_secs(7)).unwrap();
+    assert_eq!(
+        (renewed.token, renewed.ttl),
+        (a.token, Duration::from_secs(7))
+    );
+    let live = store.status("s").unwrap().lease.unwrap();
+    assert!(live.remaining > Duration::from_secs(4), "{live:?}");
+    assert!(store.release("s", a.token).unwrap());
+    assert!(!store.release("s", a.token).unwrap());
+    assert!(store.status("s").unwrap().lease.is_none());
+    let b = store.acquire("s", "B", Duration::from_secs(2)).unwrap();
+    assert_eq!(b.token.get(), a.token.get() + 1);
+    assert_eq!(
+        store
+            .renew("s", a.token, Duration::from_secs(2))
+            .unwrap_err()
+            .code(),
+        ErrorCode::LeaseLost
+    );
+    // A second handle sees the same lease: the state is the cluster's.
+    let other = Store::open(store.location()).unwrap();
+    let seen = other.status("s").unwrap().lease.unwrap();
+    assert_eq!((seen.token, seen.holder.as_str()), (b.token, "B"));
+}
+
+#[test]
+fn racing_handles_never_share_a_token_and_lose_no_write() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let location = open(&members, "race", "").location().to_owned();
+    let accepted = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let location = location.clone();
+            let accepted = Arc::clone(&accepted);
+            std::thread::spawn(move || {
+                let store = Store::open(&location).unwrap();
+                let mut mine = Vec::new();
+                for i in 0..15 {
+                    let token = store.next_token("s").unwrap();
+                    mine.push(token.get());
+                    let value = format!("{t}-{i}");
+                    match store.put("s", "k", value.as_bytes(), &Fence::new(token)) {
+                        Ok(r) => accepted.lock().unwrap().push((token.get(), r.version)),
+                        Err(e) => assert_eq!(e.code(), ErrorCode::StaleToken, "{e}"),
+                    }
+                }
+                // One handle's tokens only go up.
+                assert!(mine.windows(2).all(|w| w[0] < w[1]), "{mine:?}");
+                mine
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in threads {
+        all.extend(t.join().unwrap());
+    }
+    let distinct: HashSet<u64> = all.iter().copied().collect();
+    assert_eq!(distinct.len(), all.len(), "a token was issued twice");
+    let store = Store::open(&location).unwrap();
+    let accepted = accepted.lock().unwrap();
+    let entry = store.get("s", "k", None).unwrap().unwrap();
+    // Every accepted write made a version, and the newest one is the
+    // greatest accepted token's: the fence never went back.
+    assert_eq!(entry.version, accepted.len() as u64);
+    let newest = accepted.iter().max_by_key(|(_, v)| *v).unwrap();
+    assert_eq!(entry.token.get(), newest.0);
+    assert_eq!(newest.0, accepted.iter().map(|(t, _)| *t).max().unwrap());
+    assert_eq!(store.status("s").unwrap().counter, 90);
+}
+
+#[test]
+fn a_batch_is_one_transaction_and_lists_come_in_key_order() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let store = open(&members, "batch", "");
+    let fence = Fence::new(token(3));
+    let ops = ["b", "a", "c"]
+        .iter()
+        .map(|k| fencing::Op::put(*k, k.as_bytes().to_vec()))
+        .collect();
+    let receipts = store.apply("s", &fence, ops).unwrap();
+    assert!(receipts.iter().all(|r| r.version == 1));
+    // One bad op refuses the whole batch.
+    let ops = vec![
+        fencing::Op::put("a", b"new".to_vec()),
+        fencing::Op::put("d", b"d".to_vec()).if_version(7),
+    ];
+    let refused = store.apply("s", &fence, ops).unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::VersionMismatch);
+    assert_eq!(store.get("s", "a", None).unwrap().unwrap().value, b"a");
+    let page = store.list("s", None, 2).unwrap();
+    assert_eq!(page.keys, ["a", "b"]);
+    let rest = store.list("s", page.next.as_deref(), 2).unwrap();
+    assert_eq!(
+        (rest.keys.as_slice(), rest.next.as_deref()),
+        (&["c".to_owned()][..], None)
+    );
+    assert_eq!(store.status("s").unwrap().entries, 3);
+}
+
+#[test]
+fn a_store_of_another_layout_and_an_unreachable_cluster_are_refused_clearly() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let e = Store::open("etcd://127.0.0.1:1/p?call_timeout_ms=500").unwrap_err();
+    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Unreachable), "{e}");
+    assert!(e.to_string().contains("127.0.0.1:1"), "{e}");
+    // A store whose layout key says 9: written by a newer build.
+    let prefix = fresh_schema("layout");
+    let first = members.split(',').next().unwrap();
+    let key = base64(format!("{prefix}\0v").as_bytes());
+    let put = format!(r#"{{"key":"{key}","value":"{}"}}"#, base64(b"9"));
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sf",
+            "-X",
+            "POST",
+            &format!("http://{first}/v3/kv/put"),
+            "-d",
+            &put,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let e = Store::open(&format!("etcd://{members}/{prefix}")).unwrap_err();
+    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
+    assert!(e.to_string().contains("layout"), "{e}");
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Workers acquire, write and release while the leader is killed and
+/// restarted, three times: every token they got is distinct, every failure
+/// is `BACKEND`, and after the cluster heals nothing acknowledged is lost.
+#[test]
+fn leaders_killed_under_load_issue_no_token_twice() {
+    let Some(cluster) = OwnEtcd::start() else {
+        return;
+    };
+    let location = open(&cluster.members, "kill", "?call_timeout_ms=3000")
+        .location()
+        .to_owned();
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..4)
+        .map(|w| {
+            let (location, stop) = (location.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let store = Store::open(&location).unwrap();
+                let (mut got, mut written, mut failures) = (Vec::new(), Vec::new(), 0u32);
+                while !stop.load(Ordering::Relaxed) {
+                    let scope = format!("s{}", w % 2);
+                    match store.acquire(&scope, "w", Duration::from_secs(2)) {
+                        Ok(lease) => {
+                            got.push((scope.clone(), lease.token.get()));
+                            let fence = Fence::new(lease.token);
+                            match store.put(&scope, "k", &lease.token.get().to_be_bytes(), &fence) {
+                                Ok(r) => {
+                                    written.push((scope.clone(), lease.token.get(), r.version))
+                                }
+                                Err(e) if e.code() == ErrorCode::Backend => failures += 1,
+                                Err(e) => assert_eq!(e.code(), ErrorCode::StaleToken, "{e}"),
+                            }
+                            let _ = store.release(&scope, lease.token);
+                        }
+                        Err(e) if e.code() == ErrorCode::LeaseHeld => {
+                            std::thread::sleep(Duration::from_millis(20))
+                        }
+                        Err(e) => {
+                            assert_eq!(e.code(), ErrorCode::Backend, "{e}");
+                            failures += 1;
+                        }
+                    }
+                }
+                (got, written, failures)
+            })
+        })
+        .collect();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(700));
+        let killed = cluster.run(&["kill-leader"]);
+        let name = killed.split_whitespace().nth(2).unwrap().to_owned();
+        std::thread::sleep(Duration::from_millis(700));
+        cluster.run(&["restart", &name]);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    let (mut got, mut written, mut failures) = (Vec::new(), Vec::new(), 0);
+    for w in workers {
+        let (g, wr, f) = w.join().unwrap();
+        got.extend(g);
+        written.extend(wr);
+        failures += f;
+    }
+    let distinct: HashSet<&(String, u64)> = got.iter().collect();
+    assert_eq!(distinct.len(), got.len(), "a token was issued twice");
+    assert!(got.len() > 10, "too little got through: {}", got.len());
+    let store = Store::open(&location).unwrap();
+    for scope in ["s0", "s1"] {
+        let status = store.status(scope).unwrap();
+        let newest = written
+            .iter()
+            .filter(|(s, ..)| s == scope)
+            .max_by_key(|(_, _, v)| *v);
+        let Some((_, token, version)) = newest else {
+            continue;
+        };
+        // Acknowledged writes survived the kills: the entry is at or past
+        // the newest acknowledged version, and so is the fence.
+        let entry = store.get(scope, "k", None).unwrap().unwrap();
+        assert!(
+            entry.version >= *version && status.fence >= *token,
+            "{scope}"
+        );
+        assert!(status.counter >= status.fence);
+    }
+    eprintln!(
+        "{} tokens, {} writes, {failures} BACKEND failures across 3 leader kills",
+        got.len(),
+        written.len()
+    );
+}
+
+/// Two of three members paused: no majority. Calls fail with `BACKEND`
+/// within their deadline, change nothing, and work again once the members
+/// resume.
+#[test]
+fn a_stopped_majority_fails_calls_with_backend_and_they_resume() {
+    let Some(cluster) = OwnEtcd::start() else {
+        return;
+    };
+    let store = open(&cluster.members, "majority", "?call_timeout_ms=1500");
+    let before = store.next_token("s").unwrap();
+    let lease = store.acquire("l", "A", Duration::from_secs(30)).unwrap();
+    cluster.run(&["pause", "1"]);
+    cluster.run(&["pause", "2"]);
+    for _ in 0..3 {
+        let e = store.next_token("s").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Backend, "{e}");
+        let e = store.status("s").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Backend, "{e}");
+    }
+    cluster.run(&["resume", "1"]);
+    cluster.run(&["resume", "2"]);
+    let after = store.next_token("s").unwrap();
+    // A call that failed may have been applied (outcome unknown), never
+    // applied twice and never lost once acknowledged.
+    assert!(
+        after.get() > before.get() && after.get() <= before.get() + 4,
+        "{after}"
+    );
+    let held = store.acquire("l", "B", Duration::from_secs(2)).unwrap_err();
+    assert_eq!(held.code(), ErrorCode::LeaseHeld);
+    assert!(store.release("l", lease.token).unwrap());
+}
