@@ -1,6 +1,7 @@
 //! Differential test: the same random operation sequences replayed on
-//! `memory:`, `sqlite:` (a temp file) and `postgres://` (a fresh schema per
-//! sequence), all on a manual clock, must give the same outcome at every
+//! `memory:`, `sqlite:` (a temp file), `postgres://` (a fresh schema per
+//! sequence) and `etcd://` (a fresh key prefix per sequence), all on a
+//! manual clock, must give the same outcome at every
 //! step (the Ok value, or the error code and details) and the same final
 //! state of every scope used, and of one never used. The backends implement
 //! the rules of docs/semantics.md twice (Rust and SQL): this is where the two
@@ -14,7 +15,8 @@
 //! Each mode runs `FENCING_DIFF_CASES` sequences (default 30) of 80 steps;
 //! `FENCING_DIFF_SEED` replays one sequence (the seed a failure prints) and
 //! `FENCING_DIFF_COVERAGE=1` prints how often each outcome was reached.
-//! PostgreSQL is skipped only when `support::postgres_test_url` says so.
+//! PostgreSQL is skipped only when `support::postgres_test_url` says so, etcd
+//! only when `support::etcd_test_members` does.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -22,7 +24,7 @@ use std::time::Duration;
 use fencing::{Error, Fence, Lease, Op, Store, Token};
 
 mod support;
-use support::{fresh_schema, postgres_test_url, sqlite_url, Rng};
+use support::{etcd_test_members, fresh_schema, postgres_test_url, sqlite_url, Rng};
 
 const SCOPES: [&str; 3] = ["s0", "s1", "s2"];
 /// Compared at the end too, though no step touches it.
@@ -430,6 +432,7 @@ fn open_all(
     dir: &std::path::Path,
     case: u64,
     pg: Option<&str>,
+    etcd: Option<&str>,
 ) -> Vec<(String, Replay)> {
     let o = mode.options();
     let mut urls = vec![
@@ -453,6 +456,9 @@ fn open_all(
             format!("{base}?schema={schema}&{o}&pool_size=1&options=-c%20synchronous_commit%3Doff"),
         ));
     }
+    if let Some(members) = etcd {
+        urls.push(("etcd".to_owned(), format!("etcd://{members}/{schema}?{o}")));
+    }
     urls.into_iter()
         .map(|(name, url)| {
             let store = Store::open(&url).unwrap_or_else(|e| panic!("open {url}: {e}"));
@@ -475,11 +481,11 @@ fn check_case(
     mode: Mode,
     seed: u64,
     dir: &std::path::Path,
-    pg: Option<&str>,
+    (pg, etcd): (Option<&str>, Option<&str>),
     seen: &mut BTreeMap<String, u64>,
 ) {
     let steps = steps(seed);
-    let mut replays = open_all(mode, dir, seed, pg);
+    let mut replays = open_all(mode, dir, seed, pg, etcd);
     let fail = |what: &str, answers: &[(String, String)], steps: &[Step]| -> ! {
         let lines: Vec<String> = answers.iter().map(|(b, a)| format!("  {b}: {a}")).collect();
         panic!(
@@ -554,13 +560,15 @@ const REQUIRED: &[&str] = &[
 
 fn check_mode(mode: Mode, base_seed: u64) {
     let pg = postgres_test_url();
+    let etcd = etcd_test_members();
+    let servers = (pg.as_deref(), etcd.as_deref());
     let dir = tempfile::tempdir().unwrap();
     let mut seen = BTreeMap::new();
     if let Some(seed) = std::env::var("FENCING_DIFF_SEED")
         .ok()
         .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok())
     {
-        check_case(mode, seed, dir.path(), pg.as_deref(), &mut seen);
+        check_case(mode, seed, dir.path(), servers, &mut seen);
         return;
     }
     let cases = std::env::var("FENCING_DIFF_CASES")
@@ -569,7 +577,7 @@ fn check_mode(mode: Mode, base_seed: u64) {
         .unwrap_or(DEFAULT_CASES);
     let mut seeds = Rng(base_seed);
     for _ in 0..cases {
-        check_case(mode, seeds.next(), dir.path(), pg.as_deref(), &mut seen);
+        check_case(mode, seeds.next(), dir.path(), servers, &mut seen);
     }
     if std::env::var_os("FENCING_DIFF_COVERAGE").is_some() {
         eprintln!("{mode:?}: {seen:#?}");

@@ -28,6 +28,17 @@ impl Keys {
         self.key(b'v', &[])
     }
 
+    /// Where the latest failover step moved every scope (absent: 0).
+    pub fn base(&self) -> Vec<u8> {
+        self.key(b'b', &[])
+    }
+
+    /// The store's ceiling: at or above every counter, fence and floor
+    /// (`rules::ceiling_covering`; absent: 0).
+    pub fn ceiling(&self) -> Vec<u8> {
+        self.key(b'h', &[])
+    }
+
     /// The store's manual clock (`clock=manual`, for tests), in ms.
     pub fn clock(&self) -> Vec<u8> {
         self.key(b'c', &[])

@@ -23,8 +23,8 @@ use crate::events::{
     at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote, RECORD_INTERVAL,
 };
 use crate::rules::{
-    check_jump, check_op, floor_bucket, jump_limit, plan_ops, recordable, unix_ms, Mode, ScopeCore,
-    JUMP_ROOM,
+    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, jump_limit, plan_ops,
+    recordable, unix_ms, Mode, ScopeCore, JUMP_ROOM,
 };
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, OpRef, Page, Receipt, ScopeStatus};
@@ -52,9 +52,9 @@ pub(crate) struct Etcd {
     /// `clock=manual` (tests): leases end on the store's manual clock, a key
     /// that `advance_clock` moves, instead of on etcd leases.
     manual: bool,
-    /// `rules::jump_limit`: no failover step ever moves an etcd store, so
-    /// its base stays 0.
-    jump_limit: u64,
+    /// How far past the failover step's base jumps may go
+    /// (`rules::JUMP_ROOM`, or the whole token space with `jumps=unbounded`).
+    jump_room: u64,
     /// Waits and watches of this handle: woken by what it does itself,
     /// polling for what others do.
     wakes: Arc<Wakes>,
@@ -80,6 +80,13 @@ struct Loaded {
     lease: Read,
     floor: Read,
     floor_value: u64,
+    /// The store's failover base and ceiling (docs/etcd.md, "Restoring a
+    /// backup").
+    base: Read,
+    ceiling: Read,
+    ceiling_value: u64,
+    /// `rules::jump_limit` at the base read.
+    jump_limit: u64,
     /// The manual clock (read only when the store has one).
     clock: Read,
     /// The time the rules run at: the manual clock's, or 0 (with etcd's
@@ -157,6 +164,11 @@ fn number_in(value: &[u8], what: &str) -> Result<u64> {
         .ok_or_else(|| corrupt(what))
 }
 
+/// The number a key holds, 0 when it is absent.
+fn value_of(read: &Read, what: &str) -> Result<u64> {
+    read.value.as_deref().map_or(Ok(0), |v| number_in(v, what))
+}
+
 /// A lease as the rules produced it (times counted from 0, the etcd
 /// store's rule clock), on this host's wall clock for `expires_at`.
 fn with_remaining(mut lease: Lease, remaining: Duration) -> Lease {
@@ -172,17 +184,17 @@ impl Etcd {
             keys: Keys::new(&options.prefix),
             mode,
             manual,
-            jump_limit: jump_limit(
-                0,
-                if mode.unbounded_jumps {
-                    Token::MAX.get()
-                } else {
-                    JUMP_ROOM
-                },
-            ),
+            jump_room: if mode.unbounded_jumps {
+                Token::MAX.get()
+            } else {
+                JUMP_ROOM
+            },
             wakes: Wakes::new(false),
         };
         etcd.stamp()?;
+        if manual {
+            etcd.start_clock()?;
+        }
         Ok(etcd)
     }
 
@@ -222,6 +234,30 @@ impl Etcd {
         }
     }
 
+    /// The time of operators' records (last writes, rejections): the manual
+    /// clock, or this host's wall clock (never used for a lease).
+    fn clock_ms(&self, l: &Loaded) -> u64 {
+        if self.manual {
+            l.now_ms
+        } else {
+            now_ms()
+        }
+    }
+
+    /// Starts a new store's manual clock at this host's wall clock, as the
+    /// other backends' manual clocks start.
+    fn start_clock(&self) -> Result<()> {
+        let key = self.keys.clock();
+        self.txn(
+            json!({
+                "compare": [{ "key": b64(&key), "target": "VERSION", "result": "EQUAL", "version": "0" }],
+                "success": [put(&key, now_ms().to_string().as_bytes(), None)],
+            }),
+            Repeat::Once,
+        )
+        .map(drop)
+    }
+
     fn txn(&self, body: Value, repeat: Repeat) -> Result<Value> {
         self.client.call("kv/txn", &body, repeat)
     }
@@ -234,6 +270,8 @@ impl Etcd {
             range(&self.keys.scope(scope)),
             range(&self.keys.lease(scope)),
             range(&floor_key),
+            range(&self.keys.base()),
+            range(&self.keys.ceiling()),
         ];
         reads.extend(extra.iter().map(|k| range(k)));
         if self.manual {
@@ -257,24 +295,22 @@ impl Etcd {
         let scope_read = read_one(at(0)?)?;
         let lease = read_one(at(1)?)?;
         let floor = read_one(at(2)?)?;
-        let floor_value = match &floor.value {
-            None => 0,
-            Some(v) => number_in(v, "a floor")?,
-        };
+        let base = read_one(at(3)?)?;
+        let ceiling = read_one(at(4)?)?;
+        let base_value = value_of(&base, "the failover base")?;
+        let ceiling_value = value_of(&ceiling, "the ceiling")?;
+        let floor_value = value_of(&floor, "a floor")?;
         let extra_reads = (0..extra.len())
-            .map(|i| read_one(at(3 + i)?))
+            .map(|i| read_one(at(5 + i)?))
             .collect::<Result<Vec<Read>>>()?;
-        let mut next = 3 + extra.len();
+        let mut next = 5 + extra.len();
         let clock = if self.manual {
             next += 1;
             read_one(at(next - 1)?)?
         } else {
             read_one(&Value::Null)?
         };
-        let now_ms = match &clock.value {
-            None => 0,
-            Some(v) => number_in(v, "the manual clock")?,
-        };
+        let now_ms = value_of(&clock, "the manual clock")?;
         let entries = if count {
             u64::try_from(int(&at(next)?["count"])?).unwrap_or(0)
         } else {
@@ -286,8 +322,16 @@ impl Etcd {
             None => Record {
                 core: ScopeCore::fresh(floor_value),
                 lease_id: None,
+                base: 0,
             },
         };
+        // A failover step since the record was written: the record moves
+        // now, as every scope did at once on the other backends.
+        if record.base < base_value {
+            record.core.fail_over(base_value);
+            record.lease_id = None;
+            record.base = base_value;
+        }
         // The lease is live while its key exists, attached to the lease
         // the record names; etcd deleted the key when the lease ran out.
         let live = match (&record.core.lease, lease.value.as_deref()) {
@@ -313,6 +357,10 @@ impl Etcd {
             lease,
             floor,
             floor_value,
+            base,
+            ceiling,
+            ceiling_value,
+            jump_limit: jump_limit(base_value, self.jump_room),
             clock,
             now_ms,
             extra: extra_reads,
@@ -323,12 +371,25 @@ impl Etcd {
 
     /// `ops`, applied only if every key `l` read still has the revision it
     /// read; whether they were.
-    fn commit(&self, scope: &str, l: &Loaded, ops: Vec<Value>) -> Result<bool> {
+    fn commit(&self, scope: &str, l: &Loaded, mut ops: Vec<Value>) -> Result<bool> {
         let mut compare = vec![
             unchanged(&self.keys.scope(scope), l.scope.rev),
             unchanged(&self.keys.lease(scope), l.lease.rev),
             unchanged(&self.keys.floor(floor_bucket(scope)), l.floor.rev),
+            unchanged(&self.keys.base(), l.base.rev),
         ];
+        // Counting past the jump limit moves the ceiling, in the same
+        // transaction (`rules::ceiling_covering`); below it, the ceiling is
+        // left alone and no call waits on it.
+        let raised = ceiling_covering(l.ceiling_value, l.jump_limit, l.record.core.top());
+        if raised != l.ceiling_value {
+            compare.push(unchanged(&self.keys.ceiling(), l.ceiling.rev));
+            ops.push(put(
+                &self.keys.ceiling(),
+                raised.to_string().as_bytes(),
+                None,
+            ));
+        }
         if self.manual {
             compare.push(unchanged(&self.keys.clock(), l.clock.rev));
         }
@@ -557,7 +618,7 @@ impl Backend for Etcd {
 
     fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
         self.update(scope, &[], false, |l| {
-            check_jump(scope, l.record.core.top(), floor.get(), self.jump_limit)?;
+            check_jump(scope, l.record.core.top(), floor.get(), l.jump_limit)?;
             let counter = l.record.core.advance_counter(floor);
             Ok(Step::Write(counter, vec![self.put_record(scope, l)]))
         })
@@ -650,12 +711,7 @@ impl Backend for Etcd {
         keys.sort();
         keys.dedup();
         self.update(scope, &keys, false, |l| {
-            check_jump(
-                scope,
-                l.record.core.top(),
-                fence.token.get(),
-                self.jump_limit,
-            )?;
+            check_jump(scope, l.record.core.top(), fence.token.get(), l.jump_limit)?;
             l.record.core.check(scope, fence)?;
             let version_of = |key: &str| -> Result<u64> {
                 let k = self.keys.entry(scope, key);
@@ -673,7 +729,7 @@ impl Backend for Etcd {
                 plan_ops(scope, ops, fence.token, version_of)?
             };
             l.record.core.accept_write(fence, self.mode);
-            l.record.core.note_write(fence, now_ms());
+            l.record.core.note_write(fence, self.clock_ms(l));
             let mut writes = vec![self.put_record(scope, l)];
             // A key written twice in one batch: its last operation is what
             // stays, as the other backends apply them in order.
@@ -698,12 +754,7 @@ impl Backend for Etcd {
 
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
         self.update(scope, &[], false, |l| {
-            check_jump(
-                scope,
-                l.record.core.top(),
-                fence.token.get(),
-                self.jump_limit,
-            )?;
+            check_jump(scope, l.record.core.top(), fence.token.get(), l.jump_limit)?;
             l.record.core.claim(scope, fence)?;
             Ok(Step::Write((), vec![self.put_record(scope, l)]))
         })
@@ -781,11 +832,42 @@ impl Backend for Etcd {
         })
     }
 
+    /// The failover step, for a cluster restored from a backup (etcd's own
+    /// failovers need none: docs/etcd.md, "No failover step"): the base and
+    /// the ceiling move in one transaction; each scope follows when next
+    /// read (`load`).
     fn failover(&self) -> Result<u64> {
-        Err(Error::invalid(
-            "etcd needs no failover step: a write is acknowledged only once a majority of \
-             the members holds it, so no member that can lead has lost it (docs/etcd.md, \
-             \"No failover step\")",
+        let (base_key, ceiling_key) = (self.keys.base(), self.keys.ceiling());
+        for _ in 0..MAX_TRIES {
+            let answer = self.txn(
+                json!({ "success": [range(&base_key), range(&ceiling_key)] }),
+                Repeat::Safe,
+            )?;
+            let read = |i: usize| read_one(&answer["responses"][i]["response_range"]);
+            let (base, ceiling) = (read(0)?, read(1)?);
+            let ceiling_value = value_of(&ceiling, "the ceiling")?;
+            let limit = jump_limit(value_of(&base, "the failover base")?, self.jump_room);
+            let moved = failover_base(ceiling_value, limit);
+            let covering =
+                ceiling_covering(ceiling_value, jump_limit(moved, self.jump_room), moved);
+            let answer = self.txn(
+                json!({
+                    "compare": [unchanged(&base_key, base.rev), unchanged(&ceiling_key, ceiling.rev)],
+                    "success": [
+                        put(&base_key, moved.to_string().as_bytes(), None),
+                        put(&ceiling_key, covering.to_string().as_bytes(), None),
+                    ],
+                }),
+                Repeat::Once,
+            )?;
+            if answer["succeeded"].as_bool() == Some(true) {
+                self.wakes.all_ended();
+                return Ok(moved);
+            }
+        }
+        Err(Error::backend(
+            Kind::Busy,
+            "etcd: the failover base kept moving; try again",
         ))
     }
 
@@ -797,7 +879,7 @@ impl Backend for Etcd {
             if !recordable(note.presented, current) {
                 return Ok(Step::Done(()));
             }
-            let now = now_ms();
+            let now = self.clock_ms(l);
             let since = now.saturating_sub(RECORD_INTERVAL.as_millis() as u64);
             let mut row = match &l.extra[0].value {
                 Some(_) => {

@@ -12,6 +12,9 @@ use crate::token::Token;
 pub(crate) struct Record {
     pub core: ScopeCore,
     pub lease_id: Option<i64>,
+    /// The failover step's base this record was last moved to (the store's
+    /// base key moves first; each record follows when next read).
+    pub base: u64,
 }
 
 fn corrupt(what: &str) -> Error {
@@ -55,6 +58,7 @@ impl Record {
             "last_seq": c.last_seq,
             "lease": lease,
             "last_write": last_write,
+            "base": self.base,
         })
         .to_string()
         .into_bytes()
@@ -100,6 +104,7 @@ impl Record {
                 last_write,
             },
             lease_id,
+            base: number(&v["base"], "base")?,
         })
     }
 }
