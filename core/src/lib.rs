@@ -26,6 +26,8 @@ mod backend;
 mod clock;
 pub mod defaults;
 mod error;
+#[cfg(feature = "etcd")]
+mod etcd_check;
 mod events;
 mod keepalive;
 mod lease_watch;
@@ -55,6 +57,8 @@ pub use error::{
     BackendError, BackendErrorKind, BackendSource, Detail, DetailKind, Error, ErrorCode, Field,
     Result,
 };
+#[cfg(feature = "etcd")]
+pub use etcd_check::EtcdCheck;
 pub use events::{
     Events, LastWrite, RecordedRejection, MAX_EVENTS_LIMIT, RECORD_BURST, RECORD_INTERVAL,
     REJECTION_LOG,

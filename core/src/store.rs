@@ -649,6 +649,24 @@ impl Store {
         result
     }
 
+    /// On an etcd store: checks `fence` against the scope's fence now (as
+    /// [`Store::claim`] does) and returns what the caller's own etcd
+    /// transaction must compare and put so that it commits only if the
+    /// token is still current then, raising the fence with it
+    /// (docs/etcd.md, "Fence your own etcd keys"). Other stores refuse with
+    /// `INVALID_ARGUMENT`.
+    #[cfg(feature = "etcd")]
+    pub fn etcd_check(&self, scope: &str, fence: &Fence) -> Result<crate::EtcdCheck> {
+        let _timer = self.inner.metrics.time(Call::Claim, Some(scope));
+        limits::scope(scope)?;
+        limits::fence(fence)?;
+        let result = self.backend()?.etcd_check(scope, fence);
+        if let Err(e) = &result {
+            self.record_rejection(e, scope, None, fence);
+        }
+        result
+    }
+
     /// Reads an entry. With a fence, the read is checked like a write
     /// (`STALE_TOKEN`) but raises nothing.
     pub fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {

@@ -362,3 +362,123 @@ fn a_stopped_majority_fails_calls_with_backend_and_they_resume() {
     assert_eq!(held.code(), ErrorCode::LeaseHeld);
     assert!(store.release("l", lease.token).unwrap());
 }
+
+#[test]
+fn a_batch_over_etcds_transaction_limit_is_refused_and_changes_nothing() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let store = open(&members, "bigbatch", "");
+    let fence = Fence::new(token(1));
+    let ops = |n: usize| {
+        (0..n)
+            .map(|i| fencing::Op::put(format!("k{i:03}"), vec![1]))
+            .collect()
+    };
+    let e = store.apply("s", &fence, ops(121)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+    assert_eq!(store.status("s").unwrap().fence, 0);
+    assert_eq!(store.apply("s", &fence, ops(120)).unwrap().len(), 120);
+    assert_eq!(store.status("s").unwrap().entries, 120);
+}
+
+/// A caller's own transaction through etcd's gateway (as any client of any
+/// language sends it): its own put, and what `etcd_check` said.
+fn own_txn(members: &str, check: &fencing::EtcdCheck, key: &str, value: &str) -> bool {
+    let mut body = check.to_gateway_json();
+    body["success"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "request_put": { "key": base64(key.as_bytes()), "value": base64(value.as_bytes()) }
+        }));
+    let first = members.split(',').next().unwrap();
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sf",
+            "-X",
+            "POST",
+            &format!("http://{first}/v3/kv/txn"),
+            "-d",
+        ])
+        .arg(body.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    answer["succeeded"].as_bool() == Some(true)
+}
+
+fn own_value(members: &str, key: &str) -> Option<String> {
+    let first = members.split(',').next().unwrap();
+    let out = std::process::Command::new("curl")
+        .args([
+            "-sf",
+            "-X",
+            "POST",
+            &format!("http://{first}/v3/kv/range"),
+            "-d",
+        ])
+        .arg(format!(r#"{{"key":"{}"}}"#, base64(key.as_bytes())))
+        .output()
+        .unwrap();
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let value = answer["kvs"][0]["value"].as_str()?;
+    let decoded: Vec<u8> = unbase64(value);
+    Some(String::from_utf8(decoded).unwrap())
+}
+
+fn unbase64(text: &str) -> Vec<u8> {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let digits: Vec<u32> = text
+        .bytes()
+        .filter(|b| *b != b'=')
+        .map(|b| ABC.iter().position(|a| *a == b).unwrap() as u32)
+        .collect();
+    let mut out = Vec::new();
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, d)| n | d << (18 - 6 * i));
+        out.extend(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+#[test]
+fn a_callers_own_etcd_key_is_written_only_with_a_current_token() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let store = open(&members, "own", "");
+    let own = format!("app/{}", fresh_schema("doc"));
+    let a = store.next_token("s").unwrap();
+    let b = store.next_token("s").unwrap();
+    // A checks first, B then checks and commits: A's transaction, built on
+    // the scope as it was, applies nothing.
+    let a_check = store.etcd_check("s", &Fence::new(a)).unwrap();
+    let b_check = store.etcd_check("s", &Fence::new(b)).unwrap();
+    assert!(own_txn(&members, &b_check, &own, "B"));
+    assert!(!own_txn(&members, &a_check, &own, "A"));
+    assert_eq!(own_value(&members, &own).as_deref(), Some("B"));
+    // The fence moved with B's own write: A is refused at the check, and
+    // the store's own writes see B's token.
+    assert_eq!(store.status("s").unwrap().fence, b.get());
+    let stale = store.etcd_check("s", &Fence::new(a)).unwrap_err();
+    assert_eq!(stale.code(), ErrorCode::StaleToken);
+    let e = store.put("s", "k", b"A", &Fence::new(a)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::StaleToken);
+    // B again, after its own write: still current.
+    let again = store.etcd_check("s", &Fence::new(b)).unwrap();
+    assert!(own_txn(&members, &again, &own, "B2"));
+    assert_eq!(own_value(&members, &own).as_deref(), Some("B2"));
+    // Other stores have nothing to fence etcd keys with.
+    let memory = Store::open("memory:").unwrap();
+    let e = memory.etcd_check("s", &Fence::new(a)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+}

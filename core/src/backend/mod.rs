@@ -106,6 +106,17 @@ pub(crate) trait Backend: Send + Sync {
              \"Lowering a wedged scope\")",
         ))
     }
+    /// What a caller's own etcd transaction compares and puts so that it
+    /// commits only while `fence` passes the scope's fence, raising it
+    /// (`crate::EtcdCheck`). Only an etcd store has it.
+    #[cfg(feature = "etcd")]
+    fn etcd_check(&self, scope: &str, fence: &Fence) -> Result<crate::EtcdCheck> {
+        let _ = (scope, fence);
+        Err(Error::invalid(
+            "etcd_check: only an etcd:// store fences etcd keys (docs/etcd.md, \"Fence your own \
+             etcd keys\")",
+        ))
+    }
     fn close(&self) {}
 }
 

@@ -41,6 +41,10 @@ const SCHEMA: &str = "1";
 /// fails with `BUSY` (only a scope written without pause by many clients
 /// gets near it).
 const MAX_TRIES: usize = 64;
+/// The most operations one batch may hold on etcd: its transaction also
+/// compares the keys it read and puts the scope's record, within etcd's
+/// default `--max-txn-ops` of 128 (docs/etcd.md, "Limits").
+const MAX_BATCH_OPS: usize = 120;
 /// The longest a waiter sleeps between attempts on etcd (it polls; a live
 /// lease's end is not announced to it).
 const WAIT_POLL: Duration = Duration::from_millis(200);
@@ -704,6 +708,13 @@ impl Backend for Etcd {
     }
 
     fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
+        if ops.len() > MAX_BATCH_OPS {
+            return Err(Error::invalid(format!(
+                "a batch of {} operations: an etcd store takes at most {MAX_BATCH_OPS} in one \
+                 batch (one etcd transaction; docs/etcd.md, \"Limits\")",
+                ops.len()
+            )));
+        }
         let mut keys: Vec<Vec<u8>> = ops
             .iter()
             .map(|op| self.keys.entry(scope, op.key))
@@ -1006,5 +1017,28 @@ impl Backend for Etcd {
 
     fn close(&self) {
         self.wakes.all_ended();
+    }
+
+    fn etcd_check(&self, scope: &str, fence: &Fence) -> Result<crate::EtcdCheck> {
+        let mut l = self.load(scope, &[], false)?;
+        check_jump(scope, l.record.core.top(), fence.token.get(), l.jump_limit)?;
+        l.record.core.claim(scope, fence)?;
+        let mut check = crate::EtcdCheck {
+            // The lease key is left out: a write needs only the fence.
+            unchanged: vec![
+                (self.keys.scope(scope), l.scope.rev),
+                (self.keys.floor(floor_bucket(scope)), l.floor.rev),
+                (self.keys.base(), l.base.rev),
+            ],
+            puts: vec![(self.keys.scope(scope), l.record.encode())],
+        };
+        let raised = ceiling_covering(l.ceiling_value, l.jump_limit, l.record.core.top());
+        if raised != l.ceiling_value {
+            check.unchanged.push((self.keys.ceiling(), l.ceiling.rev));
+            check
+                .puts
+                .push((self.keys.ceiling(), raised.to_string().into_bytes()));
+        }
+        Ok(check)
     }
 }
