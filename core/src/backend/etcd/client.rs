@@ -39,6 +39,8 @@ pub(crate) struct Client {
     /// The token from `/v3/auth/authenticate`, when the URL names a user.
     auth_token: Mutex<Option<String>>,
     call_timeout: Duration,
+    /// Whether the members are reached over TLS.
+    tls: bool,
 }
 
 /// How one request to one member failed.
@@ -77,6 +79,7 @@ impl Client {
             user: options.user.clone(),
             auth_token: Mutex::new(None),
             call_timeout: options.call_timeout,
+            tls: options.tls.is_some(),
         })
     }
 
@@ -107,7 +110,10 @@ impl Client {
                 }
                 Err(Failed::Refused(e)) => return Err(e),
                 Err(Failed::NotSent(e)) => last = Some(e),
-                Err(Failed::Unknown(e)) if repeat == Repeat::Safe => last = Some(e),
+                // A read has no outcome to be unsure of: it just failed.
+                Err(Failed::Unknown(e)) if repeat == Repeat::Safe => {
+                    last = Some(self.unread(member, &e))
+                }
                 Err(Failed::Unknown(e)) => {
                     self.current.store((member + 1) % n, Ordering::Relaxed);
                     return Err(e);
@@ -225,6 +231,29 @@ impl Client {
         Err(self.refusal(member, status, &answer))
     }
 
+    /// A read whose answer was lost, said as what it is: nothing was read,
+    /// nothing changed.
+    fn unread(&self, member: usize, lost: &Error) -> Error {
+        let why = lost.to_string();
+        let why = why
+            .split_once("was lost (")
+            .and_then(|(_, rest)| rest.split_once("):"))
+            .map_or(why.as_str(), |(cause, _)| cause);
+        let hint = if self.tls {
+            " (a member that wants a client certificate closes the connection: check \
+             sslrootcert, sslcert and sslkey)"
+        } else {
+            " (a member that serves TLS closes plain connections: set sslrootcert)"
+        };
+        Error::backend(
+            Kind::Unreachable,
+            format!(
+                "etcd: member {} did not answer: {why}{hint}",
+                self.name(member)
+            ),
+        )
+    }
+
     fn name(&self, member: usize) -> &str {
         let m = &self.members[member];
         m.split_once("://").map_or(m.as_str(), |(_, rest)| rest)
@@ -247,7 +276,15 @@ impl Client {
                 format!("etcd: cannot reach member {member}: {e} (is it running?)"),
             ));
         }
-        if let ureq::Error::Tls(_) | ureq::Error::Rustls(_) = e {
+        let tls_refused = match &e {
+            ureq::Error::Tls(_) | ureq::Error::Rustls(_) => true,
+            // rustls's refusals of the handshake arrive as I/O errors.
+            ureq::Error::Io(io) => io
+                .get_ref()
+                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some()),
+            _ => false,
+        };
+        if tls_refused {
             return Failed::NotSent(Error::backend(
                 Kind::Refused,
                 format!("etcd: TLS with member {member} failed: {e} (check sslrootcert, sslcert, sslkey)"),
@@ -337,13 +374,40 @@ fn tls_config(tls: &EtcdTls) -> Result<ureq::tls::TlsConfig> {
         .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .root_certs(RootCerts::new_with_certs(&roots));
     if let Some((cert, key)) = &tls.identity {
-        let chain = certs("sslcert", &read("sslcert", cert)?)?;
-        let key = PrivateKey::from_pem(&read("sslkey", key)?)
+        let (cert_pem, key_pem) = (read("sslcert", cert)?, read("sslkey", key)?);
+        let chain = certs("sslcert", &cert_pem)?;
+        let key = PrivateKey::from_pem(&key_pem)
             .map_err(|e| refused(format!("sslkey holds no usable PEM private key: {e}")))?
             .to_owned();
+        usable_identity(&cert_pem, &key_pem).map_err(|e| {
+            refused(format!(
+                "sslcert and sslkey are not a usable client certificate and key: {e}"
+            ))
+        })?;
         config = config.client_cert(Some(ClientCert::new_with_certs(&chain, key)));
     }
     Ok(config.build())
+}
+
+/// Whether rustls takes the certificates of `cert_pem` and the key of
+/// `key_pem` as a client identity, asked here because ureq asks only when it
+/// connects, and panics on a refusal (an X.509 v1 certificate, a key that
+/// does not match).
+fn usable_identity(cert_pem: &[u8], key_pem: &[u8]) -> std::result::Result<(), String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| e.to_string())?;
+    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .and_then(|b| {
+            b.with_root_certificates(rustls::RootCertStore::empty())
+                .with_client_auth_cert(chain, key)
+        })
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// Bytes as the gateway carries them.

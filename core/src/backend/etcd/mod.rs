@@ -205,7 +205,15 @@ impl Etcd {
     /// Writes the layout's version into a new store; refuses one written
     /// by another layout.
     fn stamp(&self) -> Result<()> {
+        // A read first: it may go to any member, and a refusal (TLS,
+        // authentication) is told as one, with nothing written.
         let key = self.keys.schema();
+        let found = self
+            .client
+            .call("kv/range", &json!({ "key": b64(&key) }), Repeat::Safe)?;
+        if read_one(&found)?.value.is_some() {
+            return self.check_schema(&found);
+        }
         let answer = self.txn(
             json!({
                 "compare": [{ "key": b64(&key), "target": "VERSION", "result": "EQUAL", "version": "0" }],
