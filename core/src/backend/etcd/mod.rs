@@ -11,7 +11,8 @@ mod client;
 mod keys;
 mod record;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
@@ -45,6 +46,10 @@ const MAX_TRIES: usize = 64;
 /// compares the keys it read and puts the scope's record, within etcd's
 /// default `--max-txn-ops` of 128 (docs/etcd.md, "Limits").
 const MAX_BATCH_OPS: usize = 120;
+/// How many scopes, and entries of a scope, a handle remembers
+/// (`Etcd::cached`); past either, it forgets them all and starts again.
+const CACHED_SCOPES: usize = 4096;
+const CACHED_ENTRIES: usize = 256;
 /// The longest a waiter sleeps between attempts on etcd (it polls; a live
 /// lease's end is not announced to it).
 const WAIT_POLL: Duration = Duration::from_millis(200);
@@ -62,9 +67,21 @@ pub(crate) struct Etcd {
     /// Waits and watches of this handle: woken by what it does itself,
     /// polling for what others do.
     wakes: Arc<Wakes>,
+    /// What this handle last knew of each scope it wrote (`update`): a
+    /// guess its next commit checks, never an answer.
+    cache: Mutex<HashMap<String, Known>>,
+}
+
+/// A scope as this handle last knew it: the reads of `Etcd::tracked`'s
+/// keys but the entries, and the entries it wrote or read for a write.
+#[derive(Default)]
+struct Known {
+    reads: Vec<Read>,
+    entries: HashMap<Vec<u8>, Read>,
 }
 
 /// One key as the read found it.
+#[derive(Clone)]
 struct Read {
     /// Its mod revision; 0 when absent (what etcd compares an absent key's
     /// revision as).
@@ -108,29 +125,80 @@ struct Loaded {
 enum Step<T> {
     /// Nothing to write.
     Done(T),
-    /// These requests, applied only if nothing read has changed.
-    Write(T, Vec<Value>),
+    /// These changes, applied only if nothing read has changed.
+    Write(T, Vec<Change>),
+}
+
+/// One key put (on an etcd lease, or none) or deleted.
+struct Change {
+    key: Vec<u8>,
+    /// `None`: deleted.
+    value: Option<Vec<u8>>,
+    lease: Option<i64>,
+}
+
+impl Change {
+    fn json(&self) -> Value {
+        match (&self.value, self.lease) {
+            (None, _) => json!({ "request_delete_range": { "key": b64(&self.key) } }),
+            (Some(v), Some(id)) => json!({ "request_put": {
+                "key": b64(&self.key), "value": b64(v), "lease": id.to_string() } }),
+            (Some(v), None) => json!({ "request_put": { "key": b64(&self.key), "value": b64(v) } }),
+        }
+    }
+
+    /// The key as it is once this change committed at `revision`.
+    fn read_at(&self, revision: i64) -> Read {
+        Read {
+            rev: if self.value.is_some() { revision } else { 0 },
+            value: self.value.clone(),
+            lease: self.lease.unwrap_or(0),
+        }
+    }
+}
+
+/// How a commit ended.
+enum Commit {
+    /// Applied at this revision, with these changes (the ceiling's too).
+    Applied(i64, Vec<Change>),
+    /// Not applied: a key read had changed; here is each as it is now.
+    Changed(Vec<Read>),
 }
 
 fn range(key: &[u8]) -> Value {
     json!({ "request_range": { "key": b64(key) } })
 }
 
-fn put(key: &[u8], value: &[u8], lease: Option<i64>) -> Value {
-    match lease {
-        Some(id) => {
-            json!({ "request_put": { "key": b64(key), "value": b64(value), "lease": id.to_string() } })
-        }
-        None => json!({ "request_put": { "key": b64(key), "value": b64(value) } }),
+fn put(key: &[u8], value: &[u8], lease: Option<i64>) -> Change {
+    Change {
+        key: key.to_vec(),
+        value: Some(value.to_vec()),
+        lease,
     }
 }
 
-fn delete(key: &[u8]) -> Value {
-    json!({ "request_delete_range": { "key": b64(key) } })
+fn delete(key: &[u8]) -> Change {
+    Change {
+        key: key.to_vec(),
+        value: None,
+        lease: None,
+    }
 }
 
 fn unchanged(key: &[u8], rev: i64) -> Value {
     json!({ "key": b64(key), "target": "MOD", "result": "EQUAL", "mod_revision": rev.to_string() })
+}
+
+/// The first `n` answers of a transaction of single-key ranges.
+fn ranges(answer: &Value, n: usize) -> Result<Vec<Read>> {
+    let answers = answer["responses"]
+        .as_array()
+        .filter(|a| a.len() >= n)
+        .ok_or_else(|| corrupt("a read's answer"))?;
+    answers[..n]
+        .iter()
+        .map(|a| read_one(&a["response_range"]))
+        .collect()
 }
 
 /// The one key a single-key range answered, if any.
@@ -194,6 +262,7 @@ impl Etcd {
                 JUMP_ROOM
             },
             wakes: Wakes::new(false),
+            cache: Mutex::new(HashMap::new()),
         };
         etcd.stamp()?;
         if manual {
@@ -217,7 +286,7 @@ impl Etcd {
         let answer = self.txn(
             json!({
                 "compare": [{ "key": b64(&key), "target": "VERSION", "result": "EQUAL", "version": "0" }],
-                "success": [put(&key, SCHEMA.as_bytes(), None)],
+                "success": [put(&key, SCHEMA.as_bytes(), None).json()],
                 "failure": [range(&key)],
             }),
             Repeat::Once,
@@ -263,7 +332,7 @@ impl Etcd {
         self.txn(
             json!({
                 "compare": [{ "key": b64(&key), "target": "VERSION", "result": "EQUAL", "version": "0" }],
-                "success": [put(&key, now_ms().to_string().as_bytes(), None)],
+                "success": [put(&key, now_ms().to_string().as_bytes(), None).json()],
             }),
             Repeat::Once,
         )
@@ -274,60 +343,72 @@ impl Etcd {
         self.client.call("kv/txn", &body, repeat)
     }
 
-    /// One linearizable read of the scope's record, lease key and floor,
-    /// and of `extra` keys; with the number of entries if `count`.
-    fn load(&self, scope: &str, extra: &[Vec<u8>], count: bool) -> Result<Loaded> {
-        let floor_key = self.keys.floor(floor_bucket(scope));
-        let mut reads = vec![
-            range(&self.keys.scope(scope)),
-            range(&self.keys.lease(scope)),
-            range(&floor_key),
-            range(&self.keys.base()),
-            range(&self.keys.ceiling()),
+    /// Every key an operation on `scope` reads, in the order of its
+    /// `Read`s: the record, the lease key, the floor, the base, the ceiling,
+    /// then `extra`, then the manual clock (when the store has one).
+    fn tracked(&self, scope: &str, extra: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut keys = vec![
+            self.keys.scope(scope),
+            self.keys.lease(scope),
+            self.keys.floor(floor_bucket(scope)),
+            self.keys.base(),
+            self.keys.ceiling(),
         ];
-        reads.extend(extra.iter().map(|k| range(k)));
+        keys.extend(extra.iter().cloned());
         if self.manual {
-            reads.push(range(&self.keys.clock()));
+            keys.push(self.keys.clock());
         }
+        keys
+    }
+
+    /// One linearizable read of the tracked keys (one transaction of
+    /// ranges, so all at one revision); with the number of entries if
+    /// `count`.
+    fn read(&self, scope: &str, keys: &[Vec<u8>], count: bool) -> Result<(Vec<Read>, u64)> {
+        let mut reads: Vec<Value> = keys.iter().map(|k| range(k)).collect();
         if count {
             let from = self.keys.entries(scope);
             reads.push(json!({ "request_range": {
                 "key": b64(&from), "range_end": b64(&end(&from)), "count_only": true } }));
         }
         let answer = self.txn(json!({ "success": reads }), Repeat::Safe)?;
-        let answers = answer["responses"]
-            .as_array()
-            .ok_or_else(|| corrupt("a read's answer"))?;
-        let at = |i: usize| -> Result<&Value> {
-            answers
-                .get(i)
-                .map(|a| &a["response_range"])
-                .ok_or_else(|| corrupt("a read's answer"))
-        };
-        let scope_read = read_one(at(0)?)?;
-        let lease = read_one(at(1)?)?;
-        let floor = read_one(at(2)?)?;
-        let base = read_one(at(3)?)?;
-        let ceiling = read_one(at(4)?)?;
-        let base_value = value_of(&base, "the failover base")?;
-        let ceiling_value = value_of(&ceiling, "the ceiling")?;
-        let floor_value = value_of(&floor, "a floor")?;
-        let extra_reads = (0..extra.len())
-            .map(|i| read_one(at(5 + i)?))
-            .collect::<Result<Vec<Read>>>()?;
-        let mut next = 5 + extra.len();
-        let clock = if self.manual {
-            next += 1;
-            read_one(at(next - 1)?)?
-        } else {
-            read_one(&Value::Null)?
-        };
-        let now_ms = value_of(&clock, "the manual clock")?;
+        let found = ranges(&answer, keys.len())?;
         let entries = if count {
-            u64::try_from(int(&at(next)?["count"])?).unwrap_or(0)
+            let counted = &answer["responses"][keys.len()]["response_range"]["count"];
+            u64::try_from(int(counted)?).unwrap_or(0)
         } else {
             0
         };
+        Ok((found, entries))
+    }
+
+    /// One linearizable read of the scope ([`Etcd::read`]), assembled.
+    fn load(&self, scope: &str, extra: &[Vec<u8>], count: bool) -> Result<Loaded> {
+        let (reads, entries) = self.read(scope, &self.tracked(scope, extra), count)?;
+        self.assemble(extra, reads, entries)
+    }
+
+    /// The scope as `reads` (of [`Etcd::tracked`]'s keys) found it: its
+    /// record (a new scope's at its floor), moved by any failover step
+    /// since, its lease only while the lease key says it is live.
+    fn assemble(&self, extra: &[Vec<u8>], reads: Vec<Read>, entries: u64) -> Result<Loaded> {
+        let mut reads = reads.into_iter();
+        let mut next = || reads.next().ok_or_else(|| corrupt("a read's answer"));
+        let (scope_read, lease, floor, base, ceiling) =
+            (next()?, next()?, next()?, next()?, next()?);
+        let extra_reads = extra
+            .iter()
+            .map(|_| next())
+            .collect::<Result<Vec<Read>>>()?;
+        let clock = if self.manual {
+            next()?
+        } else {
+            read_one(&Value::Null)?
+        };
+        let base_value = value_of(&base, "the failover base")?;
+        let ceiling_value = value_of(&ceiling, "the ceiling")?;
+        let floor_value = value_of(&floor, "a floor")?;
+        let now_ms = value_of(&clock, "the manual clock")?;
         let exists = scope_read.value.is_some();
         let mut record = match &scope_read.value {
             Some(v) => Record::decode(v)?,
@@ -381,26 +462,24 @@ impl Etcd {
         })
     }
 
-    /// `ops`, applied only if every key `l` read still has the revision it
-    /// read; whether they were.
-    fn commit(&self, scope: &str, l: &Loaded, mut ops: Vec<Value>) -> Result<bool> {
+    /// `changes`, applied only if every key `l` read still has the
+    /// revision it read; if one has not, the transaction's other branch
+    /// reads every key again, so a retry needs no read of its own.
+    fn commit(&self, scope: &str, l: &Loaded, mut changes: Vec<Change>) -> Result<Commit> {
+        let tracked = self.tracked(scope, &l.extra_keys);
         let mut compare = vec![
-            unchanged(&self.keys.scope(scope), l.scope.rev),
-            unchanged(&self.keys.lease(scope), l.lease.rev),
-            unchanged(&self.keys.floor(floor_bucket(scope)), l.floor.rev),
-            unchanged(&self.keys.base(), l.base.rev),
+            unchanged(&tracked[0], l.scope.rev),
+            unchanged(&tracked[1], l.lease.rev),
+            unchanged(&tracked[2], l.floor.rev),
+            unchanged(&tracked[3], l.base.rev),
         ];
         // Counting past the jump limit moves the ceiling, in the same
         // transaction (`rules::ceiling_covering`); below it, the ceiling is
         // left alone and no call waits on it.
         let raised = ceiling_covering(l.ceiling_value, l.jump_limit, l.record.core.top());
         if raised != l.ceiling_value {
-            compare.push(unchanged(&self.keys.ceiling(), l.ceiling.rev));
-            ops.push(put(
-                &self.keys.ceiling(),
-                raised.to_string().as_bytes(),
-                None,
-            ));
+            compare.push(unchanged(&tracked[4], l.ceiling.rev));
+            changes.push(put(&tracked[4], raised.to_string().as_bytes(), None));
         }
         if self.manual {
             compare.push(unchanged(&self.keys.clock(), l.clock.rev));
@@ -411,17 +490,79 @@ impl Etcd {
                 .zip(&l.extra)
                 .map(|(k, r)| unchanged(k, r.rev)),
         );
-        let answer = self.txn(json!({ "compare": compare, "success": ops }), Repeat::Once)?;
-        Ok(answer["succeeded"].as_bool() == Some(true))
+        let success: Vec<Value> = changes.iter().map(Change::json).collect();
+        let failure: Vec<Value> = tracked.iter().map(|k| range(k)).collect();
+        let answer = self.txn(
+            json!({ "compare": compare, "success": success, "failure": failure }),
+            Repeat::Once,
+        )?;
+        if answer["succeeded"].as_bool() == Some(true) {
+            return Ok(Commit::Applied(
+                int(&answer["header"]["revision"])?,
+                changes,
+            ));
+        }
+        Ok(Commit::Changed(ranges(&answer, tracked.len())?))
+    }
+
+    /// What this handle last knew of `scope` and of `extra` keys, if it
+    /// knows all of them.
+    fn cached(&self, scope: &str, extra: &[Vec<u8>]) -> Option<Vec<Read>> {
+        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let known = cache.get(scope)?;
+        let mut reads = known.reads.clone();
+        let clock = if self.manual { reads.pop() } else { None };
+        for key in extra {
+            reads.push(known.entries.get(key)?.clone());
+        }
+        reads.extend(clock);
+        Some(reads)
+    }
+
+    /// Keeps `reads` (of [`Etcd::tracked`]'s keys) as what this handle
+    /// knows of `scope`; an entry's value only as far as its version.
+    fn remember(&self, scope: &str, extra: &[Vec<u8>], reads: &[Read]) {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= CACHED_SCOPES && !cache.contains_key(scope) {
+            cache.clear();
+        }
+        let known = cache.entry(scope.to_owned()).or_default();
+        let (base, rest) = reads.split_at(5.min(reads.len()));
+        known.reads = base.to_vec();
+        known
+            .reads
+            .extend(rest.get(extra.len()..).unwrap_or_default().iter().cloned());
+        if known.entries.len() + extra.len() > CACHED_ENTRIES {
+            known.entries.clear();
+        }
+        for (key, read) in extra.iter().zip(rest) {
+            let mut read = read.clone();
+            if let Some(v) = read.value.as_mut() {
+                v.truncate(16);
+            }
+            known.entries.insert(key.clone(), read);
+        }
+    }
+
+    /// Forgets what this handle knew of `scope` (after an answer was lost,
+    /// its state is unknown).
+    fn forget(&self, scope: &str) {
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(scope);
     }
 
     /// The scope's record put back, as `l` now holds it.
-    fn put_record(&self, scope: &str, l: &Loaded) -> Value {
+    fn put_record(&self, scope: &str, l: &Loaded) -> Change {
         put(&self.keys.scope(scope), &l.record.encode(), None)
     }
 
-    /// Runs `decide` on a fresh read of the scope until its writes commit
-    /// on an unchanged read, or it decides without writing.
+    /// Runs `decide` on the scope until its changes commit on an unchanged
+    /// read, or it decides without writing. The first try may run on what
+    /// this handle last knew of the scope (its commit compares every key,
+    /// so a stale guess applies nothing and brings the keys as they are);
+    /// a decision that writes nothing is taken only on a fresh read.
     fn update<T>(
         &self,
         scope: &str,
@@ -429,15 +570,49 @@ impl Etcd {
         count: bool,
         mut decide: impl FnMut(&mut Loaded) -> Result<Step<T>>,
     ) -> Result<T> {
+        let keys = self.tracked(scope, extra);
+        // With whether it is fresh (read at the revision of a commit that
+        // failed) or this handle's memory.
+        let mut known = if count {
+            None
+        } else {
+            self.cached(scope, extra).map(|reads| (reads, false))
+        };
         for _ in 0..MAX_TRIES {
-            let mut l = self.load(scope, extra, count)?;
-            match decide(&mut l)? {
-                Step::Done(out) => return Ok(out),
-                Step::Write(out, ops) => {
-                    if self.commit(scope, &l, ops)? {
+            let (reads, entries, fresh) = match known.take() {
+                Some((reads, fresh)) => (reads, 0, fresh),
+                None => {
+                    let (reads, entries) = self.read(scope, &keys, count)?;
+                    (reads, entries, true)
+                }
+            };
+            let mut l = self.assemble(extra, reads.clone(), entries)?;
+            match decide(&mut l) {
+                Ok(Step::Write(out, changes)) => match self.commit(scope, &l, changes) {
+                    Ok(Commit::Applied(revision, changes)) => {
+                        let mut now = reads;
+                        for change in &changes {
+                            if let Some(i) = keys.iter().position(|k| *k == change.key) {
+                                now[i] = change.read_at(revision);
+                            }
+                        }
+                        self.remember(scope, extra, &now);
                         return Ok(out);
                     }
-                }
+                    Ok(Commit::Changed(now)) => {
+                        self.remember(scope, extra, &now);
+                        // Counted entries are not in the commit's reads.
+                        known = (!count).then_some((now, true));
+                    }
+                    Err(e) => {
+                        self.forget(scope);
+                        return Err(e);
+                    }
+                },
+                Ok(Step::Done(out)) if fresh => return Ok(out),
+                Err(e) if fresh => return Err(e),
+                // Decided on a guess without writing: ask the cluster.
+                Ok(Step::Done(_)) | Err(_) => {}
             }
         }
         Err(Error::backend(
@@ -752,7 +927,7 @@ impl Backend for Etcd {
             let mut writes = vec![self.put_record(scope, l)];
             // A key written twice in one batch: its last operation is what
             // stays, as the other backends apply them in order.
-            let mut last: Vec<(Vec<u8>, Value)> = Vec::new();
+            let mut last: Vec<(Vec<u8>, Change)> = Vec::new();
             for (op, receipt) in ops.iter().zip(&receipts) {
                 let key = self.keys.entry(scope, op.key);
                 let request = match op.value {
@@ -873,8 +1048,8 @@ impl Backend for Etcd {
                 json!({
                     "compare": [unchanged(&base_key, base.rev), unchanged(&ceiling_key, ceiling.rev)],
                     "success": [
-                        put(&base_key, moved.to_string().as_bytes(), None),
-                        put(&ceiling_key, covering.to_string().as_bytes(), None),
+                        put(&base_key, moved.to_string().as_bytes(), None).json(),
+                        put(&ceiling_key, covering.to_string().as_bytes(), None).json(),
                     ],
                 }),
                 Repeat::Once,
@@ -1000,7 +1175,7 @@ impl Backend for Etcd {
             let moved = now.saturating_add(by).to_string();
             let answer = self.txn(
                 json!({ "compare": [unchanged(&key, read.rev)],
-                        "success": [put(&key, moved.as_bytes(), None)] }),
+                        "success": [put(&key, moved.as_bytes(), None).json()] }),
                 Repeat::Once,
             )?;
             if answer["succeeded"].as_bool() == Some(true) {
