@@ -116,7 +116,7 @@ pub fn ping(url: &str) -> Result<()> {
         #[cfg(feature = "postgres")]
         StoreOptions::Postgres(pg) => Postgres::ping(&pg.target),
         #[cfg(feature = "etcd")]
-        StoreOptions::Etcd(etcd) => Etcd::open(&etcd, false, Mode::default())?.ping(),
+        StoreOptions::Etcd(etcd) => Etcd::connect(&etcd, false, Mode::default())?.ping(),
     }
 }
 

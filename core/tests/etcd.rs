@@ -482,3 +482,23 @@ fn a_callers_own_etcd_key_is_written_only_with_a_current_token() {
     let e = memory.etcd_check("s", &Fence::new(a)).unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
 }
+
+#[test]
+fn ping_asks_and_writes_nothing() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let url = format!("etcd://{members}/{}", fresh_schema("ping"));
+    // No store under the prefix yet: refused, and still none after.
+    for _ in 0..2 {
+        let e = fencing::ping(&url).unwrap_err();
+        assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
+    }
+    let store = Store::open(&url).unwrap();
+    fencing::ping(&url).unwrap();
+    store.ping().unwrap();
+    store.close();
+    assert_eq!(store.ping().unwrap_err().code(), ErrorCode::Closed);
+    let e = fencing::ping("etcd://127.0.0.1:1/p?call_timeout_ms=300").unwrap_err();
+    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Unreachable), "{e}");
+}

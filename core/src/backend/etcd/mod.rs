@@ -251,7 +251,18 @@ fn with_remaining(mut lease: Lease, remaining: Duration) -> Lease {
 
 impl Etcd {
     pub fn open(options: &EtcdOptions, manual: bool, mode: Mode) -> Result<Etcd> {
-        let etcd = Etcd {
+        let etcd = Etcd::connect(options, manual, mode)?;
+        etcd.stamp()?;
+        if manual {
+            etcd.start_clock()?;
+        }
+        Ok(etcd)
+    }
+
+    /// A handle that has sent nothing yet (`fencing::ping` asks through it
+    /// and writes nothing).
+    pub fn connect(options: &EtcdOptions, manual: bool, mode: Mode) -> Result<Etcd> {
+        Ok(Etcd {
             client: Client::new(options)?,
             keys: Keys::new(&options.prefix),
             mode,
@@ -263,12 +274,7 @@ impl Etcd {
             },
             wakes: Wakes::new(false),
             cache: Mutex::new(HashMap::new()),
-        };
-        etcd.stamp()?;
-        if manual {
-            etcd.start_clock()?;
-        }
-        Ok(etcd)
+        })
     }
 
     /// Writes the layout's version into a new store; refuses one written
