@@ -30,9 +30,10 @@ or set $FENCING_TOKEN, which `fencing run SCOPE -- CMD` does for CMD";
     max_term_width = 100
 )]
 pub struct Cli {
-    /// Store URL: sqlite:PATH, memory: or postgres://... [default: $FENCING_URL, else
-    /// $FENCING_URL_FILE, else sqlite:fencing.db]. Anyone on this machine can read a password
-    /// given here (ps): use --url-file, PGPASSWORD or ~/.pgpass instead
+    /// Store URL: sqlite:PATH, memory:, postgres://... or etcd://HOST:PORT,.../PREFIX
+    /// [default: $FENCING_URL, else $FENCING_URL_FILE, else sqlite:fencing.db]. Anyone on this
+    /// machine can read a password given here (ps): use --url-file, PGPASSWORD or ~/.pgpass
+    /// instead
     #[arg(long, global = true, value_name = "URL")]
     pub url: Option<OsString>,
 
