@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use fencing::{Fence, Store};
 
 mod support;
+#[cfg(feature = "etcd")]
+use support::etcd_test_members;
 use support::{fresh_schema, postgres_test_url, sqlite_url};
 
 /// Growth allowed after the warm-up: a leak of 1 KiB per memory: store or
@@ -100,4 +102,18 @@ fn memory_stays_bounded_on_every_backend() {
     // 5,000, to keep CI time bounded.
     open_close("postgres: open/close", &url, 200);
     operations("postgres: operations", &Store::open(&url).unwrap(), 5_000);
+}
+
+/// etcd: each open a new HTTP connection and a read, each operation a round
+/// trip (a write waits for the cluster's fsync): as few as PostgreSQL's.
+/// The handle's memory of the scopes it wrote is bounded too (100 keys).
+#[cfg(feature = "etcd")]
+#[test]
+fn memory_stays_bounded_on_etcd() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let url = format!("etcd://{members}/{}", fresh_schema("leak"));
+    open_close("etcd: open/close", &url, 200);
+    operations("etcd: operations", &Store::open(&url).unwrap(), 5_000);
 }
