@@ -210,25 +210,34 @@ impl Client {
             .send_json(body)
             .map_err(|e| self.transport(member, e))?;
         let status = response.status().as_u16();
-        let answer: Value = response
+        // The whole body first: an answer cut short is a lost answer (the
+        // gateway sends large ones in chunks), never a refusal.
+        let body = response
             .body_mut()
             .with_config()
             .limit(64 << 20)
-            .read_json()
-            .map_err(|e| match e {
-                ureq::Error::Json(_) => Failed::Refused(Error::backend(
-                    Kind::Corrupt,
-                    format!(
-                        "etcd: member {} answered {status} with no JSON",
-                        self.name(member)
-                    ),
-                )),
-                e => self.transport(member, e),
-            })?;
-        if status == 200 {
-            return Ok(answer);
+            .read_to_vec()
+            .map_err(|e| self.transport(member, e))?;
+        match (status, serde_json::from_slice::<Value>(&body)) {
+            (200, Ok(answer)) => Ok(answer),
+            (200, Err(_)) => Err(Failed::Unknown(Error::backend(
+                Kind::OutcomeUnknown,
+                format!(
+                    "etcd: the answer of member {} was lost (it came garbled): the call may or \
+                     may not have taken effect; read before redoing it",
+                    self.name(member)
+                ),
+            ))),
+            (_, Ok(answer)) => Err(self.refusal(member, status, &answer)),
+            (_, Err(_)) => Err(Failed::Refused(Error::backend(
+                Kind::Refused,
+                format!(
+                    "etcd: member {} answered HTTP {status} without etcd's JSON (is it an etcd \
+                     member's client port?)",
+                    self.name(member)
+                ),
+            ))),
         }
-        Err(self.refusal(member, status, &answer))
     }
 
     /// A read whose answer was lost, said as what it is: nothing was read,
@@ -310,25 +319,30 @@ impl Client {
             "etcd: member {} refused ({status}): {message}",
             self.name(member)
         );
+        let unknown = || {
+            Failed::Unknown(Error::backend(
+                Kind::OutcomeUnknown,
+                format!("{text}: the call may or may not have taken effect"),
+            ))
+        };
         match (code, message) {
-            // Said by a member before proposing anything: another may serve.
+            // Said by a member before it proposes anything: another member
+            // may serve. Nothing else is taken for "not sent": a member
+            // that stops after proposing answers UNAVAILABLE ("server
+            // stopped") although the write may still commit.
             (_, m) if m.contains("no leader") || m.contains("not capable") => {
                 Failed::NotSent(Error::backend(Kind::Unreachable, text))
             }
-            (_, m) if m.contains("request timed out") || m.contains("leader changed") => {
-                Failed::Unknown(Error::backend(
-                    Kind::OutcomeUnknown,
-                    format!("{text}: the call may or may not have taken effect"),
-                ))
-            }
-            // UNAVAILABLE: the member is stopping or cut off.
-            (14, _) => Failed::NotSent(Error::backend(Kind::Unreachable, text)),
             (16, _) | (7, _) => Failed::Refused(Error::backend(
                 Kind::Refused,
                 format!("{text} (check the user and password in the URL, and the role's keys)"),
             )),
             (8, _) => Failed::Refused(Error::backend(Kind::Busy, text)),
-            _ => Failed::Refused(Error::backend(Kind::Refused, text)),
+            // Refused as asked, before anything applied.
+            (3 | 5 | 6 | 9 | 11 | 12, _) => Failed::Refused(Error::backend(Kind::Refused, text)),
+            // UNAVAILABLE, DEADLINE_EXCEEDED, CANCELED, ABORTED, INTERNAL,
+            // UNKNOWN and anything new: it may have applied.
+            _ => unknown(),
         }
     }
 }

@@ -616,8 +616,13 @@ impl Etcd {
                     }
                 },
                 Ok(Step::Done(out)) if fresh => return Ok(out),
-                Err(e) if fresh => return Err(e),
-                // Decided on a guess without writing: ask the cluster.
+                // A failure of the cluster (a grant whose answer was lost)
+                // is one whatever the guess was.
+                Err(e) if fresh || matches!(e, Error::Backend(_)) => {
+                    self.forget(scope);
+                    return Err(e);
+                }
+                // A rule decided on a guess without writing: ask the cluster.
                 Ok(Step::Done(_)) | Err(_) => {}
             }
         }
@@ -739,6 +744,9 @@ impl Etcd {
                     Some(id),
                 ),
             ];
+            // The lease to revoke once the key has moved: never the one it
+            // moved to.
+            let old = old.filter(|old| *old != id);
             Ok(Step::Write((with_remaining(lease, ttl), old), ops))
         });
         match (&outcome, granted) {
