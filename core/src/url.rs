@@ -243,8 +243,10 @@ pub(crate) fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
+    // The last '@': a password may hold a raw '/', '?' or '@' (it should
+    // be percent-encoded, but its text must not be shown either way); a
+    // query value with an '@' is hidden too, which is the safe mistake.
+    let Some(at) = rest.rfind('@') else {
         return url.to_owned();
     };
     match rest[..at].split_once(':') {
@@ -270,6 +272,17 @@ impl<'a> Query<'a> {
     fn parse(query: &'a str) -> Result<Query<'a>> {
         let mut pairs: Vec<(&str, &str)> = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
+            // No option's name holds an '@': this is the rest of a user
+            // info whose password has a raw '?', not to be shown.
+            if pair
+                .split('=')
+                .next()
+                .is_some_and(|name| name.contains('@'))
+            {
+                return Err(Error::invalid(
+                    "the URL's password holds a raw '?': percent-encode it (%3F)",
+                ));
+            }
             let (name, value) = pair.split_once('=').ok_or_else(|| {
                 Error::invalid(format!("URL option {:?} has no value", clip(pair)))
             })?;

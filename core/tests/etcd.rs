@@ -502,3 +502,24 @@ fn ping_asks_and_writes_nothing() {
     let e = fencing::ping("etcd://127.0.0.1:1/p?call_timeout_ms=300").unwrap_err();
     assert_eq!(e.backend_kind(), Some(BackendErrorKind::Unreachable), "{e}");
 }
+
+#[test]
+fn a_handle_on_etcds_time_refuses_a_store_whose_clock_a_test_stopped() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let url = format!("etcd://{members}/{}", fresh_schema("manual"));
+    let test = Store::open(&format!("{url}?clock=manual")).unwrap();
+    test.advance_clock(Duration::from_secs(1)).unwrap();
+    let e = Store::open(&url).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("manual clock"), "{e}");
+    // And advance_clock needs the manual clock.
+    let real = open(&members, "realclock", "");
+    assert_eq!(
+        real.advance_clock(Duration::from_secs(1))
+            .unwrap_err()
+            .code(),
+        ErrorCode::InvalidArgument
+    );
+}

@@ -74,13 +74,15 @@ impl EtcdOptions {
 /// The rest of `etcd://...?...` after the options every backend takes.
 pub(super) fn parse(base: &str, query: &mut Query<'_>, options: Options) -> Result<EtcdOptions> {
     let rest = base.strip_prefix("etcd://").unwrap_or(base);
-    let (authority, prefix) = rest.split_once('/').ok_or_else(|| {
+    // The user info ends at the last '@' (neither hosts nor the prefix hold
+    // one), so a password with a raw '/' is read, not shown as a host.
+    let (user, rest) = match rest.rsplit_once('@') {
+        Some((info, rest)) => (Some(user_info(info)?), rest),
+        None => (None, rest),
+    };
+    let (hosts, prefix) = rest.split_once('/').ok_or_else(|| {
         Error::invalid("etcd: needs a key prefix after the members, e.g. etcd://127.0.0.1:2379/app")
     })?;
-    let (user, hosts) = match authority.rsplit_once('@') {
-        Some((info, hosts)) => (Some(user_info(info)?), hosts),
-        None => (None, authority),
-    };
     let members = hosts
         .split(',')
         .map(member)
@@ -240,6 +242,13 @@ mod tests {
     fn a_password_is_decoded_and_never_shown() {
         let e = etcd("etcd://root:hunter%322@h:1/p");
         assert_eq!(e.user, Some(("root".into(), "hunter22".into())));
+        // A raw '/' or '@' in it: read, never taken for a host or shown.
+        let e = etcd("etcd://root:hun/t@er@h:1/p");
+        assert_eq!(e.user, Some(("root".into(), "hun/t@er".into())));
+        assert_eq!(
+            (e.members.as_slice(), e.prefix.as_str()),
+            (&["h:1".to_owned()][..], "p")
+        );
         assert_eq!(e.location(), "etcd://root:***@h:1/p");
         assert!(!format!("{e:?}").contains("hunter"));
     }

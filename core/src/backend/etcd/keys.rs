@@ -39,6 +39,12 @@ impl Keys {
         self.key(b'h', &[])
     }
 
+    /// Present once a handle opened the store with `jumps=unbounded`: its
+    /// jump room is then the whole token space, for good.
+    pub fn jumps(&self) -> Vec<u8> {
+        self.key(b'j', &[])
+    }
+
     /// The store's manual clock (`clock=manual`, for tests), in ms.
     pub fn clock(&self) -> Vec<u8> {
         self.key(b'c', &[])

@@ -46,6 +46,8 @@ const MAX_TRIES: usize = 64;
 /// compares the keys it read and puts the scope's record, within etcd's
 /// default `--max-txn-ops` of 128 (docs/etcd.md, "Limits").
 const MAX_BATCH_OPS: usize = 120;
+/// The reads every operation makes before its own keys (`Etcd::tracked`).
+const BASE_READS: usize = 6;
 /// How many scopes, and entries of a scope, a handle remembers
 /// (`Etcd::cached`); past either, it forgets them all and starts again.
 const CACHED_SCOPES: usize = 4096;
@@ -255,6 +257,11 @@ impl Etcd {
         etcd.stamp()?;
         if manual {
             etcd.start_clock()?;
+        } else {
+            etcd.refuse_manual_clock(&options.prefix)?;
+        }
+        if mode.unbounded_jumps {
+            etcd.create_once(&etcd.keys.jumps(), b"unbounded")?;
         }
         Ok(etcd)
     }
@@ -334,11 +341,32 @@ impl Etcd {
     /// Starts a new store's manual clock at this host's wall clock, as the
     /// other backends' manual clocks start.
     fn start_clock(&self) -> Result<()> {
+        self.create_once(&self.keys.clock(), now_ms().to_string().as_bytes())
+    }
+
+    /// A handle on etcd's time refuses a store whose clock a test stopped
+    /// (as PostgreSQL's refuses such a schema): a test store never runs
+    /// production.
+    fn refuse_manual_clock(&self, prefix: &str) -> Result<()> {
         let key = self.keys.clock();
+        let found = self
+            .client
+            .call("kv/range", &json!({ "key": b64(&key) }), Repeat::Safe)?;
+        if read_one(&found)?.value.is_none() {
+            return Ok(());
+        }
+        Err(Error::invalid(format!(
+            "etcd prefix {prefix:?} runs on a manual clock (a test store): open it with \
+             ?clock=manual, or use another prefix"
+        )))
+    }
+
+    /// Puts `key` unless it exists.
+    fn create_once(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.txn(
             json!({
-                "compare": [{ "key": b64(&key), "target": "VERSION", "result": "EQUAL", "version": "0" }],
-                "success": [put(&key, now_ms().to_string().as_bytes(), None).json()],
+                "compare": [{ "key": b64(key), "target": "VERSION", "result": "EQUAL", "version": "0" }],
+                "success": [put(key, value, None).json()],
             }),
             Repeat::Once,
         )
@@ -351,7 +379,8 @@ impl Etcd {
 
     /// Every key an operation on `scope` reads, in the order of its
     /// `Read`s: the record, the lease key, the floor, the base, the ceiling,
-    /// then `extra`, then the manual clock (when the store has one).
+    /// the jumps mark (the first `BASE_READS`), then `extra`, then the
+    /// manual clock (when the store has one).
     fn tracked(&self, scope: &str, extra: &[Vec<u8>]) -> Vec<Vec<u8>> {
         let mut keys = vec![
             self.keys.scope(scope),
@@ -359,6 +388,7 @@ impl Etcd {
             self.keys.floor(floor_bucket(scope)),
             self.keys.base(),
             self.keys.ceiling(),
+            self.keys.jumps(),
         ];
         keys.extend(extra.iter().cloned());
         if self.manual {
@@ -402,6 +432,13 @@ impl Etcd {
         let mut next = || reads.next().ok_or_else(|| corrupt("a read's answer"));
         let (scope_read, lease, floor, base, ceiling) =
             (next()?, next()?, next()?, next()?, next()?);
+        // Unbounded for good once any handle said so; a handle that reads
+        // it bounded while another marks it decides within less room: safe.
+        let jump_room = if next()?.value.is_some() {
+            Token::MAX.get()
+        } else {
+            self.jump_room
+        };
         let extra_reads = extra
             .iter()
             .map(|_| next())
@@ -439,12 +476,14 @@ impl Etcd {
             }
             _ => false,
         };
-        if self.manual {
-            // The rules judge the lease on the manual clock.
+        if self.manual && record.lease_id.is_none() {
+            // A lease a manual-clock handle took: the rules judge it on the
+            // manual clock.
         } else if let (true, Some(l)) = (live, record.core.lease.as_mut()) {
-            // Counted from the rules' clock of 0; the real remaining time
-            // is etcd's (`remaining`).
-            l.expires_at_ms = l.ttl_ms;
+            // Counted from the rules' clock (0, or the manual clock for a
+            // lease on etcd's time met by a manual handle); the real
+            // remaining time is etcd's (`remaining`).
+            l.expires_at_ms = now_ms.saturating_add(l.ttl_ms);
         } else {
             record.core.lease = None;
             record.lease_id = None;
@@ -459,7 +498,7 @@ impl Etcd {
             base,
             ceiling,
             ceiling_value,
-            jump_limit: jump_limit(base_value, self.jump_room),
+            jump_limit: jump_limit(base_value, jump_room),
             clock,
             now_ms,
             extra: extra_reads,
@@ -533,7 +572,7 @@ impl Etcd {
             cache.clear();
         }
         let known = cache.entry(scope.to_owned()).or_default();
-        let (base, rest) = reads.split_at(5.min(reads.len()));
+        let (base, rest) = reads.split_at(BASE_READS.min(reads.len()));
         known.reads = base.to_vec();
         known
             .reads
@@ -1048,16 +1087,20 @@ impl Backend for Etcd {
         let (base_key, ceiling_key) = (self.keys.base(), self.keys.ceiling());
         for _ in 0..MAX_TRIES {
             let answer = self.txn(
-                json!({ "success": [range(&base_key), range(&ceiling_key)] }),
+                json!({ "success": [range(&base_key), range(&ceiling_key), range(&self.keys.jumps())] }),
                 Repeat::Safe,
             )?;
             let read = |i: usize| read_one(&answer["responses"][i]["response_range"]);
             let (base, ceiling) = (read(0)?, read(1)?);
+            let room = if read(2)?.value.is_some() {
+                Token::MAX.get()
+            } else {
+                self.jump_room
+            };
             let ceiling_value = value_of(&ceiling, "the ceiling")?;
-            let limit = jump_limit(value_of(&base, "the failover base")?, self.jump_room);
+            let limit = jump_limit(value_of(&base, "the failover base")?, room);
             let moved = failover_base(ceiling_value, limit);
-            let covering =
-                ceiling_covering(ceiling_value, jump_limit(moved, self.jump_room), moved);
+            let covering = ceiling_covering(ceiling_value, jump_limit(moved, room), moved);
             let answer = self.txn(
                 json!({
                     "compare": [unchanged(&base_key, base.rev), unchanged(&ceiling_key, ceiling.rev)],

@@ -70,7 +70,9 @@ impl Record {
         let lease = match &v["lease"] {
             Value::Null => None,
             l => {
-                lease_id = Some(l["id"].as_i64().ok_or_else(|| corrupt("lease id"))?);
+                // 0: a lease a manual-clock handle took, on no etcd lease.
+                lease_id = Some(l["id"].as_i64().ok_or_else(|| corrupt("lease id"))?)
+                    .filter(|id| *id != 0);
                 Some(LeaseRecord {
                     holder: text(&l["holder"], "holder")?.ok_or_else(|| corrupt("holder"))?,
                     token: token(&l["token"], "lease token")?,
