@@ -54,4 +54,11 @@ if [ -n "${FENCING_TEST_PG_URL:-}" ]; then
 else
   echo "PostgreSQL tests: no FENCING_TEST_PG_URL (FENCING_REQUIRE_PG=${FENCING_REQUIRE_PG:-}): skipped unless required"
 fi
+# The etcd scenarios use $FENCING_TEST_ETCD_CLUSTER (set by scripts/etcd-cluster
+# run, with FENCING_REQUIRE_ETCD=1 in CI); without it they are skipped.
+if [ -n "${FENCING_TEST_ETCD_CLUSTER:-}" ]; then
+  echo "etcd tests: on ${FENCING_TEST_ETCD_CLUSTER} (FENCING_REQUIRE_ETCD=${FENCING_REQUIRE_ETCD:-})"
+else
+  echo "etcd tests: no FENCING_TEST_ETCD_CLUSTER (FENCING_REQUIRE_ETCD=${FENCING_REQUIRE_ETCD:-}): skipped unless required"
+fi
 node --test test/*.test.js

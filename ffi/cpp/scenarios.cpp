@@ -1,10 +1,11 @@
 // Replays every shared scenario (tests/scenarios/*.json) through the C++17
 // face (include/fencing.hpp), on one backend:
 //
-//   scenarios memory|sqlite|postgres SCENARIO_DIR
+//   scenarios memory|sqlite|postgres|etcd SCENARIO_DIR
 //
 // (sqlite: a fresh database file per scenario; postgres: a fresh schema per
-// scenario on FENCING_TEST_PG_URL's server). It follows ffi/tests/scenarios.c
+// scenario on FENCING_TEST_PG_URL's server; etcd: a fresh key prefix per
+// scenario on FENCING_TEST_ETCD_CLUSTER's members). It follows ffi/tests/scenarios.c
 // and the Rust runner (tests/runner/src/lib.rs): the same argument decoding,
 // result rendering and subset comparison. The object_* steps run on one
 // `memory:` fencing::nothrow::Objects per scenario, opened by the first of them.
@@ -591,13 +592,18 @@ bool run_file(const std::filesystem::path &path, const std::string &backend, con
 
 int main(int argc, char **argv) {
   const std::string backend = argc == 3 ? argv[1] : "";
-  if (backend != "memory" && backend != "sqlite" && backend != "postgres") {
-    std::fprintf(stderr, "usage: %s memory|sqlite|postgres SCENARIO_DIR\n", argv[0]);
+  if (backend != "memory" && backend != "sqlite" && backend != "postgres" && backend != "etcd") {
+    std::fprintf(stderr, "usage: %s memory|sqlite|postgres|etcd SCENARIO_DIR\n", argv[0]);
     return 2;
   }
   const char *pg = std::getenv("FENCING_TEST_PG_URL");
   if (backend == "postgres" && (!pg || !*pg)) {
     std::fprintf(stderr, "postgres: FENCING_TEST_PG_URL is not set\n");
+    return 2;
+  }
+  const char *etcd = std::getenv("FENCING_TEST_ETCD_CLUSTER");
+  if (backend == "etcd" && (!etcd || !*etcd)) {
+    std::fprintf(stderr, "etcd: FENCING_TEST_ETCD_CLUSTER is not set\n");
     return 2;
   }
   std::vector<std::filesystem::path> files;
@@ -615,7 +621,7 @@ int main(int argc, char **argv) {
     std::perror("mkdtemp");
     return 2;
   }
-  // A schema no earlier run used: runs share one server.
+  // A schema (or key prefix) no earlier run used: runs share one server.
   const std::string run = "t_cpp_" + std::to_string(getpid()) + "_" +
                           std::to_string(std::chrono::system_clock::now().time_since_epoch().count());
   int passed = 0, failed = 0;
@@ -623,6 +629,7 @@ int main(int argc, char **argv) {
     std::string base = "memory:";
     if (backend == "sqlite") base = "sqlite:" + std::string(tmpdir) + "/" + std::to_string(i) + ".db";
     if (backend == "postgres") base = with_query(pg, "schema=" + run + "_" + std::to_string(i));
+    if (backend == "etcd") base = "etcd://" + std::string(etcd) + "/" + run + "_" + std::to_string(i);
     (run_file(files[i], backend, base) ? passed : failed)++;
   }
   std::filesystem::remove_all(tmpdir, ec);

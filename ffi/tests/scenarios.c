@@ -1,7 +1,10 @@
 /* Replays every shared scenario file (tests/scenarios, every .json file) through the C
- * ABI, on one backend: `scenarios memory DIR` or `scenarios sqlite DIR`
- * (a fresh database file per scenario). The object_* steps run on one
- * `memory:` objects handle per scenario, opened by the first of them.
+ * ABI, on one backend: `scenarios memory DIR`, `scenarios sqlite DIR` (a fresh
+ * database file per scenario) or `scenarios etcd DIR` (a fresh key prefix per
+ * scenario on the cluster of FENCING_TEST_ETCD_CLUSTER, HOST:PORT,...;
+ * skipped, exit 0, without it unless FENCING_REQUIRE_ETCD=1). The object_*
+ * steps run on one `memory:` objects handle per scenario, opened by the first
+ * of them.
  *
  * It follows the Rust runner (tests/runner/src/lib.rs): the same argument
  * decoding, result rendering and subset comparison. Token-domain text is
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fencing.h"
@@ -902,9 +906,10 @@ static bool options_query(json_t *doc, char *query, size_t len) {
   return true;
 }
 
-/* Replays one file; returns whether every step passed. */
+/* Replays one file; returns whether every step passed. `etcd` is
+ * `etcd://MEMBERS/RUN` (backend etcd): the scenario's key prefix is RUN_INDEX. */
 static bool run_file(const char *dir, const char *name, const char *backend, const char *tmpdir,
-                     int index) {
+                     const char *etcd, int index) {
   char path[4096], url[8192], db[4096], query[512], why[2048];
   json_error_t jerr;
   fencing_store *store = NULL;
@@ -922,6 +927,8 @@ static bool run_file(const char *dir, const char *name, const char *backend, con
   if (strcmp(backend, "sqlite") == 0) {
     snprintf(db, sizeof db, "%s/%d.db", tmpdir, index);
     snprintf(url, sizeof url, "sqlite:%s%s%s", db, query[0] ? "?" : "", query);
+  } else if (strcmp(backend, "etcd") == 0) {
+    snprintf(url, sizeof url, "%s_%d%s%s", etcd, index, query[0] ? "?" : "", query);
   } else {
     snprintf(url, sizeof url, "memory:%s%s", query[0] ? "?" : "", query);
   }
@@ -955,11 +962,31 @@ static bool run_file(const char *dir, const char *name, const char *backend, con
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 || (strcmp(argv[1], "memory") != 0 && strcmp(argv[1], "sqlite") != 0)) {
-    fprintf(stderr, "usage: %s memory|sqlite SCENARIO_DIR\n", argv[0]);
+  if (argc != 3 || (strcmp(argv[1], "memory") != 0 && strcmp(argv[1], "sqlite") != 0 &&
+                    strcmp(argv[1], "etcd") != 0)) {
+    fprintf(stderr, "usage: %s memory|sqlite|etcd SCENARIO_DIR\n", argv[0]);
     return 2;
   }
   const char *backend = argv[1], *dir = argv[2];
+  char etcd[4096] = "";
+  if (strcmp(backend, "etcd") == 0) {
+    const char *members = getenv("FENCING_TEST_ETCD_CLUSTER");
+    if (members == NULL || members[0] == '\0') {
+      const char *require = getenv("FENCING_REQUIRE_ETCD");
+      if (require != NULL && strcmp(require, "1") == 0) {
+        fprintf(stderr, "FENCING_REQUIRE_ETCD=1 but FENCING_TEST_ETCD_CLUSTER is not set\n");
+        return 1;
+      }
+      printf("skipped: no etcd (run under scripts/etcd-cluster run)\n"
+             "scenarios on etcd: 0 passed, 0 failed\n");
+      return 0;
+    }
+    /* A key prefix no earlier run used: runs share one cluster and delete nothing. */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(etcd, sizeof etcd, "etcd://%s/t_c_scn_%ld_%lld%09ld", members, (long)getpid(),
+             (long long)now.tv_sec, (long)now.tv_nsec);
+  }
   char tmpdir[] = "/tmp/fencing-c-scenarios-XXXXXX";
   char **names = NULL;
   size_t count = 0, cap = 0;
@@ -988,7 +1015,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   for (size_t i = 0; i < count; i++) {
-    if (run_file(dir, names[i], backend, tmpdir, (int)i)) {
+    if (run_file(dir, names[i], backend, tmpdir, etcd, (int)i)) {
       passed++;
     } else {
       failed++;

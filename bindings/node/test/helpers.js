@@ -78,11 +78,55 @@ function postgresOrSkip(test) {
   return pg.url
 }
 
+/**
+ * The test etcd cluster: `{ members }` from $FENCING_TEST_ETCD_CLUSTER
+ * (HOST:PORT,HOST:PORT,...), else `{ members: null, skip }` with the reason,
+ * or `{ members: null, fail }` when FENCING_REQUIRE_ETCD=1 (CI runs
+ * everything under scripts/etcd-cluster).
+ */
+function etcdMembers() {
+  const members = process.env.FENCING_TEST_ETCD_CLUSTER ?? ''
+  if (members !== '') return { members }
+  if (process.env.FENCING_REQUIRE_ETCD === '1') {
+    return { members: null, fail: 'FENCING_REQUIRE_ETCD=1 but FENCING_TEST_ETCD_CLUSTER is not set: run under scripts/etcd-cluster run' }
+  }
+  return { members: null, skip: 'no etcd: run the tests under `scripts/etcd-cluster run -- ...`' }
+}
+
+/**
+ * Registers one test that stands for a missing cluster: skipped, or failed
+ * under FENCING_REQUIRE_ETCD=1. Returns `etcd://MEMBERS` (a key prefix
+ * goes after it, `/PREFIX`), or null.
+ */
+function etcdOrSkip(test) {
+  const etcd = etcdMembers()
+  if (etcd.members === null) {
+    test('etcd cluster', { skip: etcd.skip }, () => {
+      throw new Error(etcd.fail)
+    })
+    return null
+  }
+  return `etcd://${etcd.members}`
+}
+
 let schemas = 0
-/** A schema name no earlier run used (the tests share one server and drop nothing). */
+/**
+ * A schema name (or etcd key prefix) no earlier run used (the tests share
+ * one server and drop nothing).
+ */
 function freshSchema(tag) {
   schemas += 1
   return `t_node_${tag}_${process.pid}_${Date.now()}_${schemas}`
 }
 
-module.exports = { tempDir, sqliteUrl, backends, rejectsInvalid, postgresBase, postgresOrSkip, freshSchema }
+module.exports = {
+  tempDir,
+  sqliteUrl,
+  backends,
+  rejectsInvalid,
+  postgresBase,
+  postgresOrSkip,
+  etcdMembers,
+  etcdOrSkip,
+  freshSchema,
+}

@@ -1,12 +1,13 @@
 'use strict'
 // Every shared scenario (tests/scenarios/*.json) on memory:, on sqlite:
-// (a fresh file per scenario) and on postgres:// ($FENCING_TEST_PG_URL, a
-// fresh schema per scenario), through the package's public API.
+// (a fresh file per scenario), on postgres:// ($FENCING_TEST_PG_URL, a
+// fresh schema per scenario) and on etcd:// ($FENCING_TEST_ETCD_CLUSTER, a
+// fresh key prefix per scenario), through the package's public API.
 
 const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const { loadAll, run } = require('./runner.js')
-const { tempDir, sqliteUrl, postgresOrSkip, freshSchema } = require('./helpers.js')
+const { tempDir, sqliteUrl, postgresOrSkip, etcdOrSkip, freshSchema } = require('./helpers.js')
 
 const scenarios = loadAll()
 
@@ -33,6 +34,15 @@ describe('postgres://', () => {
   for (const s of scenarios) {
     // Scenario options follow the schema with `&`.
     test(s.name, () => run(s, `${base}?schema=${freshSchema('scn')}`))
+  }
+})
+
+describe('etcd://', () => {
+  const base = etcdOrSkip(test)
+  if (base === null) return
+  for (const s of scenarios) {
+    // A fresh key prefix is a fresh store; scenario options follow with `?`.
+    test(s.name, () => run(s, `${base}/${freshSchema('scn')}`))
   }
 })
 

@@ -103,6 +103,30 @@ def pg_url(pg_base: str, pg_schema: str) -> str:
     return f"{pg_base}?schema={pg_schema}"
 
 
+def etcd_test_members() -> str:
+    """$FENCING_TEST_ETCD_CLUSTER (HOST:PORT,HOST:PORT,...): skips the test
+    when unset, fails it when FENCING_REQUIRE_ETCD=1 (CI runs everything
+    under scripts/etcd-cluster)."""
+    members = os.environ.get("FENCING_TEST_ETCD_CLUSTER", "")
+    if members:
+        return members
+    if os.environ.get("FENCING_REQUIRE_ETCD") == "1":
+        pytest.fail(
+            "FENCING_REQUIRE_ETCD=1 but FENCING_TEST_ETCD_CLUSTER is not set: "
+            "run under scripts/etcd-cluster run", pytrace=False
+        )
+    pytest.skip("no etcd: run the tests under `scripts/etcd-cluster run -- ...`")
+
+
+@pytest.fixture
+def etcd_url(request: pytest.FixtureRequest) -> str:
+    """A store URL on the test etcd cluster, under a fresh key prefix (a
+    fresh store: the tests share one cluster and delete nothing)."""
+    members = etcd_test_members()
+    prefix = fresh_schema(request.node.name.split("[")[0][5:15].lower())
+    return f"etcd://{members}/{prefix}"
+
+
 def _interrupt_while_waiting(*argv: str, timeout: float) -> Tuple[int, str, str]:
     proc = subprocess.Popen(
         [sys.executable, "-c", *argv],

@@ -1,6 +1,7 @@
 """Replays every shared scenario file (tests/scenarios/*.json) through the
-Python API, on ``memory:``, on ``sqlite:`` (a fresh file each) and on
-``postgres://`` ($FENCING_TEST_PG_URL, a fresh schema each).
+Python API, on ``memory:``, on ``sqlite:`` (a fresh file each), on
+``postgres://`` ($FENCING_TEST_PG_URL, a fresh schema each) and on
+``etcd://`` ($FENCING_TEST_ETCD_CLUSTER, a fresh key prefix each).
 
 The runner follows the rules of the Rust reference runner
 (tests/runner/src/lib.rs) and of tests/scenarios/README.md: how arguments are
@@ -498,6 +499,12 @@ def test_scenario_sqlite(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
 def test_scenario_postgres(path: pathlib.Path, pg_url: str) -> None:
     # A fresh schema per scenario (pg_url); scenario options follow with `&`.
     run_scenario(path, pg_url)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_scenario_etcd(path: pathlib.Path, etcd_url: str) -> None:
+    # A fresh key prefix per scenario (etcd_url); scenario options follow with `?`.
+    run_scenario(path, etcd_url)
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
