@@ -9,6 +9,9 @@ import type {
   BatchOp,
   BatchPut,
   Entry,
+  EtcdCheck,
+  EtcdPut,
+  EtcdRevision,
   Events,
   EventsOptions,
   FenceOptions,
@@ -37,6 +40,9 @@ export type {
   BatchOp,
   BatchPut,
   Entry,
+  EtcdCheck,
+  EtcdPut,
+  EtcdRevision,
   Events,
   EventsOptions,
   FenceOptions,
@@ -212,6 +218,14 @@ export declare class Store {
   apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>
   /** Raises the fence to `options.token` without writing. */
   claim(scope: string, options: FenceOptions): Promise<void>
+  /**
+   * On an etcd store: checks `options.token` against the scope's fence now
+   * and says what your own etcd transaction must compare (`unchanged`) and
+   * put (`puts`) so that it commits only while the token is current,
+   * raising the fence with it (docs/etcd.md). Other stores reject with
+   * INVALID_ARGUMENT.
+   */
+  etcdCheck(scope: string, options: FenceOptions): Promise<EtcdCheck>
   /** Reads an entry; with a token, the read is checked like a write (STALE_TOKEN). */
   get(scope: string, key: string, options?: FenceOptions): Promise<Entry | null>
   list(scope: string, options?: ListOptions): Promise<Page>

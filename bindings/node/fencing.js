@@ -367,6 +367,10 @@ class Store {
     return await this.#native.claim(scope, options)
   }
 
+  async etcdCheck(scope, options) {
+    return await this.#native.etcdCheck(scope, options)
+  }
+
   async get(scope, key, options) {
     return await this.#native.get(scope, key, options)
   }
@@ -463,7 +467,8 @@ class Store {
 mapMethods(Store, ['open'])
 mapMethods(Store.prototype, [
   'nextToken', 'advanceCounter', 'acquire', 'acquireWait', 'renew', 'release',
-  'fence', 'delete', 'apply', 'claim', 'get', 'list', 'fenceOf', 'status', 'failover', 'retire',
+  'fence', 'delete', 'apply', 'claim', 'etcdCheck', 'get', 'list', 'fenceOf', 'status', 'failover',
+  'retire',
   'advanceClock', 'ping', 'events', 'watchRejections', 'watch', 'close',
 ])
 

@@ -161,6 +161,7 @@ export declare class NativeStore {
   delete(scope: string, key: string, options: WriteOptions): Promise<Receipt>
   apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>
   claim(scope: string, options: FenceOptions): Promise<void>
+  etcdCheck(scope: string, options: FenceOptions): Promise<EtcdCheck>
   get(scope: string, key: string, options?: FenceOptions): Promise<Entry | null>
   list(scope: string, options?: ListOptions): Promise<Page>
   fenceOf(scope: string): Promise<bigint>
@@ -302,6 +303,33 @@ export interface ErrorSchemaEntry {
    * `'ms'` (a number of milliseconds), `'bigint|null'`, `'text|null'`.
    */
   kinds: Array<string>
+}
+
+/**
+ * What a caller's own etcd transaction compares and puts so that it
+ * commits only while its token is current (`store.etcdCheck`;
+ * docs/etcd.md, "Fence your own etcd keys").
+ */
+export interface EtcdCheck {
+  /**
+   * Each key and the mod revision it must still have (a decimal string:
+   * revisions are 64-bit).
+   */
+  unchanged: Array<EtcdRevision>
+  /** Keys and values to put in the same transaction. */
+  puts: Array<EtcdPut>
+  /** The same as a body for etcd's JSON gateway (`POST /v3/kv/txn`). */
+  gatewayJson: string
+}
+
+export interface EtcdPut {
+  key: Buffer
+  value: Buffer
+}
+
+export interface EtcdRevision {
+  key: Buffer
+  modRevision: string
 }
 
 /** The store's own record, newest first; never any values. */

@@ -16,7 +16,7 @@ use crate::fast;
 use crate::fence::NativeFence;
 use crate::keepalive::NativeKeepAlive;
 use crate::run;
-use crate::types::{Entry, Events, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
+use crate::types::{Entry, EtcdCheck, Events, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
 use crate::watch::{NativeLeaseWatch, NativeRejectionWatch};
 
 /// `events` without a limit (docs/operations.md).
@@ -484,6 +484,29 @@ impl NativeStore {
             },
             |s, (scope, fence)| s.claim(&scope, &fence),
             |()| (),
+        )
+    }
+
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, options: FenceOptions",
+        ts_return_type = "Promise<EtcdCheck>"
+    )]
+    pub fn etcd_check<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, EtcdCheck>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let o = required(js(env, &options), &FENCE_KEYS)?;
+                Ok((scope, convert::fence(&o)?))
+            },
+            |s, (scope, fence)| s.etcd_check(&scope, &fence),
+            EtcdCheck::from,
         )
     }
 

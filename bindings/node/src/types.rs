@@ -146,6 +146,59 @@ impl From<fencing::Entry> for Entry {
     }
 }
 
+/// What a caller's own etcd transaction compares and puts so that it
+/// commits only while its token is current (`store.etcdCheck`;
+/// docs/etcd.md, "Fence your own etcd keys").
+#[napi(object, object_from_js = false)]
+pub struct EtcdCheck {
+    /// Each key and the mod revision it must still have (a decimal string:
+    /// revisions are 64-bit).
+    pub unchanged: Vec<EtcdRevision>,
+    /// Keys and values to put in the same transaction.
+    pub puts: Vec<EtcdPut>,
+    /// The same as a body for etcd's JSON gateway (`POST /v3/kv/txn`).
+    pub gateway_json: String,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct EtcdRevision {
+    #[napi(ts_type = "Buffer")]
+    pub key: Bytes,
+    pub mod_revision: String,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct EtcdPut {
+    #[napi(ts_type = "Buffer")]
+    pub key: Bytes,
+    #[napi(ts_type = "Buffer")]
+    pub value: Bytes,
+}
+
+impl From<fencing::EtcdCheck> for EtcdCheck {
+    fn from(c: fencing::EtcdCheck) -> EtcdCheck {
+        EtcdCheck {
+            gateway_json: c.to_gateway_json().to_string(),
+            unchanged: c
+                .unchanged
+                .into_iter()
+                .map(|(key, rev)| EtcdRevision {
+                    key: Bytes(key),
+                    mod_revision: rev.to_string(),
+                })
+                .collect(),
+            puts: c
+                .puts
+                .into_iter()
+                .map(|(key, value)| EtcdPut {
+                    key: Bytes(key),
+                    value: Bytes(value),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A fenced object as read (`objects.get(path)`): its bytes and the write
 /// that stored them.
 #[napi(object, object_from_js = false)]
