@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark command's smoke run, so that scripts/bench cannot rot: every
-# bench (memory, C ABI, sqlite, postgres, etcd beside postgres and sqlite, objects on S3,
+# bench (memory, C ABI, sqlite, postgres, etcd beside the classic etcd way, objects on S3,
 # and the scale curves at tiny sizes; Python's and Node's in their own scripts) runs one short round in
 # release mode, writes its JSON lines, and bench-report makes the table and
 # charts from them -- into target/bench/smoke/, never docs/. No timing is
@@ -26,12 +26,12 @@ if [ -f benches/benches/postgres.rs ] && ! ls -d /usr/lib/postgresql/*/bin >/dev
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends postgresql >/dev/null
 fi
-# The etcd side by side (benches/benches/etcd.rs): Debian's etcd-server, and
-# protoc for the etcd-client crate's build.
-if ! command -v etcd >/dev/null || ! command -v protoc >/dev/null; then
+# The etcd side by side (benches/benches/etcd.rs) on a three-member cluster
+# (scripts/etcd-cluster): Debian's etcd-server, and etcdctl from etcd-client.
+if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends etcd-server protobuf-compiler >/dev/null
+  apt-get install -y -qq --no-install-recommends etcd-server etcd-client >/dev/null
 fi
 export PYO3_PYTHON=${PYO3_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
 python3 --version

@@ -8,8 +8,9 @@
 //!   advisory lock (`pg_advisory_lock`, each waiter a session of its own,
 //!   woken by the server's own lock queue);
 //!   and with 1,000 waiters beside etcd's own lock (`Lock`, each waiter
-//!   watching the key ahead of it) when `FENCING_TEST_ETCD_URL` names a
-//!   server (scripts/etcd-server run); the advisory chain stops at 50
+//!   watching the key ahead of it; called through etcd's JSON gateway, each
+//!   waiter a thread blocked in its call) when `FENCING_TEST_ETCD_URL` names
+//!   a server (scripts/etcd-server run); the advisory chain stops at 50
 //!   waiters: each one holds a server session;
 //! - the same hand-off with the waiters in separate processes (1 and 50),
 //!   each with its own store handle and listening connection, timed on the
@@ -36,6 +37,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fencing::Store;
+use fencing_benches::etcd::Gateway;
 use fencing_benches::report::{self, Line};
 use fencing_benches::run::Args;
 
@@ -427,65 +429,48 @@ fn transactions_over(admin: &mut postgres::Client, flush: Duration, idle: Durati
     ((after - before - 2).max(0)) as f64 / idle.as_secs_f64()
 }
 
-/// etcd's lock recipe (`Lock`): each waiter's key watches the one ahead
-/// of it; the same chain as `fenced_chain`, all waiters on one client.
-fn etcd_chain(
-    rt: &tokio::runtime::Runtime,
-    client: &etcd_client::Client,
-    n: usize,
-    name: &str,
-) -> Vec<f64> {
-    use etcd_client::GetOptions;
-    rt.block_on(async {
-        let mut c = client.clone();
-        let (lease, held) = etcd_lock(&mut c, name).await;
-        let moments: Moments = Arc::default();
-        let tasks: Vec<_> = (0..n)
-            .map(|_| {
-                let (mut c, moments, name) = (client.clone(), moments.clone(), name.to_owned());
-                tokio::spawn(async move {
-                    let (lease, mine) = etcd_lock(&mut c, &name).await;
+/// etcd's lock recipe (`Lock`, through its JSON gateway: the server keys
+/// each waiter under its lease and makes it wait for the keys ahead of it);
+/// the same chain as `fenced_chain`, each waiter a thread blocked in its
+/// own call, all on one client.
+fn etcd_chain(etcd: &Gateway, n: usize, name: &str) -> Vec<f64> {
+    let (lease, held) = etcd_lock(etcd, name);
+    let moments: Moments = Arc::default();
+    let let_go = std::thread::scope(|s| {
+        for _ in 0..n {
+            let (etcd, moments) = (etcd.clone(), moments.clone());
+            std::thread::Builder::new()
+                .stack_size(512 << 10)
+                .spawn_scoped(s, move || {
+                    let (lease, mine) = etcd_lock(&etcd, name);
                     let got = Instant::now();
-                    c.unlock(mine).await.unwrap();
+                    etcd.unlock(&mine);
                     moments.lock().unwrap().push((got, Instant::now()));
-                    let _ = c.lease_revoke(lease).await;
+                    etcd.revoke(lease);
                 })
-            })
-            .collect();
+                .unwrap();
+        }
         // Every waiter's key written, so every one is in line.
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(60) {
-            let keys = c
-                .get(
-                    format!("{name}/"),
-                    Some(GetOptions::new().with_prefix().with_count_only()),
-                )
-                .await
-                .unwrap()
-                .count();
-            if keys as usize > n {
+            if etcd.count_prefix(format!("{name}/").as_bytes()) as usize > n {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            std::thread::sleep(Duration::from_millis(20));
         }
-        c.unlock(held).await.unwrap();
-        let let_go = Instant::now();
-        for t in tasks {
-            t.await.unwrap();
-        }
-        let _ = c.lease_revoke(lease).await;
-        let moments = std::mem::take(&mut *moments.lock().unwrap());
-        hand_offs(let_go, moments)
-    })
+        etcd.unlock(&held);
+        Instant::now()
+    });
+    etcd.revoke(lease);
+    let moments = std::mem::take(&mut *moments.lock().unwrap());
+    hand_offs(let_go, moments)
 }
 
 /// etcd's `Lock` of `name` under a lease of its own (so that a lock left
 /// behind runs out): the lease, and the lock's key.
-async fn etcd_lock(c: &mut etcd_client::Client, name: &str) -> (i64, Vec<u8>) {
-    let lease = c.lease_grant(60, None).await.unwrap().id();
-    let options = etcd_client::LockOptions::new().with_lease(lease);
-    let key = c.lock(name, Some(options)).await.unwrap().key().to_vec();
-    (lease, key)
+fn etcd_lock(etcd: &Gateway, name: &str) -> (i64, Vec<u8>) {
+    let lease = etcd.grant(Duration::from_secs(60));
+    (lease, etcd.lock(name, lease))
 }
 
 /// This process's CPU time so far (/proc/self/stat: utime and stime, in
@@ -597,14 +582,16 @@ fn main() {
         println!("waiting   postgres skipped: no server (run under scripts/pg-cluster run -- ...)");
         return;
     };
-    let etcd = std::env::var("FENCING_TEST_ETCD_URL").ok().map(|url| {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let endpoints: Vec<String> = url.split(',').map(str::to_owned).collect();
-        let client = rt
-            .block_on(etcd_client::Client::connect(endpoints, None))
-            .unwrap();
-        (rt, client)
-    });
+    let etcd = std::env::var("FENCING_TEST_ETCD_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .map(|url| {
+            let members: Vec<String> = url
+                .split(',')
+                .map(|m| m.trim().trim_start_matches("http://").to_owned())
+                .collect();
+            Gateway::new(&members)
+        });
     println!(
         "waiting: {} rounds, hand-offs with {:?} waiting threads and {:?} processes, idle load over {:?}{}{}",
         plan.rounds,
@@ -631,10 +618,9 @@ fn main() {
             if n <= ADVISORY_MAX {
                 advisory.extend(advisory_chain(&base, n, 7_000 + round as i64));
             }
-            if let Some((rt, client)) = &etcd {
+            if let Some(etcd) = &etcd {
                 locked.extend(etcd_chain(
-                    rt,
-                    client,
+                    etcd,
                     n,
                     &format!("bench-wait-{}-{n}-{round}", std::process::id()),
                 ));

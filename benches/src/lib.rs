@@ -13,6 +13,8 @@
 //!   `bench-report` binary).
 //! - [`run`]: the depth and filter a bench was started with, and the raw
 //!   SQLite connection every SQLite baseline opens.
+//! - [`etcd`]: etcd's v3 JSON gateway through a plain HTTP client, for the
+//!   classic etcd baselines (no gRPC, no protoc).
 //!
 //! ```text
 //! scripts/bench            # everything, a full run (~10-15 minutes)
@@ -23,6 +25,7 @@
 //! cargo test -p fencing-benches --benches          # one iteration each
 //! ```
 
+pub mod etcd;
 pub mod render;
 pub mod report;
 pub mod run;

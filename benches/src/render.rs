@@ -213,6 +213,123 @@ pub fn section(lines: &[Line], stamp: &str, charts: &[(&str, &str)]) -> String {
     s
 }
 
+/// The generated section of a run of some benches only (`scripts/bench
+/// --only`, `--skip`): every line this run measured (a group and a line
+/// name) comes from `lines`, at every concurrency; the rows, notes and
+/// baselines of every other line stay as `doc`'s section has them (several
+/// benches write lines of one group), and so do its stamp and chart links
+/// (the charts are not redrawn from a part of the lines). `stamp` is added
+/// as a paragraph `Rows of `GROUP`, ...: STAMP ...`, replacing the one an
+/// earlier such run of the same groups left. Without a section in `doc`,
+/// the section of `lines` alone.
+pub fn merged_section(doc: &str, lines: &[Line], stamp: &str) -> String {
+    let old = match (doc.find(BEGIN), doc.find(END)) {
+        (Some(b), Some(e)) if b < e => &doc[b + BEGIN.len()..e],
+        _ => return section(lines, stamp, &[]),
+    };
+    // What this run measured, as the table writes it.
+    let ran: Vec<(String, String)> = lines
+        .iter()
+        .map(|l| (escape(&l.group), escape(&l.line)))
+        .collect();
+    let mut groups: Vec<&str> = lines.iter().map(|l| l.group.as_str()).collect();
+    groups.sort_by_key(|g| (group_rank(g), *g));
+    groups.dedup();
+    // The old section's parts, in the order `section` writes them.
+    let (mut stamps, mut rows, mut notes, mut base_rows, mut charts) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut in_baselines = false;
+    for l in old.lines() {
+        if l.is_empty() || l.starts_with("| face / backend |") || l.starts_with("|---") {
+            continue;
+        } else if l == "Baselines:" {
+            in_baselines = true;
+        } else if l.starts_with("| ") {
+            if in_baselines {
+                base_rows.push(l.to_owned());
+            } else {
+                rows.push(l.to_owned());
+            }
+        } else if l.starts_with("- ") && !in_baselines {
+            notes.push(l.to_owned());
+        } else if l.starts_with("![") {
+            charts.push(l.to_owned());
+        } else if !l.starts_with("**Smoke run") {
+            stamps.push(l.to_owned());
+        }
+    }
+    // An earlier such run's stamp goes when this one covers its groups.
+    stamps.retain(|p| {
+        let Some(rest) = p.strip_prefix("Rows of ") else {
+            return true;
+        };
+        let named = rest.split(':').next().unwrap_or("");
+        !named
+            .split(", ")
+            .all(|g| groups.iter().any(|r| format!("`{r}`") == g))
+    });
+    let named: Vec<String> = groups.iter().map(|g| format!("`{g}`")).collect();
+    stamps.push(format!(
+        "Rows of {}: {} The charts are not redrawn for them.",
+        named.join(", "),
+        stamp.trim().replace("\n\n", " ").replace('\n', " ")
+    ));
+    // A row's group and line: its first two cells.
+    let key = |row: &str| -> (String, String) {
+        let mut cells = row.trim_start_matches("| ").split(" | ");
+        let group = cells.next().unwrap_or("").to_owned();
+        (group, cells.next().unwrap_or("").to_owned())
+    };
+    let merge = |old: Vec<String>, fresh: &str| -> String {
+        let mut all: Vec<((String, String), String)> = old
+            .into_iter()
+            .map(|r| (key(&r), r))
+            .filter(|(k, _)| !ran.contains(k))
+            .collect();
+        all.extend(fresh.lines().skip(2).map(|r| (key(r), r.to_owned())));
+        // Stable: each group's rows keep their order, this run's after.
+        all.sort_by_key(|((g, _), _)| (group_rank(g), g.clone()));
+        all.into_iter().map(|(_, r)| r + "\n").collect()
+    };
+    let header = |t: &str| -> String { t.lines().take(2).map(|l| format!("{l}\n")).collect() };
+    let mut s = String::new();
+    s.push_str(BEGIN);
+    s.push_str("\n\n");
+    s.push_str(&stamps.join("\n\n"));
+    s.push_str("\n\n");
+    if lines.iter().any(|l| l.smoke) {
+        s.push_str("**Smoke run: every path ran once; these figures are not measurements.**\n\n");
+    }
+    let fresh = table(lines);
+    s.push_str(&header(&fresh));
+    s.push_str(&merge(rows, &fresh));
+    notes.retain(|n| {
+        !lines
+            .iter()
+            .any(|l| n.starts_with(&format!("- {} / {} (", l.group, l.line)))
+    });
+    notes.extend(sorted(lines).iter().filter_map(|l| {
+        l.note
+            .as_ref()
+            .map(|n| format!("- {} / {} ({}): {}", l.group, l.line, concurrency(l), n))
+    }));
+    if !notes.is_empty() {
+        s.push('\n');
+        s.push_str(&notes.join("\n"));
+        s.push('\n');
+    }
+    s.push_str("\nBaselines:\n\n");
+    let fresh = baselines(lines);
+    s.push_str(&header(&fresh));
+    s.push_str(&merge(base_rows, &fresh));
+    for c in charts {
+        s.push_str(&format!("\n{c}\n"));
+    }
+    s.push('\n');
+    s.push_str(END);
+    s
+}
+
 /// `doc` with the generated section replaced (or appended when the markers
 /// are missing). Text outside the markers is kept byte for byte.
 pub fn splice(doc: &str, section: &str) -> Result<String, String> {
@@ -614,6 +731,58 @@ mod tests {
         // No markers: appended; one marker alone: refused.
         assert!(splice("# T\n", "S").unwrap().ends_with("# T\n\nS\n"));
         assert!(splice(&format!("{END} {BEGIN}"), "S").is_err());
+    }
+
+    #[test]
+    fn a_run_of_some_benches_keeps_the_other_lines() {
+        let old_etcd = [
+            Line::new(
+                "etcd", "acquire", 1, "clients", "acq/s", 1.0, 2.0, "old etcd",
+            )
+            .note("old note"),
+            Line::new("etcd", "put", 1, "clients", "w/s", 5.0, 6.0, "old put"),
+        ];
+        let full = format!(
+            "prose\n\n{}\n",
+            section(
+                &[lines(), old_etcd.to_vec()].concat(),
+                "Run of the full bench.",
+                &[("chart", "x.svg")],
+            )
+        );
+        let etcd = [Line::new(
+            "etcd", "acquire", 4, "clients", "acq/s", 3.0, 4.0, "new etcd",
+        )];
+        let merged = splice(&full, &merged_section(&full, &etcd, "Run of etcd alone.")).unwrap();
+        // The other lines' rows, in their places; etcd acquire's replaced
+        // (at every concurrency), etcd put's kept.
+        let rows: Vec<&str> = merged.lines().filter(|l| l.starts_with("| ")).collect();
+        assert!(rows[0].starts_with("| face / backend | line | concurrency |"));
+        assert!(rows[1].starts_with("| memory |") && rows[3].starts_with("| sqlite |"));
+        assert!(
+            rows[4].starts_with("| etcd | put | 1 client | 5.00 |"),
+            "{merged}"
+        );
+        assert!(
+            rows[5].starts_with("| etcd | acquire | 4 clients | 3.00 |"),
+            "{merged}"
+        );
+        assert!(!merged.contains("old etcd") && !merged.contains("old note"));
+        assert!(
+            merged.contains("| etcd | acquire | `new etcd` |"),
+            "{merged}"
+        );
+        assert!(merged.contains("| etcd | put | `old put` |"), "{merged}");
+        assert!(merged.contains("| sqlite | put | `raw` |"), "{merged}");
+        // The stamps of both runs, the old chart link, once each.
+        assert!(merged.contains("Run of the full bench.\n\nRows of `etcd`: Run of etcd alone."));
+        assert_eq!(merged.matches("(x.svg)").count(), 1);
+        // Again: the etcd stamp replaced, the rest unchanged.
+        let again = splice(&merged, &merged_section(&merged, &etcd, "Later.")).unwrap();
+        assert!(again.contains("Rows of `etcd`: Later.") && !again.contains("etcd alone"));
+        assert_eq!(again.replace("Later.", "Run of etcd alone."), merged);
+        // No section yet: this run's alone.
+        assert!(merged_section("prose", &etcd, "S").contains("| etcd | acquire | 4 clients |"));
     }
 
     #[test]

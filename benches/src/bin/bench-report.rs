@@ -7,8 +7,12 @@
 //! ```text
 //! bench-report --in target/bench/results.jsonl [--doc docs/performance.md]
 //!              [--svg docs/performance.svg] [--stamp "text above the table"]
-//!              [--expect memory,c-abi,sqlite,...]
+//!              [--expect memory,c-abi,sqlite,...] [--keep-other-groups]
 //! ```
+//! `--keep-other-groups` (a run of some benches only): the document keeps
+//! the rows of every group this run has no line of, its stamp and its
+//! chart links; this run's groups' rows are replaced
+//! (`render::merged_section`).
 //! `--expect` fails the run when a listed group wrote no line (a bench that
 //! silently stopped reporting).
 //! The image link in the document is the SVG's path relative to the
@@ -40,6 +44,7 @@ fn run() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let (mut input, mut doc, mut svg, mut stamp) = (None, None, None, String::new());
     let mut expect: Vec<String> = Vec::new();
+    let mut keep_others = false;
     while let Some(a) = args.next() {
         let mut value = || args.next().ok_or(format!("{a} needs a value"));
         match a.as_str() {
@@ -47,6 +52,7 @@ fn run() -> Result<(), String> {
             "--doc" => doc = Some(PathBuf::from(value()?)),
             "--svg" => svg = Some(PathBuf::from(value()?)),
             "--stamp" => stamp = value()?,
+            "--keep-other-groups" => keep_others = true,
             "--expect" => {
                 expect = value()?
                     .split(',')
@@ -97,7 +103,12 @@ fn run() -> Result<(), String> {
             .iter()
             .map(|(a, l)| (a.as_str(), l.as_str()))
             .collect();
-        let new = render::splice(&old, &render::section(&lines, &stamp, &links))?;
+        let section = if keep_others {
+            render::merged_section(&old, &lines, &stamp)
+        } else {
+            render::section(&lines, &stamp, &links)
+        };
+        let new = render::splice(&old, &section)?;
         std::fs::write(doc, new).map_err(|e| format!("cannot write {}: {e}", doc.display()))?;
         println!("table: {}", doc.display());
     }

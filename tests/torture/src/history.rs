@@ -11,7 +11,7 @@
 //! | `fail` | the same, after the call failed | `p`, `n`, `ts`, `code`, `current`? (STALE_TOKEN), `token`? (LEASE_HELD) |
 //! | `pause` / `resume` | nemesis | `p`, `ts`: `pause` is written once the process is stopped, `resume` just before `SIGCONT`, so the process was stopped for all of `[pause.ts, resume.ts]` |
 //! | `kill` | nemesis | `p`, `ts` (after `SIGKILL`, once reaped) |
-//! | `restart` | nemesis | `ts`, `end` (server crash + start) |
+//! | `restart` | nemesis | `ts`, `end` (server crash + start; on etcd a member killed and restarted, or paused and resumed: nothing acknowledged lost) |
 //! | `failover` | nemesis | `from` (every commit acknowledged before it is on the standby), `cut` (the standby cut off), `ts` (the old primary crashed), `end` (the new primary open to clients), `lossy` (asynchronous: commits acknowledged after `from` may be gone), `step` (the failover step ran before `end`) |
 //!
 //! An `invoke` without an `ok`/`fail` is indeterminate: the process died

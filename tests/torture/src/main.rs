@@ -3,8 +3,10 @@
 //! pauses them past their TTL (SIGSTOP/SIGCONT), kills them (SIGKILL, then
 //! respawns) and, with `--pg-dir`, crashes and restarts the PostgreSQL server,
 //! or, with `--replicas`, fails a replicated one over (partition a standby,
-//! crash the primary, promote the standby, rejoin the old primary), or, on
-//! SQLite, puts an older snapshot of the store's file back at its path;
+//! crash the primary, promote the standby, rejoin the old primary), or, with
+//! `--etcd-dir`, kills the etcd cluster's leader and restarts it, or pauses
+//! a member and resumes it, or, on SQLite, puts an older snapshot of the
+//! store's file back at its path;
 //! then a final read and the history checker. One summary line; exit 1 on
 //! any violation. See tests/torture/README.md.
 
@@ -18,12 +20,14 @@ use fencing_torture::history::{Call, OpKind, Record, Returned, Writer};
 use fencing_torture::{checker, history, now_ns};
 
 mod churn;
+mod etcd;
 mod failover;
 mod file;
 
 const USAGE: &str = "usage: torture [--url URL] [--workers N] [--scopes M] [--duration 60s] \
 [--max-ops N] [--ttl-ms MS] [--churn N] [--churn-scopes K] [--history FILE] [--pg-dir DIR] \
-[--replicas DIR [--failovers N] [--failover-step | --failover-step-late | --hide-promotion]] [--seed N] [--no-nemesis]
+[--replicas DIR [--failovers N] [--failover-step | --failover-step-late | --hide-promotion]] \
+[--etcd-dir DIR] [--seed N] [--no-nemesis]
        torture check HISTORY";
 
 /// Keys each scope's holders write.
@@ -42,6 +46,8 @@ struct Options {
     history: Option<PathBuf>,
     pg_dir: Option<PathBuf>,
     replicas: Option<PathBuf>,
+    /// A `scripts/etcd-cluster` cluster the store's `etcd://` URL is on.
+    etcd_dir: Option<PathBuf>,
     failovers: u32,
     failover_step: failover::Step,
     seed: u64,
@@ -77,6 +83,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         history: None,
         pg_dir: None,
         replicas: None,
+        etcd_dir: None,
         failovers: 3,
         failover_step: failover::Step::None,
         seed: now_ns(),
@@ -101,6 +108,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--history" => o.history = Some(PathBuf::from(val()?)),
             "--pg-dir" => o.pg_dir = Some(PathBuf::from(val()?)),
             "--replicas" => o.replicas = Some(PathBuf::from(val()?)),
+            "--etcd-dir" => o.etcd_dir = Some(PathBuf::from(val()?)),
             "--failovers" => o.failovers = num(val()?)?.min(100) as u32,
             "--failover-step" => o.failover_step = failover::Step::Closed,
             "--failover-step-late" => o.failover_step = failover::Step::Late,
@@ -111,8 +119,16 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
     }
-    if o.replicas.is_some() && o.pg_dir.is_some() {
-        return Err("--replicas and --pg-dir: one server nemesis at a time".into());
+    let servers = [
+        o.pg_dir.is_some(),
+        o.replicas.is_some(),
+        o.etcd_dir.is_some(),
+    ];
+    if servers.iter().filter(|&&s| s).count() > 1 {
+        return Err("--pg-dir, --replicas, --etcd-dir: one server nemesis at a time".into());
+    }
+    if o.etcd_dir.is_some() && !o.url.as_deref().is_some_and(|u| u.starts_with("etcd://")) {
+        return Err("--etcd-dir needs the store on that cluster: --url etcd://...".into());
     }
     Ok(o)
 }
@@ -157,7 +173,7 @@ fn check_file(args: &[String]) -> Result<bool, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let report = checker::check(&history::parse(&text)?);
     print_violations(&report);
-    println!("{}", summary_line("check", None, &report, None));
+    println!("{}", summary_line("check", None, &report, None, None));
     Ok(report.violations.is_empty())
 }
 
@@ -179,17 +195,22 @@ fn print_violations(report: &checker::Report) {
 }
 
 /// `files`: the file replacements of this run, recorded as failovers (`None`
-/// when re-checking a history, which cannot tell them apart).
+/// when re-checking a history, which cannot tell them apart). `etcd`: the
+/// etcd leader kills and member pauses of this run, recorded as restarts.
 fn summary_line(
     backend: &str,
     elapsed: Option<Duration>,
     r: &checker::Report,
     files: Option<u32>,
+    etcd: Option<(u32, u32)>,
 ) -> String {
     let failovers = r.failovers - u64::from(files.unwrap_or(0));
     let files = files.map_or(String::new(), |n| format!(" file_replacements={n}"));
+    let etcd = etcd.map_or(String::new(), |(kills, pauses)| {
+        format!(" leader_kills={kills} member_pauses={pauses}")
+    });
     format!(
-        "torture: backend={backend} operations={} pauses={} kills={} restarts={} failovers={failovers}{files} violations={} \
+        "torture: backend={backend} operations={} pauses={} kills={} restarts={}{etcd} failovers={failovers}{files} violations={} \
          tokens_issued={} duplicates={} retires_accepted={} retires_refused={} lives={} \
          (time={}, retires_empty={}, retires_unknown={}, accepted_writes={}, stale_rejections={}, \
          indeterminate={}, paused_past_ttl={}, paused_then_rejected={}, \
@@ -390,6 +411,21 @@ fn run(o: &Options) -> Result<bool, String> {
         .history
         .clone()
         .unwrap_or_else(|| scratch.join("history.jsonl"));
+    // etcd grants leases in whole seconds (a 250 ms lease lasts a second):
+    // the TTL rounded up, so that pauses of 1.5-3x the TTL outlast leases
+    // there too and the checker judges them on the lease they had.
+    let ttl_ms = if url.starts_with("etcd://") {
+        let whole = o.ttl_ms.div_ceil(1000) * 1000;
+        if whole != o.ttl_ms {
+            eprintln!(
+                "torture: etcd leases last whole seconds: a TTL of {whole} ms, not {} ms",
+                o.ttl_ms
+            );
+        }
+        whole
+    } else {
+        o.ttl_ms
+    };
     let _ = std::fs::remove_file(&history_path);
     let mut log =
         Writer::open(&history_path).map_err(|e| format!("{}: {e}", history_path.display()))?;
@@ -399,7 +435,7 @@ fn run(o: &Options) -> Result<bool, String> {
         &Record::Meta {
             url: url.clone(),
             eager,
-            ttl_ms: o.ttl_ms,
+            ttl_ms,
         },
     )?;
 
@@ -425,7 +461,7 @@ fn run(o: &Options) -> Result<bool, String> {
         history: history_path.clone(),
         scopes: scopes.clone(),
         churn_scopes,
-        ttl_ms: o.ttl_ms,
+        ttl_ms,
         // With failovers the run lasts until they are all done (bounded
         // below): the parent stops the workers (SIGTERM) at its end.
         deadline: started + o.duration * if o.replicas.is_some() { 3 } else { 1 },
@@ -437,7 +473,7 @@ fn run(o: &Options) -> Result<bool, String> {
         crew.0.push(spawn(&plan, id, role, 0, rng.next())?);
     }
     let pg_cluster = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-cluster");
-    let ttl = Duration::from_millis(o.ttl_ms);
+    let ttl = Duration::from_millis(ttl_ms);
     let mut next_action = Instant::now() + Duration::from_millis(200);
     let mut next_restart = Instant::now() + Duration::from_secs(5 + rng.below(10));
     let replicas = o
@@ -446,12 +482,18 @@ fn run(o: &Options) -> Result<bool, String> {
         .map(|dir| failover::Replicas::new(dir, o.failover_step))
         .transpose()?;
     let mut failovers_done = 0;
-    // SQLite's file replaced by an older snapshot (src/file.rs).
-    let mut files = if o.nemesis && o.pg_dir.is_none() && o.replicas.is_none() {
-        file::FileNemesis::new(&url, started, o.duration)
-    } else {
-        None
+    // The etcd cluster's leader killed, or a member paused (src/etcd.rs).
+    let mut etcd = match &o.etcd_dir {
+        Some(dir) if o.nemesis => Some(etcd::EtcdNemesis::new(dir, &mut rng)?),
+        _ => None,
     };
+    // SQLite's file replaced by an older snapshot (src/file.rs).
+    let mut files =
+        if o.nemesis && o.pg_dir.is_none() && o.replicas.is_none() && o.etcd_dir.is_none() {
+            file::FileNemesis::new(&url, started, o.duration)
+        } else {
+            None
+        };
     // Failover k at (2k+1)/(2N+1) of the run, or once the previous one's
     // rejoin is over (each takes several seconds): the last one leaves the
     // workers some time on the new primary.
@@ -517,6 +559,9 @@ fn run(o: &Options) -> Result<bool, String> {
                 run_end = run_end.max(Instant::now() + tail);
                 continue;
             }
+        }
+        if let Some(e) = etcd.as_mut() {
+            e.tick(&mut rng, &mut log)?;
         }
         if let Some(f) = files.as_mut() {
             if let file::Due::Restore = f.tick()? {
@@ -588,6 +633,11 @@ fn run(o: &Options) -> Result<bool, String> {
                 }
             }
         }
+    }
+
+    // The cluster whole again for the workers' last calls and the final read.
+    if let Some(e) = etcd.as_mut() {
+        e.heal(&mut rng, &mut log)?;
     }
 
     // Stop: resume the paused, ask everyone to stop after its call, give
@@ -678,7 +728,8 @@ fn run(o: &Options) -> Result<bool, String> {
             backend_name(&url),
             Some(started.elapsed()),
             &report,
-            files.as_ref().map(|f| f.done)
+            files.as_ref().map(|f| f.done),
+            etcd.as_ref().map(|e| (e.leader_kills, e.member_pauses)),
         )
     );
     if replicas.is_some() && o.nemesis && failovers_done < o.failovers {
