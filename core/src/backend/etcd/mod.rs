@@ -512,6 +512,10 @@ impl Etcd {
     /// reads every key again, so a retry needs no read of its own.
     fn commit(&self, scope: &str, l: &Loaded, mut changes: Vec<Change>) -> Result<Commit> {
         let tracked = self.tracked(scope, &l.extra_keys);
+        // A record put back as it was read (a holder writing again with
+        // its token) is left alone: its comparison below still holds the
+        // fence, and etcd writes one key less.
+        changes.retain(|c| !(c.key == tracked[0] && c.value.is_some() && c.value == l.scope.value));
         let mut compare = vec![
             unchanged(&tracked[0], l.scope.rev),
             unchanged(&tracked[1], l.lease.rev),
