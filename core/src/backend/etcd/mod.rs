@@ -554,15 +554,32 @@ impl Etcd {
         Ok(Commit::Changed(ranges(&answer, tracked.len())?))
     }
 
-    /// What this handle last knew of `scope` and of `extra` keys, if it
-    /// knows all of them.
+    /// What this handle guesses of `scope` and of `extra` keys: what it last
+    /// knew; an entry it never saw, absent; a scope it never saw, new (no
+    /// record, lease or floor), with the store-wide keys as it last saw them
+    /// for another scope. `None` before it has seen any. A wrong guess costs
+    /// nothing more than a read: the commit fails and reads every key.
     fn cached(&self, scope: &str, extra: &[Vec<u8>]) -> Option<Vec<Read>> {
+        let absent = || Read {
+            rev: 0,
+            value: None,
+            lease: 0,
+        };
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let known = cache.get(scope)?;
-        let mut reads = known.reads.clone();
+        let (mut reads, entries) = match cache.get(scope) {
+            Some(known) => (known.reads.clone(), Some(&known.entries)),
+            None => {
+                let other = cache.values().next()?;
+                let mut reads = vec![absent(), absent(), absent()];
+                // The base, the ceiling, the jumps mark (and the clock).
+                reads.extend(other.reads.iter().skip(3).cloned());
+                (reads, None)
+            }
+        };
         let clock = if self.manual { reads.pop() } else { None };
         for key in extra {
-            reads.push(known.entries.get(key)?.clone());
+            let known = entries.and_then(|e| e.get(key));
+            reads.push(known.cloned().unwrap_or_else(absent));
         }
         reads.extend(clock);
         Some(reads)
