@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
 use fencing::{BackendErrorKind, Error, ErrorCode, Fence, Store, Token};
 
 mod support;
@@ -219,24 +221,7 @@ fn a_store_of_another_layout_and_an_unreachable_cluster_are_refused_clearly() {
 }
 
 fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    B64.encode(bytes)
 }
 
 /// Workers acquire, write and release while the leader is killed and
@@ -428,26 +413,8 @@ fn own_value(members: &str, key: &str) -> Option<String> {
         .unwrap();
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let value = answer["kvs"][0]["value"].as_str()?;
-    let decoded: Vec<u8> = unbase64(value);
+    let decoded = B64.decode(value).unwrap();
     Some(String::from_utf8(decoded).unwrap())
-}
-
-fn unbase64(text: &str) -> Vec<u8> {
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let digits: Vec<u32> = text
-        .bytes()
-        .filter(|b| *b != b'=')
-        .map(|b| ABC.iter().position(|a| *a == b).unwrap() as u32)
-        .collect();
-    let mut out = Vec::new();
-    for chunk in digits.chunks(4) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, d)| n | d << (18 - 6 * i));
-        out.extend(&n.to_be_bytes()[1..chunk.len()]);
-    }
-    out
 }
 
 #[test]

@@ -441,11 +441,12 @@ pub(crate) fn bytes(field: &Value) -> Result<Vec<u8>> {
 
 /// An `int64` field of an answer (a string in JSON; absent when 0).
 pub(crate) fn int(field: &Value) -> Result<i64> {
-    match field {
-        Value::Null => Ok(0),
-        Value::String(s) => s.parse(),
-        Value::Number(n) => n.as_i64().ok_or(()).or_else(|_| "x".parse()),
-        _ => "x".parse(),
-    }
-    .map_err(|_| Error::backend(Kind::Corrupt, "etcd: an answer's number is not an integer"))
+    let parsed = match field {
+        Value::Null => Some(0),
+        Value::String(s) => s.parse().ok(),
+        Value::Number(n) => n.as_i64(),
+        _ => None,
+    };
+    parsed
+        .ok_or_else(|| Error::backend(Kind::Corrupt, "etcd: an answer's number is not an integer"))
 }

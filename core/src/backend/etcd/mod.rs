@@ -819,15 +819,16 @@ impl Etcd {
         outcome
     }
 
-    fn rejection_of(&self, read: &Read, scope: String) -> Result<RecordedRejection> {
-        let v: Value = serde_json::from_slice(read.value.as_deref().unwrap_or_default())
-            .map_err(|_| corrupt("a recorded rejection"))?;
+    /// A recorded rejection as its key holds it (`read` must hold a value).
+    fn rejection_of(read: &Read, scope: &str) -> Result<(Value, RecordedRejection)> {
         let bad = || corrupt("a recorded rejection");
+        let v: Value =
+            serde_json::from_slice(read.value.as_deref().unwrap_or_default()).map_err(|_| bad())?;
         let text = |f: &Value| f.as_str().map(str::to_owned);
-        Ok(RecordedRejection {
+        let row = RecordedRejection {
             id: read.rev as u64,
             code: code_from_str(v["code"].as_str().ok_or_else(bad)?)?,
-            scope,
+            scope: scope.to_owned(),
             key: text(&v["key"]),
             presented: Token::new(v["presented"].as_u64().ok_or_else(bad)?).ok_or_else(bad)?,
             current: v["current"].as_u64().ok_or_else(bad)?,
@@ -835,7 +836,8 @@ impl Etcd {
             holder: text(&v["holder"]),
             at: at_ms(v["at_ms"].as_u64().ok_or_else(bad)?),
             suppressed: v["suppressed"].as_u64().ok_or_else(bad)?,
-        })
+        };
+        Ok((v, row))
     }
 
     /// Every key and value of a range (in key order).
@@ -1153,34 +1155,27 @@ impl Backend for Etcd {
             }
             let now = self.clock_ms(l);
             let since = now.saturating_sub(RECORD_INTERVAL.as_millis() as u64);
-            let mut row = match &l.extra[0].value {
-                Some(_) => {
-                    let before = self.rejection_of(&l.extra[0], scope.to_owned())?;
-                    if at_ms(since) < before.at {
-                        // Merged into the scope's record of the interval.
-                        let mut v: Value =
-                            serde_json::from_slice(l.extra[0].value.as_deref().unwrap_or_default())
-                                .map_err(|_| corrupt("a recorded rejection"))?;
-                        v["suppressed"] = json!(before.suppressed + note.suppressed + 1);
-                        return Ok(Step::Write(
-                            (),
-                            vec![put(&key, v.to_string().as_bytes(), None)],
-                        ));
-                    }
-                    json!({})
-                }
-                None => json!({}),
+            let earlier = match &l.extra[0].value {
+                Some(_) => Some(Etcd::rejection_of(&l.extra[0], scope)?),
+                None => None,
             };
-            row = json!({
-                "code": note.code.as_str(),
-                "key": note.key,
-                "presented": note.presented.get(),
-                "current": current,
-                "seq": note.seq,
-                "holder": note.holder,
-                "at_ms": now,
-                "suppressed": note.suppressed,
-            });
+            let row = match earlier {
+                // Merged into the scope's record of the interval.
+                Some((mut row, before)) if at_ms(since) < before.at => {
+                    row["suppressed"] = json!(before.suppressed + note.suppressed + 1);
+                    row
+                }
+                _ => json!({
+                    "code": note.code.as_str(),
+                    "key": note.key,
+                    "presented": note.presented.get(),
+                    "current": current,
+                    "seq": note.seq,
+                    "holder": note.holder,
+                    "at_ms": now,
+                    "suppressed": note.suppressed,
+                }),
+            };
             Ok(Step::Write(
                 (),
                 vec![put(&key, row.to_string().as_bytes(), None)],
@@ -1204,7 +1199,7 @@ impl Backend for Etcd {
                 let key = self.keys.rejection(name);
                 let l = self.load(name, std::slice::from_ref(&key), false)?;
                 if l.extra[0].value.is_some() {
-                    rejections.push(self.rejection_of(&l.extra[0], name.to_owned())?);
+                    rejections.push(Etcd::rejection_of(&l.extra[0], name)?.1);
                 }
                 if l.exists {
                     last_writes.extend(mark(name.to_owned(), &l.record));
@@ -1213,7 +1208,7 @@ impl Backend for Etcd {
             None => {
                 let prefix = self.keys.rejections();
                 for (key, read) in self.range_all(&prefix)? {
-                    rejections.push(self.rejection_of(&read, Etcd::name_in(&prefix, &key)?)?);
+                    rejections.push(Etcd::rejection_of(&read, &Etcd::name_in(&prefix, &key)?)?.1);
                 }
                 let prefix = self.keys.scopes();
                 for (key, read) in self.range_all(&prefix)? {
