@@ -53,15 +53,35 @@ async fn off_executor<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
     }
 }
 
+/// What a call that takes a lease hands back when its caller gave up.
+trait Taken: Send + 'static {
+    /// Ends the lease at once instead of holding it to its TTL (on a
+    /// blocking thread: a release is a call to the store).
+    fn give_back(self, store: &crate::Store);
+}
+
+impl Taken for Lease {
+    fn give_back(self, store: &crate::Store) {
+        let _ = store.release(&self.scope, self.token);
+    }
+}
+
+impl Taken for crate::LeaseGuard {
+    fn give_back(self, _: &crate::Store) {
+        // Dropping the guard stops its renewals and releases the lease.
+        drop(self);
+    }
+}
+
 /// Runs a call that takes a lease off the executor. A caller that gives up
 /// (drops the future: a timeout, a lost `select!` branch) leaves no lease
 /// behind: `call` is told through its `gave_up` argument (a waiting acquire
 /// stops waiting), and a lease it took anyway is released at once instead
 /// of being held to its TTL (docs/semantics.md, "Giving up a call").
-async fn taking_lease(
+async fn taking_lease<T: Taken>(
     store: crate::Store,
-    call: impl FnOnce(&crate::Store, &dyn Fn() -> bool) -> Result<Lease> + Send + 'static,
-) -> Result<Lease> {
+    call: impl FnOnce(&crate::Store, &dyn Fn() -> bool) -> Result<T> + Send + 'static,
+) -> Result<T> {
     let Ok(runtime) = Handle::try_current() else {
         return call(&store, &|| false);
     };
@@ -69,8 +89,8 @@ async fn taking_lease(
     let taker = store.clone();
     drop(runtime.spawn_blocking(move || {
         let taken = call(&taker, &|| tx.is_closed());
-        if let Err(Ok(lease)) = tx.send(taken) {
-            let _ = taker.release(&lease.scope, lease.token);
+        if let Err(Ok(taken)) = tx.send(taken) {
+            taken.give_back(&taker);
         }
     }));
     let mut answer = Answer { rx, store };
@@ -78,25 +98,22 @@ async fn taking_lease(
     (&mut answer.rx).await.map_err(unfinished)?
 }
 
-/// The receiving end of [`taking_lease`]. A lease sent in the instant
-/// before its future was dropped sits in the channel, where the sender's
-/// check cannot see it: dropping the future releases it (off the executor).
-struct Answer {
-    rx: oneshot::Receiver<Result<Lease>>,
+struct Answer<T: Taken> {
+    rx: oneshot::Receiver<Result<T>>,
     store: crate::Store,
 }
 
-impl Drop for Answer {
+impl<T: Taken> Drop for Answer<T> {
     fn drop(&mut self) {
-        // After `close`, a send fails and the sender releases; a value sent
-        // before it is still here.
+        // After `close`, a send fails and the sender gives the lease back; a
+        // value sent before it is still here.
         self.rx.close();
-        if let Ok(Ok(lease)) = self.rx.try_recv() {
+        if let Ok(Ok(taken)) = self.rx.try_recv() {
             let store = self.store.clone();
-            let release = move || drop(store.release(&lease.scope, lease.token));
+            let give_back = move || taken.give_back(&store);
             match Handle::try_current() {
-                Ok(runtime) => drop(runtime.spawn_blocking(release)),
-                Err(_) => release(),
+                Ok(runtime) => drop(runtime.spawn_blocking(give_back)),
+                Err(_) => give_back(),
             }
         }
     }
@@ -107,6 +124,16 @@ impl Drop for Answer {
 fn unfinished(e: impl std::error::Error + Send + Sync + 'static) -> Error {
     let message = format!("fencing call did not finish: {e}");
     Error::backend_from(BackendErrorKind::OutcomeUnknown, message, e)
+}
+
+/// The callback a blocking guard calls on a loss, and the receiver that an
+/// async guard's `lost()` waits on.
+fn lost_channel() -> (crate::OnLost, watch::Receiver<Option<Error>>) {
+    let (tx, rx) = watch::channel(None);
+    let on_lost: crate::OnLost = Box::new(move |e: &Error| {
+        let _ = tx.send(Some(e.clone()));
+    });
+    (on_lost, rx)
 }
 
 /// An async handle on a store; clones share it, as [`crate::Store`]'s do.
@@ -129,6 +156,19 @@ impl Store {
         let options = options.into();
         let inner = off_executor(move || crate::Store::open_with(options)).await??;
         Ok(Store { inner })
+    }
+
+    /// Creates or upgrades the schema of the store `url` names, as
+    /// [`crate::Store::migrate`] does, on the blocking pool.
+    pub async fn migrate(url: &str) -> Result<()> {
+        let url = url.to_owned();
+        off_executor(move || crate::Store::migrate(&url)).await?
+    }
+
+    /// [`Store::migrate`] for typed options.
+    pub async fn migrate_with(options: impl Into<crate::StoreOptions>) -> Result<()> {
+        let options = options.into();
+        off_executor(move || crate::Store::migrate_with(options)).await?
     }
 
     /// The blocking handle on the same store (shares state and metrics).
@@ -187,20 +227,58 @@ impl Store {
     }
 
     /// Acquires a lease and keeps it alive (docs/semantics.md, Keep-alive)
-    /// until the guard is released or dropped.
+    /// until the guard is released or dropped. Dropping the future before
+    /// it resolves releases the lease its call took, if it took one.
     pub async fn lease(&self, scope: &str, holder: &str, ttl: Duration) -> Result<LeaseGuard> {
-        let (s, scope, holder) = (self.inner.clone(), scope.to_owned(), holder.to_owned());
-        let (tx, rx) = watch::channel(None);
-        let guard = off_executor(move || {
-            s.lease_with(&scope, &holder, ttl, move |e| {
-                let _ = tx.send(Some(e.clone()));
-            })
+        self.guarded(scope, holder, ttl, None).await
+    }
+
+    /// [`Store::lease`], waiting up to `timeout` for the lease as
+    /// [`Store::acquire_wait`] does. Dropping the future gives up the wait
+    /// within a few milliseconds, taking no lease (the blocking API's
+    /// `lease_wait_unless`).
+    pub async fn lease_wait(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> Result<LeaseGuard> {
+        self.guarded(scope, holder, ttl, Some(timeout)).await
+    }
+
+    async fn guarded(
+        &self,
+        scope: &str,
+        holder: &str,
+        ttl: Duration,
+        timeout: Option<Duration>,
+    ) -> Result<LeaseGuard> {
+        let (scope, holder) = (scope.to_owned(), holder.to_owned());
+        let (on_lost, lost) = lost_channel();
+        let guard = taking_lease(self.inner.clone(), move |s, gave_up| match timeout {
+            Some(timeout) => {
+                s.lease_wait_unless(&scope, &holder, ttl, timeout, Some(on_lost), gave_up)
+            }
+            None => s.lease_wait(&scope, &holder, ttl, None, Some(on_lost)),
         })
-        .await??;
+        .await?;
         Ok(LeaseGuard {
             guard: Some(guard),
-            lost: rx,
+            lost,
         })
+    }
+
+    /// Keeps a lease already acquired alive until the guard is released or
+    /// dropped, as [`crate::Store::keep_alive`] does (with its caveat: the
+    /// guard counts the lease's `remaining` from now, so call this right
+    /// after the acquire, or use [`Store::lease`]).
+    pub fn keep_alive(&self, lease: Lease) -> LeaseGuard {
+        let (on_lost, lost) = lost_channel();
+        LeaseGuard {
+            guard: Some(self.inner.keep_alive_with(lease, on_lost)),
+            lost,
+        }
     }
 
     // The arguments are borrowed, as in the blocking API; each call copies
@@ -296,6 +374,20 @@ impl Store {
     pub async fn retire(&self, scope: &str) -> Result<bool> {
         let (s, scope) = (self.inner.clone(), scope.to_owned());
         off_executor(move || s.retire(&scope)).await?
+    }
+
+    /// [`crate::Store::failover`]: the failover step, on the blocking pool.
+    pub async fn failover(&self) -> Result<u64> {
+        let s = self.inner.clone();
+        off_executor(move || s.failover()).await?
+    }
+
+    /// [`crate::Store::etcd_check`]: what one's own etcd transaction must
+    /// compare and put (docs/etcd.md, "Fence your own etcd keys").
+    #[cfg(feature = "etcd")]
+    pub async fn etcd_check(&self, scope: &str, fence: &Fence) -> Result<crate::EtcdCheck> {
+        let (s, scope, fence) = (self.inner.clone(), scope.to_owned(), fence.clone());
+        off_executor(move || s.etcd_check(&scope, &fence)).await?
     }
 
     pub async fn advance_clock(&self, by: Duration) -> Result<()> {

@@ -336,3 +336,123 @@ async fn a_lease_that_arrived_just_before_its_future_was_dropped_is_released() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
 }
+
+/// `lease_wait` waits for a lease and keeps it alive; given up (its future
+/// dropped) it stops waiting and takes no lease, on every backend.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waited_lease_is_kept_and_a_dropped_wait_takes_none() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in urls(dir.path()) {
+        let store = aio::Store::open(&url).await.unwrap();
+        let scope = "waited";
+        let first = store
+            .acquire(scope, "first", Duration::from_millis(300))
+            .await
+            .unwrap();
+        let quit = tokio::time::timeout(
+            Duration::from_millis(50),
+            store.lease_wait(
+                scope,
+                "quitter",
+                Duration::from_secs(60),
+                Duration::from_secs(5),
+            ),
+        )
+        .await;
+        assert!(quit.is_err(), "{url}: the wait was meant to be given up");
+        // The quitter is gone: the next waiter gets the lease once the
+        // first one's 300 ms run out, and keeps it.
+        let guard = store
+            .lease_wait(
+                scope,
+                "next",
+                Duration::from_secs(60),
+                Duration::from_secs(5),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{url}: the quitter kept the lease: {e}"));
+        // The next token after the first's: the quitter never held one.
+        assert_eq!(guard.token().get(), first.token.get() + 1, "{url}");
+        guard.check().unwrap();
+        let holder = store.status(scope).await.unwrap().lease.unwrap().holder;
+        assert_eq!(holder, "next", "{url}");
+        // A wait that runs out is TIMEOUT, with no lease.
+        let timed_out = store
+            .lease_wait(
+                scope,
+                "late",
+                Duration::from_secs(60),
+                Duration::from_millis(100),
+            )
+            .await
+            .err()
+            .expect("the lease is held: the wait must time out");
+        assert_eq!(timed_out.code(), ErrorCode::Timeout, "{url}");
+        assert!(guard.release().await.unwrap(), "{url}");
+        assert!(store.status(scope).await.unwrap().lease.is_none(), "{url}");
+        store.close().await;
+    }
+}
+
+/// `keep_alive` renews a lease the caller acquired past its TTL, and its
+/// `lost()` resolves when the lease is taken from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_acquired_then_kept_alive_outlives_its_ttl() {
+    let store = aio::Store::open("memory:").await.unwrap();
+    let ttl = Duration::from_secs(1);
+    let lease = store.acquire("kept", "a", ttl).await.unwrap();
+    let token = lease.token;
+    let guard = store.keep_alive(lease);
+    // Past its TTL in real time: only renewals keep it.
+    tokio::time::sleep(ttl * 2).await;
+    guard.check().unwrap();
+    assert!(store.metrics().renewals >= 1);
+    let held = store.acquire("kept", "b", ttl).await.unwrap_err();
+    assert_eq!(held.code(), ErrorCode::LeaseHeld);
+    assert!(guard.release().await.unwrap());
+
+    // Released behind the guard's back: its next renewal finds it gone.
+    let lease = store.acquire("kept", "c", ttl).await.unwrap();
+    assert!(lease.token > token);
+    let guard = store.keep_alive(lease.clone());
+    assert!(store.release("kept", lease.token).await.unwrap());
+    let lost = tokio::time::timeout(HANG, guard.lost())
+        .await
+        .expect("loss never came");
+    assert_eq!(lost.code(), ErrorCode::LeaseLost);
+    assert!(guard.check().is_err());
+}
+
+/// The deploy-time and recovery calls on the blocking pool: `migrate`
+/// creates a store's schema, `failover` moves every token past the base.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_and_failover_run_off_the_executor() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = sqlite_url(&dir.path().join("migrated.db"));
+    aio::Store::migrate(&url).await.unwrap();
+    assert!(dir.path().join("migrated.db").exists());
+    let bad = aio::Store::migrate("nosuch:x").await.unwrap_err();
+    assert_eq!(bad.code(), ErrorCode::InvalidArgument);
+
+    let store = aio::Store::open(&url).await.unwrap();
+    let old = store.next_token("s").await.unwrap();
+    let base = store.failover().await.unwrap();
+    assert!(base >= old.get());
+    let stale = store
+        .put("s", "k", b"v", &Fence::new(old))
+        .await
+        .unwrap_err();
+    assert_eq!(stale.code(), ErrorCode::StaleToken);
+    assert!(store.next_token("s").await.unwrap().get() > base);
+    store.close().await;
+}
+
+/// `etcd_check` is the etcd backend's; on any other store it is refused.
+#[cfg(feature = "etcd")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcd_check_on_another_backend_is_refused() {
+    let store = aio::Store::open("memory:").await.unwrap();
+    let token = store.next_token("s").await.unwrap();
+    let refused = store.etcd_check("s", &Fence::new(token)).await.unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::InvalidArgument);
+}
