@@ -783,6 +783,40 @@ fencing_status fencing_hold_start(const struct fencing_store *store,
                                   struct fencing_hold **out_hold);
 
 /**
+ * `fencing_hold_start` whose wait another thread can end: once `cancel` is
+ * fired (`fencing_cancel_fire`), the wait ends within about 20 ms with
+ * TIMEOUT and no lease taken, as `fencing_acquire_wait_cancellable`'s does
+ * (given a flag already fired, TIMEOUT at once). Waits up to `timeout_ms`
+ * of real time (0: TIMEOUT unless the lease is free now).
+ */
+fencing_status fencing_hold_start_cancellable(const struct fencing_store *store,
+                                              const char *scope,
+                                              const char *holder,
+                                              uint64_t ttl_ms,
+                                              uint64_t timeout_ms,
+                                              const struct fencing_cancel *cancel,
+                                              fencing_on_lost on_lost,
+                                              void *user_data,
+                                              struct fencing_hold **out_hold);
+
+/**
+ * Keeps alive a lease the caller already acquired (`fencing_acquire` and
+ * the rest wrote `*lease`), as a hold: the same hold `fencing_hold_start`
+ * makes, checked, written through and ended the same way. The hold counts
+ * the lease's `remaining_ms` from this call, so make it right after the
+ * acquire (or use `fencing_hold_start`): a lease held a while first may
+ * be reported held for that long after the store let it expire. A lease
+ * the store does not know is reported lost at the first renewal. A token
+ * out of range, or a scope or holder that is not NUL-terminated UTF-8
+ * within its array, is refused, writing nothing.
+ */
+fencing_status fencing_keep_alive(const struct fencing_store *store,
+                                  const struct fencing_lease *lease,
+                                  fencing_on_lost on_lost,
+                                  void *user_data,
+                                  struct fencing_hold **out_hold);
+
+/**
  * FENCING_OK while the lease is held; once it is lost, the loss
  * (LEASE_LOST, CLOSED or BACKEND, details in `fencing_last_error`). Call it
  * before each protected step; write through the hold (`fencing_hold_put`
@@ -977,6 +1011,12 @@ void fencing_store_free(struct fencing_store *store);
  * The handle must still be freed with `fencing_store_free`.
  */
 fencing_status fencing_store_close(const struct fencing_store *store);
+
+/**
+ * Writes whether `fencing_store_close` was called on this store (by any
+ * handle to it) to `*out_closed`.
+ */
+fencing_status fencing_store_is_closed(const struct fencing_store *store, bool *out_closed);
 
 /**
  * Increments the scope's counter and writes the new token to `*out_token`
@@ -1209,6 +1249,13 @@ fencing_status fencing_metrics_text(const struct fencing_store *store, char **ou
  * logs; also after `fencing_store_close`.
  */
 fencing_status fencing_store_location(const struct fencing_store *store, char **out_text);
+
+/**
+ * Writes the kind of store as new NUL-terminated text to `*out_text`
+ * (free it with `fencing_string_free`): `memory`, `sqlite`, `postgres` or
+ * `etcd`. Also after `fencing_store_close`.
+ */
+fencing_status fencing_store_backend_kind(const struct fencing_store *store, char **out_text);
 
 /**
  * Parses canonical decimal text (`0|[1-9][0-9]*`, at most 19 digits, at

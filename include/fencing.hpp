@@ -354,6 +354,16 @@ inline Lease lease_of(const fencing_lease &l) {
   return Lease{l.token, l.ttl_ms, l.remaining_ms, l.expires_at_ms, l.holder, l.scope};
 }
 
+/// Copies `text` and a NUL into a C struct's fixed array; false when it does
+/// not fit or has a NUL inside.
+template <std::size_t N>
+bool fill_array(char (&out)[N], std::string_view text) {
+  if (text.size() >= N || text.find('\0') != std::string_view::npos) return false;
+  text.copy(out, text.size());
+  out[text.size()] = '\0';
+  return true;
+}
+
 /// A C rejection (listed or recorded: the same fields) as a Rejection.
 template <class C>
 void fill_rejection(Rejection &r, const C &c) {
@@ -444,6 +454,46 @@ class LeaseGuard {
     fencing_hold *hold = nullptr;
     fencing_status st = fencing_hold_start(store, s->c_str(), h->c_str(), ttl_ms, timeout_ms,
                                            callback ? detail::on_lost_trampoline : nullptr, callback.get(), &hold);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return LeaseGuard(hold, std::move(callback));
+  }
+
+  /// start() whose wait another thread can end with `cancel.fire()`
+  /// (Timeout, no lease taken).
+  static Result<LeaseGuard> start(const fencing_store *store, std::string_view scope, std::string_view holder,
+                                  std::uint64_t ttl_ms, std::uint64_t timeout_ms, const Cancel &cancel,
+                                  LossCallback on_lost = nullptr) {
+    auto s = detail::c_string(scope);
+    auto h = detail::c_string(holder);
+    if (!s) return detail::invalid_argument("scope contains a NUL byte");
+    if (!h) return detail::invalid_argument("holder contains a NUL byte");
+    std::unique_ptr<LossCallback> callback;
+    if (on_lost) callback = std::make_unique<LossCallback>(std::move(on_lost));
+    fencing_hold *hold = nullptr;
+    fencing_status st =
+        fencing_hold_start_cancellable(store, s->c_str(), h->c_str(), ttl_ms, timeout_ms, cancel.handle(),
+                                       callback ? detail::on_lost_trampoline : nullptr, callback.get(), &hold);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return LeaseGuard(hold, std::move(callback));
+  }
+
+  /// Keeps alive a lease already acquired (fencing_keep_alive): right after
+  /// the acquire, since its remaining time counts from this call.
+  static Result<LeaseGuard> keep(const fencing_store *store, const Lease &lease, LossCallback on_lost = nullptr) {
+    fencing_lease c{};
+    c.token = lease.token;
+    c.ttl_ms = lease.ttl_ms;
+    c.remaining_ms = lease.remaining_ms;
+    c.expires_at_ms = lease.expires_at_ms;
+    if (!detail::fill_array(c.scope, lease.scope)) return detail::invalid_argument("lease scope too long or has a NUL");
+    if (!detail::fill_array(c.holder, lease.holder)) {
+      return detail::invalid_argument("lease holder too long or has a NUL");
+    }
+    std::unique_ptr<LossCallback> callback;
+    if (on_lost) callback = std::make_unique<LossCallback>(std::move(on_lost));
+    fencing_hold *hold = nullptr;
+    fencing_status st =
+        fencing_keep_alive(store, &c, callback ? detail::on_lost_trampoline : nullptr, callback.get(), &hold);
     if (st != FENCING_OK) return detail::last_error(st);
     return LeaseGuard(hold, std::move(callback));
   }
@@ -681,6 +731,14 @@ class Store {
   /// Where the store is (`fencing_store_location`): `memory:`, `sqlite:` and
   /// the file's absolute path, or the PostgreSQL URL without its password.
   Result<std::string> location() const { return text(fencing_store_location); }
+
+  /// The kind of store: "memory", "sqlite", "postgres" or "etcd".
+  Result<std::string> backend_kind() const { return text(fencing_store_backend_kind); }
+
+  /// Whether the store was closed (by this handle or another).
+  Result<bool> is_closed() const {
+    return call<bool>({}, [&](const std::string *, bool *out) { return fencing_store_is_closed(s_, out); });
+  }
 
   Result<std::uint64_t> next_token(std::string_view scope) const {
     return call<std::uint64_t>({scope}, [&](const std::string *a, std::uint64_t *out) {
@@ -922,6 +980,20 @@ class Store {
   Result<LeaseGuard> hold(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
                           std::uint64_t timeout_ms = 0, LossCallback on_lost = nullptr) const {
     return LeaseGuard::start(s_, scope, holder, ttl_ms, timeout_ms, std::move(on_lost));
+  }
+
+  /// hold() whose wait another thread can end with `cancel.fire()`
+  /// (Timeout, no lease taken).
+  Result<LeaseGuard> hold(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
+                          std::uint64_t timeout_ms, const Cancel &cancel, LossCallback on_lost = nullptr) const {
+    return LeaseGuard::start(s_, scope, holder, ttl_ms, timeout_ms, cancel, std::move(on_lost));
+  }
+
+  /// Keeps alive a lease already acquired (from acquire() and the rest), as
+  /// a guard like hold()'s: call it right after the acquire, since the
+  /// lease's remaining time counts from this call.
+  Result<LeaseGuard> keep_alive(const Lease &lease, LossCallback on_lost = nullptr) const {
+    return LeaseGuard::keep(s_, lease, std::move(on_lost));
   }
 
   /// Who holds the scope's lease, live: a LeaseWatch whose next() gives the
@@ -1391,6 +1463,8 @@ class Store {
   /// The non-throwing calls on the same handle.
   const nothrow::Store &nothrow() const noexcept { return s_; }
   std::string location() const { return detail::value_or_throw(s_.location()); }
+  std::string backend_kind() const { return detail::value_or_throw(s_.backend_kind()); }
+  bool is_closed() const { return detail::value_or_throw(s_.is_closed()); }
 
   std::uint64_t next_token(std::string_view scope) const { return detail::value_or_throw(s_.next_token(scope)); }
   std::uint64_t fence_of(std::string_view scope) const { return detail::value_or_throw(s_.fence_of(scope)); }
@@ -1452,6 +1526,13 @@ class Store {
   LeaseGuard hold(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms,
                   std::uint64_t timeout_ms = 0, LossCallback on_lost = nullptr) const {
     return LeaseGuard(detail::value_or_throw(s_.hold(scope, holder, ttl_ms, timeout_ms, std::move(on_lost))));
+  }
+  LeaseGuard hold(std::string_view scope, std::string_view holder, std::uint64_t ttl_ms, std::uint64_t timeout_ms,
+                  const Cancel &cancel, LossCallback on_lost = nullptr) const {
+    return LeaseGuard(detail::value_or_throw(s_.hold(scope, holder, ttl_ms, timeout_ms, cancel, std::move(on_lost))));
+  }
+  LeaseGuard keep_alive(const Lease &lease, LossCallback on_lost = nullptr) const {
+    return LeaseGuard(detail::value_or_throw(s_.keep_alive(lease, std::move(on_lost))));
   }
   LeaseWatch watch(std::string_view scope) const { return LeaseWatch(detail::value_or_throw(s_.watch(scope))); }
   void close() const { detail::value_or_throw(s_.close()); }

@@ -221,6 +221,48 @@ static void whole_contract() {
   guard.finish();
 }
 
+// The store's kind and whether it is closed; a lease acquired first and
+// then kept alive; a hold whose wait a Cancel ends, taking no lease.
+static void kinds_and_keeping() {
+  auto store = fencing::Store::open("memory:");
+  CHECK(store.backend_kind() == "memory");
+  CHECK(!store.is_closed());
+
+  fencing::Lease a = store.acquire("kept", "a", 300);
+  fencing::LeaseGuard kept = store.keep_alive(a);
+  // Past its TTL in real time: only renewals keep it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kept.check();
+  CHECK(kept.token() == a.token);
+  EXPECT_THROW(fencing::LeaseHeldError, store.acquire("kept", "b", 1000));
+  kept.finish();
+  CHECK(!store.status("kept").lease);
+
+  fencing::Lease bad = a;
+  bad.scope = std::string(300, 'x');  // longer than the C struct holds
+  auto refused = store.nothrow().keep_alive(bad);
+  CHECK(!refused.ok() && refused.status() == fencing::Status::InvalidArgument);
+  bad = a;
+  bad.token = 0;
+  CHECK(store.nothrow().keep_alive(bad).status() == fencing::Status::InvalidArgument);
+
+  fencing::LeaseGuard first = store.hold("job", "a", 60000);
+  fencing::Cancel cancel;
+  cancel.fire();
+  EXPECT_THROW(fencing::TimeoutError, store.hold("free", "b", 60000, 60000, cancel));
+  CHECK(store.status("free").counter == 0);
+  fencing::Cancel unfired;
+  EXPECT_THROW(fencing::TimeoutError, store.hold("job", "b", 60000, 10, unfired));
+  fencing::LeaseGuard other = store.hold("other", "b", 60000, 1000, unfired);
+  CHECK(other.token() == 1);
+  other.finish();
+  first.finish();
+
+  store.close();
+  CHECK(store.is_closed());
+  CHECK(store.backend_kind() == "memory");
+}
+
 // Store::watch: the lease as it is, then each change made from another
 // handle while next() waits in another thread; nullopt when nothing changed;
 // a Cancel ends the wait as a timeout does; the watch moves and outlives its
@@ -420,6 +462,7 @@ int main() {
   bad_input();
   moves();
   nothrow_face();
+  kinds_and_keeping();
   watch();
   objects();
   return finish("fencing.hpp: every check passed");

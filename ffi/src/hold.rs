@@ -10,6 +10,7 @@ use fencing::{LeaseGuard, WorkOutcome};
 
 use crate::args;
 use crate::boundary::{boundary, boundary_or};
+use crate::cancel::fencing_cancel;
 use crate::status::fencing_status;
 use crate::store::{self as stores, fencing_store};
 use crate::types::{self, fencing_lease};
@@ -72,18 +73,86 @@ pub extern "C" fn fencing_hold_start(
         let holder = args::text(holder, "holder")?;
         let out = args::out(out_hold, "out_hold")?;
         let timeout = (timeout_ms != 0).then(|| args::duration(timeout_ms));
-        let on_lost = on_lost.map(|call| -> fencing::OnLost {
-            let user_data = UserData(user_data);
-            Box::new(move |e| {
-                let status = fencing_status::from_code(e.code());
-                // SAFETY: the caller's function, with the caller's pointer,
-                // as `fencing_hold_start`'s contract says.
-                unsafe { call(status, user_data.get()) }
-            })
-        });
+        let on_lost = callback(on_lost, user_data);
         let guard = store.lease_wait(scope, holder, args::duration(ttl_ms), timeout, on_lost)?;
         out.set(Box::into_raw(Box::new(fencing_hold { guard })));
         Ok(())
+    })
+}
+
+/// `fencing_hold_start` whose wait another thread can end: once `cancel` is
+/// fired (`fencing_cancel_fire`), the wait ends within about 20 ms with
+/// TIMEOUT and no lease taken, as `fencing_acquire_wait_cancellable`'s does
+/// (given a flag already fired, TIMEOUT at once). Waits up to `timeout_ms`
+/// of real time (0: TIMEOUT unless the lease is free now).
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_hold_start_cancellable(
+    store: *const fencing_store,
+    scope: *const c_char,
+    holder: *const c_char,
+    ttl_ms: u64,
+    timeout_ms: u64,
+    cancel: *const fencing_cancel,
+    on_lost: fencing_on_lost,
+    user_data: *mut c_void,
+    out_hold: *mut *mut fencing_hold,
+) -> fencing_status {
+    boundary(|| {
+        let store = stores::store(store)?;
+        let scope = args::text(scope, "scope")?;
+        let holder = args::text(holder, "holder")?;
+        let cancel = args::object(cancel, "cancel")?;
+        let out = args::out(out_hold, "out_hold")?;
+        let (ttl, timeout) = (args::duration(ttl_ms), args::duration(timeout_ms));
+        let on_lost = callback(on_lost, user_data);
+        let gave_up = || cancel.fired();
+        let guard = store.lease_wait_unless(scope, holder, ttl, timeout, on_lost, &gave_up)?;
+        out.set(Box::into_raw(Box::new(fencing_hold { guard })));
+        Ok(())
+    })
+}
+
+/// Keeps alive a lease the caller already acquired (`fencing_acquire` and
+/// the rest wrote `*lease`), as a hold: the same hold `fencing_hold_start`
+/// makes, checked, written through and ended the same way. The hold counts
+/// the lease's `remaining_ms` from this call, so make it right after the
+/// acquire (or use `fencing_hold_start`): a lease held a while first may
+/// be reported held for that long after the store let it expire. A lease
+/// the store does not know is reported lost at the first renewal. A token
+/// out of range, or a scope or holder that is not NUL-terminated UTF-8
+/// within its array, is refused, writing nothing.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_keep_alive(
+    store: *const fencing_store,
+    lease: *const fencing_lease,
+    on_lost: fencing_on_lost,
+    user_data: *mut c_void,
+    out_hold: *mut *mut fencing_hold,
+) -> fencing_status {
+    boundary(|| {
+        let store = stores::store(store)?;
+        let lease = types::lease_from(args::object(lease, "lease")?)?;
+        let out = args::out(out_hold, "out_hold")?;
+        let guard = match callback(on_lost, user_data) {
+            Some(on_lost) => store.keep_alive_with(lease, on_lost),
+            None => store.keep_alive(lease),
+        };
+        out.set(Box::into_raw(Box::new(fencing_hold { guard })));
+        Ok(())
+    })
+}
+
+/// The caller's loss callback as the core's, called with the status of the
+/// loss and the caller's pointer.
+fn callback(on_lost: fencing_on_lost, user_data: *mut c_void) -> Option<fencing::OnLost> {
+    on_lost.map(|call| -> fencing::OnLost {
+        let user_data = UserData(user_data);
+        Box::new(move |e| {
+            let status = fencing_status::from_code(e.code());
+            // SAFETY: the caller's function, with the caller's pointer,
+            // as `fencing_hold_start`'s contract says.
+            unsafe { call(status, user_data.get()) }
+        })
     })
 }
 

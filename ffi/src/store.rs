@@ -82,6 +82,20 @@ pub extern "C" fn fencing_store_close(store: *const fencing_store) -> fencing_st
     })
 }
 
+/// Writes whether `fencing_store_close` was called on this store (by any
+/// handle to it) to `*out_closed`.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_store_is_closed(
+    store: *const fencing_store,
+    out_closed: *mut bool,
+) -> fencing_status {
+    boundary(|| {
+        let store = self::store(store)?;
+        args::out(out_closed, "out_closed")?.set(store.is_closed());
+        Ok(())
+    })
+}
+
 /// Increments the scope's counter and writes the new token to `*out_token`
 /// (the first is 1). TOKEN_EXHAUSTED at `FENCING_MAX_TOKEN`; never wraps.
 #[unsafe(no_mangle)]
@@ -570,6 +584,17 @@ pub extern "C" fn fencing_store_location(
     out_text: *mut *mut c_char,
 ) -> fencing_status {
     store_text(store, out_text, |s| s.location().to_owned())
+}
+
+/// Writes the kind of store as new NUL-terminated text to `*out_text`
+/// (free it with `fencing_string_free`): `memory`, `sqlite`, `postgres` or
+/// `etcd`. Also after `fencing_store_close`.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_store_backend_kind(
+    store: *const fencing_store,
+    out_text: *mut *mut c_char,
+) -> fencing_status {
+    store_text(store, out_text, |s| s.backend_kind().as_str().to_owned())
 }
 
 /// Text about the store, as new NUL-terminated text to `*out_text`.

@@ -183,6 +183,33 @@ pub(crate) fn lease(l: &Lease) -> Result<fencing_lease, Failure> {
     })
 }
 
+/// A lease the caller hands back (`fencing_keep_alive`): the token checked
+/// as any token from C, the names as any text from C.
+pub(crate) fn lease_from(c: &fencing_lease) -> Result<Lease, Failure> {
+    Ok(Lease {
+        scope: owned_text(&c.scope, "lease.scope")?,
+        holder: owned_text(&c.holder, "lease.holder")?,
+        token: args::token(c.token)?,
+        ttl: args::duration(c.ttl_ms),
+        expires_at: UNIX_EPOCH + args::duration(c.expires_at_ms),
+        remaining: args::duration(c.remaining_ms),
+    })
+}
+
+/// The text of a fixed array up to its NUL, which must be inside it.
+fn owned_text(array: &[c_char], what: &'static str) -> Result<String, Failure> {
+    let bytes: Vec<u8> = array
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    if bytes.len() == array.len() {
+        let message = format!("{what} has no NUL within its {} bytes", array.len());
+        return Err(Error::InvalidArgument(message).into());
+    }
+    String::from_utf8(bytes).map_err(|_| Failure::Utf8(what))
+}
+
 /// A name from the store in a fixed NUL-terminated array.
 fn c_text<const N: usize>(text: &str, what: &str) -> Result<[c_char; N], Failure> {
     let mut out = [0 as c_char; N];

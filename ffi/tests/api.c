@@ -430,6 +430,13 @@ static void test_fenced_store(void) {
     CHECK(strcmp(text, "memory:") == 0);
   }
   fencing_string_free(text);
+  text = NULL;
+  CHECK_OK(fencing_store_backend_kind(s, &text));
+  REQUIRE(text != NULL);
+  CHECK_STR(text, backend);
+  fencing_string_free(text);
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_store_backend_kind(NULL, &text));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_store_backend_kind(s, NULL));
 
   /* last_error_message copies into a caller buffer */
   CHECK_STATUS(FENCING_NOT_FOUND, fencing_delete(s, "s", "new", &f3, &r));
@@ -441,7 +448,14 @@ static void test_fenced_store(void) {
   CHECK(strstr(msg, "new") != NULL);
 
   /* close: every later call is CLOSED; the handle is still freed */
+  bool closed = true;
+  CHECK_OK(fencing_store_is_closed(s, &closed));
+  CHECK(!closed);
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_store_is_closed(NULL, &closed));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_store_is_closed(s, NULL));
   CHECK_OK(fencing_store_close(s));
+  CHECK_OK(fencing_store_is_closed(s, &closed));
+  CHECK(closed);
   uint64_t t = 0;
   CHECK_STATUS(FENCING_CLOSED, fencing_next_token(s, "s", &t));
   CHECK_STATUS(FENCING_CLOSED, fencing_put(s, "s", "k", NULL, 0, &f3, &r));

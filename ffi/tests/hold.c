@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <string.h>
 #include <time.h>
 
 #include "check.h"
@@ -146,6 +147,97 @@ static void bad_input_changes_nothing(void) {
   fencing_store_free(store);
 }
 
+static atomic_int kept_lost_calls;
+
+static void a_lease_acquired_then_kept_alive_outlives_its_ttl(void) {
+  fencing_store *store = open_store("memory:");
+  fencing_lease lease, now, b;
+  fencing_hold *hold = NULL;
+  bool released = false;
+  CHECK_OK(fencing_acquire(store, "kept", "a", 300, &lease));
+  CHECK_OK(fencing_keep_alive(store, &lease, NULL, NULL, &hold));
+  /* Past its TTL in real time: only renewals keep it. */
+  struct timespec nap = {0, 700 * 1000 * 1000};
+  nanosleep(&nap, NULL);
+  CHECK_OK(fencing_hold_check(hold));
+  CHECK_OK(fencing_hold_lease(hold, &now));
+  CHECK_U64(now.token, lease.token);
+  CHECK_STR(now.holder, "a");
+  CHECK_STATUS(FENCING_LEASE_HELD, fencing_acquire(store, "kept", "b", TTL_MS, &b));
+  CHECK_OK(fencing_hold_finish(hold, false, NULL));
+  fencing_scope_info info;
+  CHECK_OK(fencing_scope_status(store, "kept", &info));
+  CHECK(!info.has_lease);
+
+  /* Ended behind its back: the callback reports the loss. */
+  CHECK_OK(fencing_acquire(store, "kept", "c", 300, &lease));
+  CHECK_OK(fencing_keep_alive(store, &lease, on_lost, &kept_lost_calls, &hold));
+  CHECK_OK(fencing_release(store, "kept", lease.token, &released));
+  CHECK(released);
+  struct timespec tick = {0, 5 * 1000 * 1000};
+  for (int i = 0; i < 6000 && atomic_load(&kept_lost_calls) == 0; i++) {
+    nanosleep(&tick, NULL);
+  }
+  CHECK(atomic_load(&kept_lost_calls) == 1);
+  CHECK_STATUS(FENCING_LEASE_LOST, fencing_hold_check(hold));
+  fencing_hold_free(hold);
+  fencing_store_free(store);
+}
+
+static void a_cancelled_hold_wait_takes_no_lease(void) {
+  fencing_store *store = open_store("memory:?clock=manual");
+  fencing_cancel *cancel = fencing_cancel_new();
+  REQUIRE(cancel != NULL);
+  fencing_hold *hold = NULL, *first = NULL;
+  CHECK_OK(fencing_hold_start_cancellable(store, "job", "a", TTL_MS, 1000, cancel, NULL, NULL, &first));
+  CHECK_OK(fencing_hold_check(first));
+  CHECK_STATUS(FENCING_TIMEOUT,
+               fencing_hold_start_cancellable(store, "job", "b", TTL_MS, 10, cancel, NULL, NULL, &hold));
+  CHECK(hold == NULL);
+  fencing_cancel_fire(cancel);
+  /* Fired: TIMEOUT at once, even for a free scope, and no lease. */
+  CHECK_STATUS(FENCING_TIMEOUT,
+               fencing_hold_start_cancellable(store, "free", "b", TTL_MS, 60000, cancel, NULL, NULL, &hold));
+  CHECK(hold == NULL);
+  fencing_scope_info info;
+  CHECK_OK(fencing_scope_status(store, "free", &info));
+  CHECK_U64(info.counter, 0);
+  CHECK_OK(fencing_hold_finish(first, false, NULL));
+  fencing_cancel_free(cancel);
+  fencing_store_free(store);
+}
+
+static void a_bad_lease_to_keep_alive_changes_nothing(void) {
+  fencing_store *store = open_store("memory:?clock=manual");
+  fencing_hold *hold = (fencing_hold *)&hold; /* must stay untouched */
+  fencing_hold *const sentinel = hold;
+  fencing_lease lease;
+  CHECK_OK(fencing_acquire(store, "job", "a", TTL_MS, &lease));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_keep_alive(NULL, &lease, NULL, NULL, &hold));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_keep_alive(store, NULL, NULL, NULL, &hold));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_keep_alive(store, &lease, NULL, NULL, NULL));
+  fencing_lease bad = lease;
+  bad.token = 0;
+  CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_keep_alive(store, &bad, NULL, NULL, &hold));
+  bad = lease;
+  memset(bad.scope, 'x', sizeof bad.scope); /* no NUL inside */
+  CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_keep_alive(store, &bad, NULL, NULL, &hold));
+  bad = lease;
+  bad.holder[0] = (char)0xff;
+  CHECK_STATUS(FENCING_INVALID_UTF8, fencing_keep_alive(store, &bad, NULL, NULL, &hold));
+  fencing_cancel *cancel = fencing_cancel_new();
+  CHECK_STATUS(FENCING_NULL_PARAMETER,
+               fencing_hold_start_cancellable(store, "job", "b", TTL_MS, 10, NULL, NULL, NULL, &hold));
+  CHECK_STATUS(FENCING_NULL_PARAMETER,
+               fencing_hold_start_cancellable(store, "job", "b", TTL_MS, 10, cancel, NULL, NULL, NULL));
+  fencing_cancel_free(cancel);
+  CHECK(hold == sentinel);
+  fencing_scope_info info;
+  CHECK_OK(fencing_scope_status(store, "job", &info));
+  CHECK(info.has_lease && info.lease.token == lease.token && info.counter == 1);
+  fencing_store_free(store);
+}
+
 int main(void) {
   held_to_the_end_is_released();
   a_takeover_is_a_loss_naming_the_new_holder(false);
@@ -154,5 +246,8 @@ int main(void) {
   the_callback_reports_a_loss_seen_by_the_keep_alive();
   the_hold_outlives_its_store_handle();
   bad_input_changes_nothing();
+  a_lease_acquired_then_kept_alive_outlives_its_ttl();
+  a_cancelled_hold_wait_takes_no_lease();
+  a_bad_lease_to_keep_alive_changes_nothing();
   return check_summary();
 }
