@@ -74,8 +74,17 @@ pub enum Command {
     Get(GetArgs),
     /// Fenced delete of KEY
     Delete(DeleteArgs),
+    /// Fenced batch on SCOPE, all or nothing under one check: the ops are a JSON array from --file
+    /// or stdin, [{"put": KEY, "value": TEXT}, {"delete": KEY}, ...], each with an optional
+    /// "expected_version"; prints one line per op (`version=N token=T`, or `deleted`)
+    Apply(ApplyArgs),
     /// Raise the fence to the token without writing (shut out older holders before reading)
     Claim(ClaimArgs),
+    /// On an etcd store: check the token against SCOPE's fence and print, as the body of a POST to
+    /// etcd's /v3/kv/txn, the compares and puts that let your own etcd transaction commit only
+    /// while the token is current; add your requests to its "success" list (docs/etcd.md,
+    /// "Fence your own etcd keys")
+    EtcdCheck(ClaimArgs),
     /// Print the scope's fence (the greatest accepted token, 0 = none)
     Fence(ScopeArg),
     /// Show the scope's lease (holder, token, time left), counter, fence, entry count, last writer
@@ -404,6 +413,17 @@ pub struct DeleteArgs {
     /// Only delete when the entry is at this version
     #[arg(long, allow_hyphen_values = true)]
     pub if_version: Option<OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct ApplyArgs {
+    /// The protected domain, e.g. report:7
+    pub scope: OsString,
+    #[command(flatten)]
+    pub fence: FenceArgs,
+    /// Read the ops from this file instead of stdin
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

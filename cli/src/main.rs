@@ -3,6 +3,7 @@
 //! the core's; this binary parses arguments, prints results and maps error
 //! codes to exit statuses.
 
+mod batch;
 mod cli;
 mod demo;
 mod exit;

@@ -512,6 +512,32 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 }
             }
         }
+        Command::Apply(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let fence = fence(&a.fence)?;
+            let ops = crate::batch::ops(&input(None, a.file.as_deref(), None)?)?;
+            let deletes: Vec<bool> = ops
+                .iter()
+                .map(|op| matches!(op, Op::Delete { .. }))
+                .collect();
+            let receipts = open(url)?.apply(scope, &fence, ops)?;
+            let plain: String = receipts
+                .iter()
+                .zip(deletes)
+                .map(|(r, deleted)| match deleted {
+                    true => "deleted\n".to_owned(),
+                    false => format!("version={} token={}\n", r.version, r.token),
+                })
+                .collect();
+            let receipts: Vec<Value> = receipts.iter().map(output::receipt).collect();
+            Out::new(json!({ "receipts": receipts }), plain.into_bytes())
+        }
+        Command::EtcdCheck(a) => {
+            let scope = text("the scope", &a.scope)?;
+            let fence = fence(&a.fence)?;
+            let txn = open(url)?.etcd_check(scope, &fence)?.to_gateway_json();
+            Out::new(txn.clone(), line(txn))
+        }
         Command::Claim(a) => {
             let scope = text("the scope", &a.scope)?;
             let fence = fence(&a.fence)?;

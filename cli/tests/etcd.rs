@@ -187,3 +187,65 @@ fn a_password_refused_by_the_cluster_is_not_shown() {
     assert!(!out.text().contains("hunter2"), "{out:?}");
     assert!(!out.stderr.contains("hunter2"), "{out:?}");
 }
+
+/// `fencing etcd-check` prints the body of an etcd transaction: sent with
+/// the caller's own put added (here with curl, to etcd's JSON gateway), it
+/// commits while the token is current, and not once a newer one wrote.
+#[test]
+fn etcd_check_prints_a_transaction_that_commits_only_while_current() {
+    let Some(env) = etcd_env("cli_etcd_check") else {
+        return;
+    };
+    let gateway = std::env::var("FENCING_TEST_ETCD_URL").expect("set beside the cluster");
+    assert_eq!(env.run(["next-token", "s"]).text(), "1\n");
+    assert_eq!(env.run(["next-token", "s"]).text(), "2\n");
+    let check = |token: &str| {
+        let out = env.run(["etcd-check", "s", "--token", token]);
+        assert_eq!(out.code, 0, "{out:?}");
+        assert_eq!(out.text().lines().count(), 1, "{out:?}");
+        serde_json::from_str::<serde_json::Value>(&out.text()).unwrap()
+    };
+    let (old, new) = (check("1"), check("2"));
+    assert_eq!(
+        env.run(["--json", "etcd-check", "s", "-t", "2"]).json(),
+        new
+    );
+    // base64 of "app/doc" and of each value.
+    let own = |txn: &serde_json::Value, value: &str| {
+        let mut txn = txn.clone();
+        let put = json!({ "request_put": { "key": "YXBwL2RvYw==", "value": value } });
+        txn["success"].as_array_mut().unwrap().push(put);
+        let out = std::process::Command::new("curl")
+            .args(["-sS", "--fail", "-X", "POST", "--data-binary", "@-"])
+            .arg(format!("{gateway}/v3/kv/txn"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(txn.to_string().as_bytes())?;
+                child.wait_with_output()
+            })
+            .expect("curl runs");
+        assert!(out.status.success(), "{out:?}");
+        let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        answer["succeeded"] == json!(true)
+    };
+    assert!(own(&new, "Qg=="), "the current token's transaction commits");
+    assert!(
+        !own(&old, "QQ=="),
+        "a check taken before the newer write commits nothing"
+    );
+    // The fence moved with the caller's own transaction.
+    assert_eq!(env.run(["fence", "s"]).text(), "2\n");
+    env.run(["etcd-check", "s", "-t", "1"])
+        .fails_with("STALE_TOKEN", 10);
+    // Another store kind refuses, as a usage of the wrong store.
+    Env::new()
+        .run(["etcd-check", "s", "-t", "1"])
+        .fails_with("INVALID_ARGUMENT", 17);
+}

@@ -583,3 +583,79 @@ fn metrics_serve_answers_scrapes_on_the_address_it_prints() {
     );
     drop(child);
 }
+
+/// `fencing apply`: a batch from stdin or --file, all or nothing; a stale
+/// token, a failing op and a malformed document change nothing.
+#[test]
+fn apply_writes_a_batch_all_or_nothing() {
+    let env = Env::new();
+    env.run(["next-token", "s"]);
+    env.run(["next-token", "s"]);
+    let ops =
+        br#"[{"put": "a", "value": "one"}, {"put": "b", "value": "two", "expected_version": "0"}]"#;
+    let out = env.run_stdin(["apply", "s", "--token", "2"], ops);
+    assert_eq!(
+        (out.code, out.text().as_str()),
+        (0, "version=1 token=2\nversion=1 token=2\n"),
+        "{out:?}"
+    );
+    std::fs::write(
+        env.path("ops.json"),
+        br#"[{"delete": "a"}, {"put": "b", "value": "2"}]"#,
+    )
+    .unwrap();
+    let file = env.path("ops.json");
+    let out = env.run([
+        "--json",
+        "apply",
+        "s",
+        "-t",
+        "2",
+        "--file",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.json(),
+        json!({ "receipts": [ { "version": "0", "token": "2" }, { "version": "2", "token": "2" } ] }),
+        "{out:?}"
+    );
+    let again = br#"[{"delete": "b"}, {"put": "b", "value": "2"}]"#;
+    let out = env.run_stdin(["apply", "s", "-t", "2"], again);
+    assert_eq!(
+        (out.code, out.text().as_str()),
+        (0, "deleted\nversion=1 token=2\n"),
+        "{out:?}"
+    );
+
+    // A later op that fails undoes the earlier ones; a stale token writes nothing.
+    let failing = br#"[{"put": "c", "value": "3"}, {"delete": "missing"}]"#;
+    env.run_stdin(["apply", "s", "-t", "2"], failing)
+        .fails_with("NOT_FOUND", 13);
+    let stale = br#"[{"put": "c", "value": "3"}]"#;
+    env.run_stdin(["apply", "s", "-t", "1"], stale)
+        .fails_with("STALE_TOKEN", 10);
+    let conflict =
+        br#"[{"put": "c", "value": "3"}, {"put": "b", "value": "x", "expected_version": "5"}]"#;
+    env.run_stdin(["apply", "s", "-t", "2"], conflict)
+        .fails_with("VERSION_MISMATCH", 12);
+    for bad in [
+        &b"not json"[..],
+        br#"{"put": "c", "value": "3"}"#,
+        br#"[]"#,
+        br#"[{"put": "c"}]"#,
+        br#"[{"put": "c", "value": 3}]"#,
+        br#"[{"put": "c", "value": "3", "delete": "b"}]"#,
+        br#"[{"put": "c", "value": "3", "extra": true}]"#,
+        br#"[{"put": "c", "value": "3", "expected_version": 1}]"#,
+        br#"[{"put": "c", "value": "3", "expected_version": "-1"}]"#,
+        br#"[17]"#,
+    ] {
+        let out = env.run_stdin(["apply", "s", "-t", "3"], bad);
+        out.fails_with("INVALID_ARGUMENT", 17);
+    }
+    // Nothing above changed the scope: still fence 2, only b.
+    let status = env.status("s");
+    assert_eq!(status["fence"], "2", "{status}");
+    assert_eq!(status["entries"], "1", "{status}");
+    assert_eq!(env.run(["get", "s", "b"]).text(), "2");
+}
