@@ -1148,6 +1148,22 @@ fencing_status fencing_claim(const struct fencing_store *store,
                              const struct fencing_fence *fence);
 
 /**
+ * On an etcd store: checks `fence` against the scope's fence now (as
+ * `fencing_claim` does) and writes to `*out_txn` new NUL-terminated text
+ * (free it with `fencing_string_free`): the body of an etcd transaction,
+ * `POST /v3/kv/txn` on etcd's JSON gateway, whose compares and puts let it
+ * commit only while the token is still current, raising the fence with it.
+ * Add your own requests to its "success" list and send it with any HTTP
+ * client (docs/etcd.md, "Fence your own etcd keys"); `succeeded: false`
+ * means the scope changed meanwhile: check again. Other stores:
+ * INVALID_ARGUMENT.
+ */
+fencing_status fencing_etcd_check(const struct fencing_store *store,
+                                  const char *scope,
+                                  const struct fencing_fence *fence,
+                                  char **out_txn);
+
+/**
  * Reads `key`. Writes a new entry to `*out_entry`, or NULL when there is no
  * such entry (free it with `fencing_entry_free`). With a non-NULL `fence`
  * the read is checked like a write (STALE_TOKEN) but raises nothing; NULL

@@ -857,6 +857,21 @@ class Store {
     });
   }
 
+  /// On an etcd store: checks the token as claim() does and returns the body
+  /// of an etcd transaction (POST /v3/kv/txn on etcd's JSON gateway) that
+  /// commits only while the token is current; add your own requests to its
+  /// "success" list (docs/etcd.md, "Fence your own etcd keys"). Other
+  /// stores: InvalidArgument.
+  Result<std::string> etcd_check(std::string_view scope, const Fence &fence) const {
+    return fenced<std::string>(&fence, {scope}, [&](const std::string *a, const fencing_fence *f, std::string *out) {
+      char *raw = nullptr;
+      fencing_status st = fencing_etcd_check(s_, a[0].c_str(), f, &raw);
+      detail::Owned<char, fencing_string_free> t(raw);
+      if (t) *out = t.get();
+      return st;
+    });
+  }
+
   /// The entry, or nullopt when there is none. With a fence the read is
   /// checked like a write (STALE_TOKEN) but raises nothing.
   Result<std::optional<Entry>> get(std::string_view scope, std::string_view key,
@@ -1509,6 +1524,9 @@ class Store {
     return detail::value_or_throw(s_.apply(scope, fence, ops));
   }
   void claim(std::string_view scope, const Fence &fence) const { detail::value_or_throw(s_.claim(scope, fence)); }
+  std::string etcd_check(std::string_view scope, const Fence &fence) const {
+    return detail::value_or_throw(s_.etcd_check(scope, fence));
+  }
   Page list(std::string_view scope, std::optional<std::string_view> after, std::size_t limit) const {
     return detail::value_or_throw(s_.list(scope, after, limit));
   }

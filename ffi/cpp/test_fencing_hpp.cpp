@@ -263,6 +263,33 @@ static void kinds_and_keeping() {
   CHECK(store.backend_kind() == "memory");
 }
 
+// etcd_check: the transaction body on an etcd store (sent and raced by the
+// Rust and CLI tests), a stale token refused, other stores refused.
+static void etcd_check() {
+  auto memory = fencing::Store::open("memory:");
+  EXPECT_THROW(fencing::InvalidArgumentError, memory.etcd_check("s", fencing::Fence{1}));
+  const char *cluster = std::getenv("FENCING_TEST_ETCD_CLUSTER");
+  if (!cluster) {
+    CHECK(!std::getenv("FENCING_REQUIRE_ETCD") || std::string(std::getenv("FENCING_REQUIRE_ETCD")) != "1");
+    std::printf("etcd_check on etcd://: skipped (no FENCING_TEST_ETCD_CLUSTER)\n");
+    return;
+  }
+  std::string prefix = "cpp_etcd_check_" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  auto store = fencing::Store::open(std::string("etcd://") + cluster + "/" + prefix);
+  CHECK(store.backend_kind() == "etcd");
+  std::uint64_t t1 = store.next_token("s");
+  std::uint64_t t2 = store.next_token("s");
+  std::string txn = store.etcd_check("s", fencing::Fence{t2});
+  CHECK(txn.rfind("{", 0) == 0 && txn.find("\"compare\"") != std::string::npos &&
+        txn.find("\"success\"") != std::string::npos && txn.find("request_put") != std::string::npos);
+  store.claim("s", fencing::Fence{t2});
+  auto stale = EXPECT_THROW(fencing::StaleTokenError, store.etcd_check("s", fencing::Fence{t1}));
+  CHECK(stale.current() == t2);
+  auto bad = store.nothrow().etcd_check(std::string_view("s\0x", 3), fencing::Fence{t2});
+  CHECK(!bad.ok() && bad.status() == fencing::Status::InvalidArgument);
+  store.close();
+}
+
 // Store::watch: the lease as it is, then each change made from another
 // handle while next() waits in another thread; nullopt when nothing changed;
 // a Cancel ends the wait as a timeout does; the watch moves and outlives its
@@ -463,6 +490,7 @@ int main() {
   moves();
   nothrow_face();
   kinds_and_keeping();
+  etcd_check();
   watch();
   objects();
   return finish("fencing.hpp: every check passed");

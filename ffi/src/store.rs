@@ -389,6 +389,33 @@ pub extern "C" fn fencing_claim(
     })
 }
 
+/// On an etcd store: checks `fence` against the scope's fence now (as
+/// `fencing_claim` does) and writes to `*out_txn` new NUL-terminated text
+/// (free it with `fencing_string_free`): the body of an etcd transaction,
+/// `POST /v3/kv/txn` on etcd's JSON gateway, whose compares and puts let it
+/// commit only while the token is still current, raising the fence with it.
+/// Add your own requests to its "success" list and send it with any HTTP
+/// client (docs/etcd.md, "Fence your own etcd keys"); `succeeded: false`
+/// means the scope changed meanwhile: check again. Other stores:
+/// INVALID_ARGUMENT.
+#[unsafe(no_mangle)]
+pub extern "C" fn fencing_etcd_check(
+    store: *const fencing_store,
+    scope: *const c_char,
+    fence: *const fencing_fence,
+    out_txn: *mut *mut c_char,
+) -> fencing_status {
+    boundary(|| {
+        let store = self::store(store)?;
+        let scope = args::text(scope, "scope")?;
+        let fence = types::fence(fence, "fence")?;
+        let out = args::out(out_txn, "out_txn")?;
+        let txn = store.etcd_check(scope, &fence)?.to_gateway_json();
+        out.set(owned_text(&txn.to_string()));
+        Ok(())
+    })
+}
+
 /// Reads `key`. Writes a new entry to `*out_entry`, or NULL when there is no
 /// such entry (free it with `fencing_entry_free`). With a non-NULL `fence`
 /// the read is checked like a write (STALE_TOKEN) but raises nothing; NULL

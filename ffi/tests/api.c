@@ -437,6 +437,13 @@ static void test_fenced_store(void) {
   fencing_string_free(text);
   CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_store_backend_kind(NULL, &text));
   CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_store_backend_kind(s, NULL));
+  /* etcd_check is the etcd backend's: refused here, writing nothing. */
+  char *txn = NULL;
+  CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_etcd_check(s, "s", &f2, &txn));
+  CHECK(txn == NULL);
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_etcd_check(s, "s", NULL, &txn));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_etcd_check(s, "s", &f2, NULL));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_etcd_check(NULL, "s", &f2, &txn));
 
   /* last_error_message copies into a caller buffer */
   CHECK_STATUS(FENCING_NOT_FOUND, fencing_delete(s, "s", "new", &f3, &r));
