@@ -278,6 +278,15 @@ typedef struct fencing_page fencing_page;
 typedef struct fencing_rejection_list fencing_rejection_list;
 
 /**
+ * A watch on the store's record of rejections
+ * (`fencing_rejection_watch_open`), freed with `fencing_rejection_watch_free`.
+ * It keeps the store open for itself: the store handle may be freed first.
+ * Calls on one watch take turns, as on a `fencing_watch`; each rejection
+ * goes to one call.
+ */
+typedef struct fencing_rejection_watch fencing_rejection_watch;
+
+/**
  * A handle on one fencing store. Safe to share between threads: any number
  * of threads may call functions on one handle at once. Free it exactly
  * once, after every other call on it has returned.
@@ -1390,6 +1399,50 @@ fencing_status fencing_watch_next_cancellable(const struct fencing_watch *watch,
  * `fencing_watch_next_cancellable`).
  */
 void fencing_watch_free(struct fencing_watch *watch);
+
+/**
+ * Starts watching the rejections of `scope`, or of every scope when
+ * `scope` is NULL, recorded from now on, and writes the new watch to
+ * `*out_watch`. Fails like `fencing_events_snapshot` (INVALID_ARGUMENT for
+ * an empty or oversized scope, CLOSED on a closed store), writing nothing.
+ */
+fencing_status fencing_rejection_watch_open(const struct fencing_store *store,
+                                            const char *scope,
+                                            struct fencing_rejection_watch **out_watch);
+
+/**
+ * Waits up to `timeout_ms` of real time (0: only what is pending or read
+ * at once) for the next rejection. FENCING_OK with `*out_events` set: a new
+ * snapshot holding that one rejection (read it with
+ * `fencing_events_rejection(events, 0, &r)`, free it with
+ * `fencing_events_free`). FENCING_OK with `*out_events` NULL: none came
+ * within the timeout; call again. The store is read every 250 ms while
+ * nothing is pending; its errors (CLOSED, BACKEND) are returned, and a
+ * watch whose store failed yields nothing more. A watch that falls more
+ * than 256 rows behind skips the rows overwritten meanwhile (their ids
+ * show the gap).
+ */
+fencing_status fencing_rejection_watch_next(const struct fencing_rejection_watch *watch,
+                                            uint64_t timeout_ms,
+                                            struct fencing_events **out_events);
+
+/**
+ * `fencing_rejection_watch_next` that another thread can end: once
+ * `cancel` is fired (`fencing_cancel_fire`), the wait ends within about
+ * 20 ms as a timeout does (FENCING_OK, `*out_events` NULL). No rejection is
+ * lost: the next call carries on.
+ */
+fencing_status fencing_rejection_watch_next_cancellable(const struct fencing_rejection_watch *watch,
+                                                        uint64_t timeout_ms,
+                                                        const struct fencing_cancel *cancel,
+                                                        struct fencing_events **out_events);
+
+/**
+ * Frees a watch from `fencing_rejection_watch_open` (NULL is a no-op);
+ * never while a `fencing_rejection_watch_next` on it still waits (end that
+ * wait first, e.g. with `fencing_rejection_watch_next_cancellable`).
+ */
+void fencing_rejection_watch_free(struct fencing_rejection_watch *watch);
 
 /**
  * Opens the objects `url` names and writes a new handle to `*out`:

@@ -377,6 +377,15 @@ void fill_rejection(Rejection &r, const C &c) {
   r.at_ms = c.at_ms;
 }
 
+/// A C recorded rejection (a snapshot's or a watch's) as a RecordedRejection.
+inline RecordedRejection recorded_of(const fencing_recorded_rejection &c) {
+  RecordedRejection r;
+  fill_rejection(r, c);
+  r.id = c.id;
+  r.suppressed = c.suppressed;
+  return r;
+}
+
 /// The C fence for `f`, pointing into its holder (refuse one with a NUL first).
 inline fencing_fence c_fence(const Fence &f) noexcept {
   fencing_fence c{};
@@ -700,6 +709,72 @@ class LeaseWatch {
   fencing_watch *w_ = nullptr;
 };
 
+/// The store's record, live (the C fencing_rejection_watch, from
+/// Store::watch_rejections): each stale-token rejection recorded after the
+/// watch began, oldest first, one per next(). Movable, not copyable; freed
+/// by its destructor. It keeps the store open for itself.
+class RejectionWatch {
+ public:
+  static Result<RejectionWatch> open(const fencing_store *store, std::optional<std::string_view> scope) {
+    std::optional<std::string> s;
+    if (scope) {
+      s = detail::c_string(*scope);
+      if (!s) return detail::invalid_argument("scope contains a NUL byte");
+    }
+    fencing_rejection_watch *w = nullptr;
+    fencing_status st = fencing_rejection_watch_open(store, s ? s->c_str() : nullptr, &w);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return RejectionWatch(w);
+  }
+
+  RejectionWatch(RejectionWatch &&other) noexcept : w_(std::exchange(other.w_, nullptr)) {}
+  RejectionWatch &operator=(RejectionWatch &&other) noexcept {
+    if (this != &other) {
+      fencing_rejection_watch_free(w_);
+      w_ = std::exchange(other.w_, nullptr);
+    }
+    return *this;
+  }
+  RejectionWatch(const RejectionWatch &) = delete;
+  RejectionWatch &operator=(const RejectionWatch &) = delete;
+  ~RejectionWatch() { fencing_rejection_watch_free(w_); }
+
+  /// The next rejection, waiting up to `timeout_ms` of real time: nullopt
+  /// when none came by then (not a failure; call again).
+  Result<std::optional<RecordedRejection>> next(std::uint64_t timeout_ms) const {
+    return take([&](fencing_events **out) { return fencing_rejection_watch_next(w_, timeout_ms, out); });
+  }
+
+  /// next() that another thread can end with `cancel.fire()`: nullopt, as
+  /// when the timeout passes.
+  Result<std::optional<RecordedRejection>> next(std::uint64_t timeout_ms, const Cancel &cancel) const {
+    return take([&](fencing_events **out) {
+      return fencing_rejection_watch_next_cancellable(w_, timeout_ms, cancel.handle(), out);
+    });
+  }
+
+  /// The C handle, for C code that takes one (still owned here).
+  const fencing_rejection_watch *handle() const noexcept { return w_; }
+
+ private:
+  explicit RejectionWatch(fencing_rejection_watch *w) noexcept : w_(w) {}
+
+  template <class F>
+  static Result<std::optional<RecordedRejection>> take(F &&c_call) {
+    fencing_events *raw = nullptr;
+    fencing_status st = c_call(&raw);
+    detail::Owned<fencing_events, fencing_events_free> events(raw);
+    if (st != FENCING_OK) return detail::last_error(st);
+    if (!events) return std::optional<RecordedRejection>();
+    fencing_recorded_rejection c{};
+    st = fencing_events_rejection(events.get(), 0, &c);
+    if (st != FENCING_OK) return detail::last_error(st);
+    return std::optional<RecordedRejection>(detail::recorded_of(c));
+  }
+
+  fencing_rejection_watch *w_ = nullptr;
+};
+
 /// A store handle that never throws (beyond std::bad_alloc): every call
 /// returns Result<T>. Movable, not copyable; freed by its destructor.
 class Store {
@@ -973,10 +1048,7 @@ class Store {
         fencing_recorded_rejection c{};
         st = fencing_events_rejection(events.get(), i, &c);
         if (st != FENCING_OK) break;
-        RecordedRejection &r = out->rejections.emplace_back();
-        detail::fill_rejection(r, c);
-        r.id = c.id;
-        r.suppressed = c.suppressed;
+        out->rejections.push_back(detail::recorded_of(c));
       }
       for (std::size_t i = 0; st == FENCING_OK && i < fencing_events_last_write_count(events.get()); ++i) {
         fencing_last_write c{};
@@ -1015,6 +1087,13 @@ class Store {
   /// lease as it is, then the lease after each change. It may outlive this
   /// handle.
   Result<LeaseWatch> watch(std::string_view scope) const { return LeaseWatch::open(s_, scope); }
+
+  /// The rejections of `scope` (nullopt: of every scope) recorded from now
+  /// on, live: a RejectionWatch whose next() gives each, oldest first. It
+  /// may outlive this handle.
+  Result<RejectionWatch> watch_rejections(std::optional<std::string_view> scope = std::nullopt) const {
+    return RejectionWatch::open(s_, scope);
+  }
 
   /// Closes the store: every later call fails with CLOSED.
   Result<std::monostate> close() const {
@@ -1468,6 +1547,28 @@ class LeaseWatch {
   nothrow::LeaseWatch w_;
 };
 
+/// The store's record, live (Store::watch_rejections), throwing the
+/// exception class of each failure's code.
+class RejectionWatch {
+ public:
+  explicit RejectionWatch(nothrow::RejectionWatch w) noexcept : w_(std::move(w)) {}
+
+  /// The next rejection, or nullopt when none came within `timeout_ms`.
+  std::optional<RecordedRejection> next(std::uint64_t timeout_ms) const {
+    return detail::value_or_throw(w_.next(timeout_ms));
+  }
+  std::optional<RecordedRejection> next(std::uint64_t timeout_ms, const Cancel &cancel) const {
+    return detail::value_or_throw(w_.next(timeout_ms, cancel));
+  }
+
+  /// The non-throwing calls on the same watch.
+  const nothrow::RejectionWatch &nothrow() const noexcept { return w_; }
+  const fencing_rejection_watch *handle() const noexcept { return w_.handle(); }
+
+ private:
+  nothrow::RejectionWatch w_;
+};
+
 /// The store, throwing the exception class of each failure's code.
 /// Movable, not copyable; freed by its destructor.
 class Store {
@@ -1553,6 +1654,9 @@ class Store {
     return LeaseGuard(detail::value_or_throw(s_.keep_alive(lease, std::move(on_lost))));
   }
   LeaseWatch watch(std::string_view scope) const { return LeaseWatch(detail::value_or_throw(s_.watch(scope))); }
+  RejectionWatch watch_rejections(std::optional<std::string_view> scope = std::nullopt) const {
+    return RejectionWatch(detail::value_or_throw(s_.watch_rejections(scope)));
+  }
   void close() const { detail::value_or_throw(s_.close()); }
 
  private:

@@ -27,6 +27,8 @@ pub trait Watch: Send + 'static {
     fn wait_unless(&mut self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> Result<bool>;
     /// The pending item, without waiting.
     fn pop(&mut self) -> Option<Self::Item>;
+    /// The next item, waiting up to `timeout`; `None` when none came.
+    fn next_within(&mut self, timeout: Duration) -> Result<Option<Self::Item>>;
 }
 
 impl Watch for RejectionWatch {
@@ -37,6 +39,9 @@ impl Watch for RejectionWatch {
     fn pop(&mut self) -> Option<RecordedRejection> {
         RejectionWatch::pop(self)
     }
+    fn next_within(&mut self, timeout: Duration) -> Result<Option<RecordedRejection>> {
+        RejectionWatch::next_within(self, timeout)
+    }
 }
 
 impl Watch for crate::LeaseWatch {
@@ -46,6 +51,9 @@ impl Watch for crate::LeaseWatch {
     }
     fn pop(&mut self) -> Option<crate::Holding> {
         crate::LeaseWatch::pop(self)
+    }
+    fn next_within(&mut self, timeout: Duration) -> Result<Option<crate::Holding>> {
+        crate::LeaseWatch::next_within(self, timeout)
     }
 }
 

@@ -290,6 +290,32 @@ static void etcd_check() {
   store.close();
 }
 
+// Store::watch_rejections: each rejection recorded after the watch began,
+// from another handle's writes; nullopt when none came; a fired Cancel ends
+// the wait; a closed store is Closed.
+static void watch_rejections() {
+  auto store = fencing::Store::open("memory:");
+  store.put("early", "k", "v", fencing::Fence{2});
+  EXPECT_THROW(fencing::StaleTokenError, store.put("early", "k", "old", fencing::Fence{1}));
+  fencing::RejectionWatch all = store.watch_rejections();
+  fencing::RejectionWatch only = store.watch_rejections("late");
+  CHECK(!all.next(0));  // "early" came before the watch
+  store.put("late", "k", "v", fencing::Fence{5});
+  EXPECT_THROW(fencing::StaleTokenError, store.put("late", "k", "old", fencing::Fence{4, std::nullopt, "worker-a"}));
+  std::optional<fencing::RecordedRejection> r = all.next(60000);  // a hang, not a speed claim
+  CHECK(r && r->scope == "late" && r->presented == 4 && r->current == 5 && r->holder == "worker-a");
+  std::optional<fencing::RecordedRejection> same = only.next(60000);
+  CHECK(same && same->id == r->id);
+  fencing::Cancel cancel;
+  cancel.fire();
+  CHECK(!all.next(60000, cancel));
+  auto bad = store.nothrow().watch_rejections(std::string_view("a\0b", 3));
+  CHECK(!bad.ok() && bad.status() == fencing::Status::InvalidArgument);
+  EXPECT_THROW(fencing::InvalidArgumentError, store.watch_rejections(""));
+  store.close();
+  EXPECT_THROW(fencing::ClosedError, all.next(1000));
+}
+
 // Store::watch: the lease as it is, then each change made from another
 // handle while next() waits in another thread; nullopt when nothing changed;
 // a Cancel ends the wait as a timeout does; the watch moves and outlives its
@@ -491,6 +517,7 @@ int main() {
   nothrow_face();
   kinds_and_keeping();
   etcd_check();
+  watch_rejections();
   watch();
   objects();
   return finish("fencing.hpp: every check passed");

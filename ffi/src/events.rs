@@ -6,7 +6,7 @@ use std::ffi::{c_char, CString};
 use std::ptr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use fencing::{Error, Events};
+use fencing::{Error, Events, RecordedRejection};
 
 use crate::args;
 use crate::boundary::{boundary, boundary_or, c_text, Failure};
@@ -84,25 +84,37 @@ fn text(s: &Option<CString>) -> *const c_char {
     s.as_ref().map_or(ptr::null(), |s| s.as_ptr())
 }
 
+impl From<&RecordedRejection> for Rejection {
+    fn from(r: &RecordedRejection) -> Rejection {
+        Rejection {
+            id: r.id,
+            code: fencing_status::from_code(r.code),
+            scope: c_text(&r.scope),
+            key: r.key.as_deref().map(c_text),
+            holder: r.holder.as_deref().map(c_text),
+            presented: r.presented.get(),
+            current: r.current,
+            seq: r.seq,
+            at_ms: ms(r.at),
+            suppressed: r.suppressed,
+        }
+    }
+}
+
+impl fencing_events {
+    /// A snapshot of one rejection (`fencing_rejection_watch_next`).
+    pub(crate) fn of_rejection(r: &RecordedRejection) -> fencing_events {
+        fencing_events {
+            rejections: vec![Rejection::from(r)],
+            last_writes: Vec::new(),
+        }
+    }
+}
+
 impl From<Events> for fencing_events {
     fn from(e: Events) -> fencing_events {
         fencing_events {
-            rejections: e
-                .rejections
-                .iter()
-                .map(|r| Rejection {
-                    id: r.id,
-                    code: fencing_status::from_code(r.code),
-                    scope: c_text(&r.scope),
-                    key: r.key.as_deref().map(c_text),
-                    holder: r.holder.as_deref().map(c_text),
-                    presented: r.presented.get(),
-                    current: r.current,
-                    seq: r.seq,
-                    at_ms: ms(r.at),
-                    suppressed: r.suppressed,
-                })
-                .collect(),
+            rejections: e.rejections.iter().map(Rejection::from).collect(),
             last_writes: e
                 .last_writes
                 .iter()

@@ -5,10 +5,7 @@
 //! failure: FENCING_OK with `*out_changed` false.
 
 use std::ffi::c_char;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
 
-use fencing::defaults::GIVE_UP_CHECK;
 use fencing::{Holding, LeaseWatch};
 
 use crate::args;
@@ -17,6 +14,7 @@ use crate::cancel::fencing_cancel;
 use crate::status::fencing_status;
 use crate::store::{self as stores, fencing_store};
 use crate::types::{self, fencing_lease};
+use crate::watching::Turns;
 use crate::FENCING_SCOPE_CAPACITY;
 
 /// A watch on one scope's lease (`fencing_watch_open`), freed with
@@ -25,62 +23,7 @@ use crate::FENCING_SCOPE_CAPACITY;
 /// `fencing_watch_next` made while another waits on the same watch waits
 /// for its turn within its own timeout, and each state goes to one call.
 pub struct fencing_watch {
-    /// Locked only by the call whose turn it is (so never contended).
-    watch: Mutex<LeaseWatch>,
-    /// Whether a call has its turn.
-    busy: Mutex<bool>,
-    /// Told when a turn ends.
-    ended: Condvar,
-}
-
-/// A call's turn with the watch: ended when dropped, panics included.
-struct Turn<'a>(&'a fencing_watch);
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        *lock(&self.0.busy) = false;
-        self.0.ended.notify_one();
-    }
-}
-
-/// A lock whose data no panic leaves half-written (a flag, or the watch
-/// between two of its calls).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl fencing_watch {
-    /// The turn once no other call has it; `None` when `deadline` passes
-    /// or `gave_up()` says so first (asked every [`GIVE_UP_CHECK`]; without
-    /// it, the wait sleeps until a turn ends or the deadline).
-    fn turn(
-        &self,
-        deadline: Option<Instant>,
-        gave_up: Option<&dyn Fn() -> bool>,
-    ) -> Option<Turn<'_>> {
-        let mut busy = lock(&self.busy);
-        loop {
-            if !*busy {
-                *busy = true;
-                return Some(Turn(self));
-            }
-            let left = deadline.map_or(Duration::MAX, |d| {
-                d.saturating_duration_since(Instant::now())
-            });
-            if left.is_zero() || gave_up.is_some_and(|g| g()) {
-                return None;
-            }
-            let slice = match gave_up {
-                Some(_) => left.min(GIVE_UP_CHECK),
-                None => left,
-            };
-            busy = self
-                .ended
-                .wait_timeout(busy, slice)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
+    turns: Turns<LeaseWatch>,
 }
 
 /// A scope's lease as a watch saw it (`fencing_watch_next`). Self-contained
@@ -114,9 +57,7 @@ pub extern "C" fn fencing_watch_open(
         let out = args::out(out_watch, "out_watch")?;
         let watch = store.watch(scope)?;
         out.set(Box::into_raw(Box::new(fencing_watch {
-            watch: Mutex::new(watch),
-            busy: Mutex::new(false),
-            ended: Condvar::new(),
+            turns: Turns::new(watch),
         })));
         Ok(())
     })
@@ -181,25 +122,7 @@ fn next(
     let watch = args::object(watch, "watch")?;
     let out_holding = args::out(out_holding, "out_holding")?;
     let out_changed = args::out(out_changed, "out_changed")?;
-    let timeout = args::duration(timeout_ms);
-    let deadline = Instant::now().checked_add(timeout);
-    let Some(_turn) = watch.turn(deadline, gave_up) else {
-        out_changed.set(false);
-        return Ok(());
-    };
-    let mut watch = lock(&watch.watch);
-    let left = deadline.map_or(timeout, |d| d.saturating_duration_since(Instant::now()));
-    let holding = match gave_up {
-        None => watch.next_within(left)?,
-        Some(gave_up) => {
-            if watch.wait_unless(left, gave_up)? {
-                watch.pop()
-            } else {
-                None
-            }
-        }
-    };
-    match holding {
+    match watch.turns.next(timeout_ms, gave_up)? {
         Some(holding) => {
             out_holding.set(holding_of(&holding)?);
             out_changed.set(true);

@@ -26,9 +26,11 @@ mod status;
 mod store;
 mod token;
 mod types;
+mod watching;
 // After the store's own functions, so that the header declares their types first.
 mod hold_write;
 mod lease_watch;
+mod rejection_watch;
 // Fenced objects (docs/objects.md): their own handle, after the store's.
 mod objects;
 
@@ -41,6 +43,7 @@ pub use hold_write::*;
 pub use lease_watch::*;
 pub use log::*;
 pub use objects::*;
+pub use rejection_watch::*;
 pub use results::*;
 pub use sqlite_check::fencing_error_from_sqlite;
 pub use sqlstate::fencing_error_from_sqlstate;

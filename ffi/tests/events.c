@@ -93,6 +93,49 @@ int main(int argc, char **argv) {
   CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_events_last_write(NULL, 0, &w));
   fencing_events_free(NULL);
 
+  /* Live: the rejections recorded after the watch began, from another
+   * handle too (one row per scope and second: a new scope). */
+  fencing_rejection_watch *watch = NULL;
+  CHECK_OK(fencing_rejection_watch_open(operator_, NULL, &watch));
+  REQUIRE(watch != NULL);
+  ev = (fencing_events *)&ev;
+  CHECK_OK(fencing_rejection_watch_next(watch, 0, &ev));
+  CHECK(ev == NULL); /* r:7's rejection came before the watch */
+  CHECK_OK(fencing_put(writer, "r:8", "report", (const uint8_t *)"B", 1, &b, &receipt));
+  CHECK_STATUS(FENCING_STALE_TOKEN, fencing_put(writer, "r:8", "report", (const uint8_t *)"A", 1, &a, &receipt));
+  CHECK_OK(fencing_rejection_watch_next(watch, 60000, &ev)); /* a hang, not a speed claim */
+  REQUIRE(ev != NULL);
+  CHECK_U64(fencing_events_rejection_count(ev), 1);
+  CHECK_OK(fencing_events_rejection(ev, 0, &r));
+  CHECK_STR(r.scope, "r:8");
+  CHECK_STR(r.holder, "worker-a");
+  CHECK_U64(r.presented, 1);
+  CHECK_U64(r.current, 2);
+  fencing_events_free(ev);
+  /* A fired cancel ends the wait at once, with nothing. */
+  fencing_cancel *cancel = fencing_cancel_new();
+  fencing_cancel_fire(cancel);
+  ev = (fencing_events *)&ev;
+  CHECK_OK(fencing_rejection_watch_next_cancellable(watch, 60000, cancel, &ev));
+  CHECK(ev == NULL);
+  untouched = (fencing_events *)&untouched;
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_rejection_watch_next_cancellable(watch, 0, NULL, &untouched));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_rejection_watch_next(NULL, 0, &untouched));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_rejection_watch_next(watch, 0, NULL));
+  CHECK(untouched == (fencing_events *)&untouched);
+  fencing_rejection_watch *bad = (fencing_rejection_watch *)&bad;
+  CHECK_STATUS(FENCING_INVALID_ARGUMENT, fencing_rejection_watch_open(operator_, "", &bad));
+  CHECK_STATUS(FENCING_INVALID_UTF8, fencing_rejection_watch_open(operator_, "\xff", &bad));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_rejection_watch_open(NULL, "r:8", &bad));
+  CHECK_STATUS(FENCING_NULL_PARAMETER, fencing_rejection_watch_open(operator_, "r:8", NULL));
+  CHECK(bad == (fencing_rejection_watch *)&bad);
+  fencing_rejection_watch_free(NULL);
+  fencing_cancel_free(cancel);
+  /* The store closed under the watch: CLOSED, not a silent end. */
+  CHECK_OK(fencing_store_close(operator_));
+  CHECK_STATUS(FENCING_CLOSED, fencing_rejection_watch_next(watch, 1000, &untouched));
+  fencing_rejection_watch_free(watch);
+
   if (sqlite) {
     fencing_store_free(operator_);
   }
