@@ -56,7 +56,9 @@ mod _native {
     #[pymodule_export]
     use crate::store::{migrate, open, parse_token, Store};
     #[pymodule_export]
-    use crate::types::{Delete, Entry, Holding, Lease, Object, Page, Put, Receipt, ScopeStatus};
+    use crate::types::{
+        Delete, Entry, EtcdCheck, Holding, Lease, Object, Page, Put, Receipt, ScopeStatus,
+    };
     #[pymodule_export]
     use crate::watch::{LeaseWatch, RejectionWatch};
 

@@ -11,7 +11,7 @@ use crate::cancel::{flag_of, Flag};
 use crate::convert::{self, count, duration, fence, optional_text, text, token};
 use crate::errors::{invalid, IntoPyResult};
 use crate::keepalive::KeepAlive;
-use crate::types::{Delete, Entry, Lease, Page, Put, Receipt, ScopeStatus};
+use crate::types::{Delete, Entry, EtcdCheck, Lease, Page, Put, Receipt, ScopeStatus};
 use crate::watch::{LeaseWatch, RejectionWatch};
 
 /// A handle on one fencing store, opened from a URL:
@@ -146,6 +146,13 @@ impl Store {
     #[getter]
     fn location(&self) -> &str {
         self.inner.location()
+    }
+
+    /// The kind of store: ``"memory"``, ``"sqlite"``, ``"postgres"`` or
+    /// ``"etcd"``.
+    #[getter]
+    fn backend_kind(&self) -> &'static str {
+        self.inner.backend_kind().as_str()
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -421,6 +428,35 @@ impl Store {
         Ok(receipts.into_iter().map(Receipt::from).collect())
     }
 
+    /// Runs one ``Put`` or ``Delete`` (an operation as ``apply`` takes
+    /// them) with the checks of ``put`` and ``delete``: the fence, ``seq``,
+    /// and the op's ``expected_version``. Returns its receipt.
+    #[pyo3(signature = (scope, op, *, token, seq=None, holder=None))]
+    fn execute(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        op: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+        seq: Option<&Bound<'_, PyAny>>,
+        holder: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Receipt> {
+        let scope = text(py, scope, "scope")?;
+        let Some(op) = op_of(op) else {
+            return Err(invalid(
+                py,
+                format!(
+                    "op must be a fencing.Put or a fencing.Delete, got {}",
+                    op.get_type().qualname()?
+                ),
+            ));
+        };
+        let fence = fence(py, token, seq, holder)?;
+        py.detach(|| self.inner.execute(&scope, &fence, op))
+            .py(py)
+            .map(Receipt::from)
+    }
+
     /// Raises the scope's fence to ``token`` without writing, so that older
     /// holders are shut out before the new one reads.
     #[pyo3(signature = (scope, *, token, seq=None, holder=None))]
@@ -435,6 +471,28 @@ impl Store {
         let scope = text(py, scope, "scope")?;
         let fence = fence(py, token, seq, holder)?;
         py.detach(|| self.inner.claim(&scope, &fence)).py(py)
+    }
+
+    /// Fences one's own etcd keys (docs/etcd.md, "Fence your own etcd
+    /// keys"): checks ``token`` against the scope's fence now
+    /// (StaleTokenError, SequenceOutOfOrderError as a write would) and
+    /// returns what one's own etcd transaction must compare and put so that
+    /// it commits only while the token is current, raising the fence with
+    /// it. InvalidArgumentError on a store that is not ``etcd://``.
+    #[pyo3(signature = (scope, *, token, seq=None, holder=None))]
+    fn etcd_check(
+        &self,
+        py: Python<'_>,
+        scope: &Bound<'_, PyAny>,
+        token: &Bound<'_, PyAny>,
+        seq: Option<&Bound<'_, PyAny>>,
+        holder: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<EtcdCheck> {
+        let scope = text(py, scope, "scope")?;
+        let fence = fence(py, token, seq, holder)?;
+        py.detach(|| self.inner.etcd_check(&scope, &fence))
+            .py(py)
+            .map(EtcdCheck::from)
     }
 
     /// Reads an entry: an Entry, or None when there is none. Needs no token;
@@ -697,11 +755,7 @@ pub(crate) fn ops_of(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Vec<Op>
     let mut batch = Vec::new();
     for item in ops.try_iter().map_err(|_| not_ops())? {
         let item = item?;
-        if let Ok(p) = item.cast::<Put>() {
-            batch.push(p.get().op.clone());
-        } else if let Ok(d) = item.cast::<Delete>() {
-            batch.push(d.get().op.clone());
-        } else {
+        let Some(op) = op_of(&item) else {
             return Err(invalid(
                 py,
                 format!(
@@ -709,7 +763,17 @@ pub(crate) fn ops_of(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Vec<Op>
                     item.get_type().qualname()?
                 ),
             ));
-        }
+        };
+        batch.push(op);
     }
     Ok(batch)
+}
+
+/// One operation, a ``Put`` or a ``Delete``; None for anything else.
+pub(crate) fn op_of(item: &Bound<'_, PyAny>) -> Option<Op> {
+    if let Ok(p) = item.cast::<Put>() {
+        Some(p.get().op.clone())
+    } else {
+        item.cast::<Delete>().ok().map(|d| d.get().op.clone())
+    }
 }

@@ -341,7 +341,8 @@ fn op_repr(py: Python<'_>, op: &fencing::Op) -> String {
     }
 }
 
-/// Store `value` under `key`: one operation of a `Store.apply` batch.
+/// Store `value` under `key`: one operation of a `Store.apply` batch, or
+/// the one of `Store.execute`.
 /// With `expected_version`, only when the entry is at that version (0: must
 /// not exist yet).
 #[pyclass(frozen, eq, module = "fencing", name = "Put")]
@@ -395,8 +396,8 @@ impl Put {
     }
 }
 
-/// Delete the entry under `key`: one operation of a `Store.apply` batch.
-/// A missing entry fails the batch with NotFoundError.
+/// Delete the entry under `key`: one operation of a `Store.apply` batch, or
+/// the one of `Store.execute`. A missing entry fails it with NotFoundError.
 #[pyclass(frozen, eq, module = "fencing", name = "Delete")]
 #[derive(PartialEq, Eq)]
 pub struct Delete {
@@ -434,5 +435,63 @@ impl Delete {
 
     fn __repr__(&self, py: Python<'_>) -> String {
         op_repr(py, &self.op)
+    }
+}
+
+/// What a caller's own etcd transaction must compare and put so that it
+/// commits only while its token is current (``Store.etcd_check``;
+/// docs/etcd.md, "Fence your own etcd keys"). If that transaction fails on
+/// these comparisons, the scope changed meanwhile: check again.
+#[pyclass(frozen, eq, module = "fencing", name = "EtcdCheck")]
+#[derive(PartialEq, Eq)]
+pub struct EtcdCheck {
+    inner: fencing::EtcdCheck,
+}
+
+impl From<fencing::EtcdCheck> for EtcdCheck {
+    fn from(inner: fencing::EtcdCheck) -> EtcdCheck {
+        EtcdCheck { inner }
+    }
+}
+
+#[pymethods]
+impl EtcdCheck {
+    /// Each key with the mod revision it must still have (0: still absent):
+    /// ``(key, mod_revision)`` pairs, one comparison each.
+    #[getter]
+    fn unchanged<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, i64)> {
+        self.inner
+            .unchanged
+            .iter()
+            .map(|(k, rev)| (PyBytes::new(py, k), *rev))
+            .collect()
+    }
+
+    /// The ``(key, value)`` pairs to put in the same transaction: the
+    /// scope's record with the fence raised to the token.
+    #[getter]
+    fn puts<'py>(&self, py: Python<'py>) -> Vec<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        self.inner
+            .puts
+            .iter()
+            .map(|(k, v)| (PyBytes::new(py, k), PyBytes::new(py, v)))
+            .collect()
+    }
+
+    /// The same as a request body for etcd's JSON gateway (``POST
+    /// /v3/kv/txn``): ``{"compare": [...], "success": [...]}``, keys and
+    /// values in base64; add one's own comparisons and requests to the lists.
+    #[getter]
+    fn gateway_json(&self) -> String {
+        self.inner.to_gateway_json().to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        // Counts only: the record's bytes stay out of logs.
+        format!(
+            "EtcdCheck(unchanged=<{} keys>, puts=<{} keys>)",
+            self.inner.unchanged.len(),
+            self.inner.puts.len()
+        )
     }
 }

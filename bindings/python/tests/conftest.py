@@ -103,16 +103,17 @@ def pg_url(pg_base: str, pg_schema: str) -> str:
     return f"{pg_base}?schema={pg_schema}"
 
 
-def etcd_test_members() -> str:
-    """$FENCING_TEST_ETCD_CLUSTER (HOST:PORT,HOST:PORT,...): skips the test
-    when unset, fails it when FENCING_REQUIRE_ETCD=1 (CI runs everything
-    under scripts/etcd-cluster)."""
-    members = os.environ.get("FENCING_TEST_ETCD_CLUSTER", "")
-    if members:
-        return members
+def etcd_test_env(name: str = "FENCING_TEST_ETCD_CLUSTER") -> str:
+    """$FENCING_TEST_ETCD_CLUSTER (HOST:PORT,HOST:PORT,...), or another
+    variable that scripts/etcd-cluster sets: skips the test when unset, fails
+    it when FENCING_REQUIRE_ETCD=1 (CI runs everything under
+    scripts/etcd-cluster)."""
+    value = os.environ.get(name, "")
+    if value:
+        return value
     if os.environ.get("FENCING_REQUIRE_ETCD") == "1":
         pytest.fail(
-            "FENCING_REQUIRE_ETCD=1 but FENCING_TEST_ETCD_CLUSTER is not set: "
+            f"FENCING_REQUIRE_ETCD=1 but {name} is not set: "
             "run under scripts/etcd-cluster run", pytrace=False
         )
     pytest.skip("no etcd: run the tests under `scripts/etcd-cluster run -- ...`")
@@ -122,9 +123,17 @@ def etcd_test_members() -> str:
 def etcd_url(request: pytest.FixtureRequest) -> str:
     """A store URL on the test etcd cluster, under a fresh key prefix (a
     fresh store: the tests share one cluster and delete nothing)."""
-    members = etcd_test_members()
+    members = etcd_test_env()
     prefix = fresh_schema(request.node.name.split("[")[0][5:15].lower())
     return f"etcd://{members}/{prefix}"
+
+
+@pytest.fixture
+def etcd_gateway() -> str:
+    """$FENCING_TEST_ETCD_URL: one member of the test cluster
+    (``http://HOST:PORT``), whose JSON gateway takes ``POST /v3/kv/txn``."""
+    etcd_test_env()
+    return etcd_test_env("FENCING_TEST_ETCD_URL").rstrip("/")
 
 
 def _interrupt_while_waiting(*argv: str, timeout: float) -> Tuple[int, str, str]:

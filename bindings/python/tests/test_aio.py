@@ -26,7 +26,7 @@ def test_same_methods_as_the_blocking_store() -> None:
     blocking = {n for n in dir(fencing.Store) if not n.startswith("_")}
     asynchronous = {n for n in dir(fencing.aio.Store) if not n.startswith("_")}
     assert blocking - asynchronous == set()
-    for name in blocking - {"closed", "location", "lease", "keep_alive"}:
+    for name in blocking - {"closed", "location", "backend_kind", "lease", "keep_alive"}:
         assert inspect.iscoroutinefunction(getattr(fencing.aio.Store, name)), name
 
 
@@ -45,6 +45,11 @@ def test_round_trip(sqlite_url: str) -> None:
                 "report", [fencing.Put("body", b"B"), fencing.Put("x", b"")], token=b.token
             )
             assert [r.version for r in receipts] == [2, 1]
+            one = await store.execute("report", fencing.Put("y", b"Y"), token=b.token, seq=1, holder="b")
+            assert (one.version, one.token) == (1, b.token)
+            gone = await store.execute("report", fencing.Delete("y", expected_version=1), token=b.token)
+            assert gone.version == 0
+            assert store.backend_kind == "sqlite"
             e = await store.get("report", "body")
             assert e is not None and (e.value, e.token) == (b"B", 2)
             assert (await store.list("report")).keys == ["body", "x"]
@@ -156,7 +161,13 @@ def test_bad_input_through_aio(mem: fencing.Store) -> None:
             await store.put("s", "k", b"v", token=True)
         with pytest.raises(fencing.InvalidArgumentError):
             await fencing.aio.open("nosuch:")
+        with pytest.raises(fencing.InvalidArgumentError):
+            await store.execute("s", [fencing.Put("k", b"v")], token=1)  # type: ignore[arg-type]
+        with pytest.raises(fencing.InvalidArgumentError) as not_etcd:
+            await store.etcd_check("s", token=1)
+        assert not_etcd.value.code == "INVALID_ARGUMENT"
         assert await store.fence_of("s") == 0
+        assert store.backend_kind == "memory"
 
     run(main())
     with pytest.raises(TypeError):

@@ -224,6 +224,54 @@ def test_apply_is_all_or_nothing(store: fencing.Store) -> None:
     assert fencing.Put("a", memoryview(b"xyz")[1:]).value == b"yz"
 
 
+def test_execute_runs_one_op_with_the_checks_of_put_and_delete(store: fencing.Store) -> None:
+    t = store.next_token("s")
+    first = store.execute("s", fencing.Put("k", b"1"), token=t)
+    assert isinstance(first, fencing.Receipt) and (first.version, first.token) == (1, t)
+    put = store.execute("s", fencing.Put("k", memoryview(b"2"), expected_version=1), token=t)
+    assert (put.version, put.token) == (2, t)
+    with pytest.raises(fencing.VersionMismatchError) as mismatch:
+        store.execute("s", fencing.Put("k", b"3", expected_version=1), token=t)
+    assert (mismatch.value.expected, mismatch.value.actual) == (1, 2)
+    with pytest.raises(fencing.VersionMismatchError):
+        store.execute("s", fencing.Delete("k", expected_version=1), token=t)
+    e = store.get("s", "k")
+    assert e is not None and (e.value, e.version) == (b"2", 2)
+    # seq and holder go with the fence, as put's do.
+    store.execute("s", fencing.Put("k", b"4"), token=t, seq=5, holder="w")
+    with pytest.raises(fencing.SequenceError) as seq:
+        store.execute("s", fencing.Put("k", b"5"), token=t, seq=5)
+    assert (seq.value.presented, seq.value.last) == (5, 5)
+    deleted = store.execute("s", fencing.Delete("k", expected_version=3), token=t)
+    assert (deleted.version, deleted.token) == (0, t)
+    assert store.get("s", "k") is None
+    with pytest.raises(fencing.NotFoundError) as nf:
+        store.execute("s", fencing.Delete("k"), token=t)
+    assert (nf.value.scope, nf.value.key) == ("s", "k")
+    # A newer token shuts the old one out.
+    newer = store.next_token("s")
+    store.execute("s", fencing.Put("k", b"new"), token=newer)
+    with pytest.raises(fencing.StaleTokenError) as stale:
+        store.execute("s", fencing.Put("k", b"late"), token=t, holder="old")
+    assert (stale.value.presented, stale.value.current) == (t, newer)
+    e = store.get("s", "k")
+    assert e is not None and (e.value, e.token) == (b"new", newer)
+    last = store.metrics()["rejections"][-1]
+    assert (last["code"], last["key"], last["presented"], last["holder"]) == ("STALE_TOKEN", "k", t, "old")
+    # Timed as the put or delete it is: 7 puts and 3 deletes above.
+    calls = store.metrics()["call_durations"]
+    assert (calls["put"]["count"], calls["delete"]["count"], calls["apply"]["count"]) == (7, 3, 0)
+
+
+def test_backend_kind(sqlite_url: str) -> None:
+    for url, kind in [("memory:", "memory"), ("memory:?clock=manual", "memory"), (sqlite_url, "sqlite")]:
+        with fencing.open(url) as s:
+            assert s.backend_kind == kind
+            with pytest.raises(AttributeError):
+                s.backend_kind = "etcd"  # type: ignore[misc]
+    assert s.closed and s.backend_kind == "sqlite"  # known without the store
+
+
 def test_claim_then_read_with_token(store: fencing.Store) -> None:
     store.put("s", "k", b"v", token=1)
     store.claim("s", token=2)

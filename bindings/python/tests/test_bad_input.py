@@ -42,6 +42,7 @@ def cases() -> Iterator[Case]:
         yield f"delete-token-{name}", lambda s, t=tok: s.delete("s", "k", token=t)
         yield f"claim-token-{name}", lambda s, t=tok: s.claim("s", token=t)
         yield f"apply-token-{name}", lambda s, t=tok: s.apply("s", [fencing.Delete("k")], token=t)
+        yield f"execute-token-{name}", lambda s, t=tok: s.execute("s", fencing.Delete("k"), token=t)
         yield f"renew-token-{name}", lambda s, t=tok: s.renew("s", token=t, ttl=1)
         yield f"release-token-{name}", lambda s, t=tok: s.release("s", token=t)
         yield f"advance-counter-{name}", lambda s, t=tok: s.advance_counter("s", t)
@@ -59,10 +60,14 @@ def cases() -> Iterator[Case]:
     ]:
         yield f"put-seq-{name}", lambda s, n=n: s.put("s", "k", b"x", token=5, seq=n)
         yield f"claim-seq-{name}", lambda s, n=n: s.claim("s", token=5, seq=n)
+        yield f"execute-seq-{name}", lambda s, n=n: s.execute("s", fencing.Put("k", b"x"), token=5, seq=n)
         yield f"put-expected-{name}", lambda s, n=n: s.put("s", "k", b"x", token=5, expected_version=n)
         yield f"delete-expected-{name}", lambda s, n=n: s.delete("s", "k", token=5, expected_version=n)
         yield f"apply-op-expected-{name}", lambda s, n=n: s.apply(
             "s", [fencing.Put("k", b"x", expected_version=n)], token=5
+        )
+        yield f"execute-op-expected-{name}", lambda s, n=n: s.execute(
+            "s", fencing.Delete("k", expected_version=n), token=5
         )
 
     # --- scopes, keys, holders: str, sized, no NUL, valid UTF-8 ---
@@ -85,6 +90,7 @@ def cases() -> Iterator[Case]:
         yield f"scope-{name}-retire", lambda s, v=v: s.retire(v)
         yield f"scope-{name}-list", lambda s, v=v: s.list(v)
         yield f"scope-{name}-claim", lambda s, v=v: s.claim(v, token=5)
+        yield f"scope-{name}-execute", lambda s, v=v: s.execute(v, fencing.Put("k", b"x"), token=5)
     for name, v in bad_names + [("1025-bytes", "k" * 1025)]:
         yield f"key-{name}-put", lambda s, v=v: s.put("s", v, b"x", token=5)
         yield f"key-{name}-delete", lambda s, v=v: s.delete("s", v, token=5)
@@ -93,12 +99,16 @@ def cases() -> Iterator[Case]:
             "s", after=1
         )
         yield f"key-{name}-batch", lambda s, v=v: s.apply("s", [fencing.Put(v, b"x")], token=5)
+        yield f"key-{name}-execute", lambda s, v=v: s.execute("s", fencing.Delete(v), token=5)
     for name, v in bad_names + [("257-bytes", "h" * 257)]:
         if v is None:
             continue  # holder=None means "no holder" for writes
         yield f"holder-{name}-acquire", lambda s, v=v: s.acquire("t", holder=v, ttl=1)
         yield f"holder-{name}-put", lambda s, v=v: s.put("s", "k", b"x", token=5, holder=v)
         yield f"holder-{name}-claim", lambda s, v=v: s.claim("s", token=5, holder=v)
+        yield f"holder-{name}-execute", lambda s, v=v: s.execute(
+            "s", fencing.Put("k", b"x"), token=5, holder=v
+        )
         yield f"holder-{name}-get", lambda s, v=v: s.get("s", "k", token=5, holder=v)
         yield f"holder-{name}-lease", lambda s, v=v: _enter(s.lease("t", holder=v, ttl=1))
     yield "acquire-holder-none", lambda s: s.acquire("t", holder=None, ttl=1)
@@ -118,6 +128,7 @@ def cases() -> Iterator[Case]:
     ]:
         yield f"value-{name}-put", lambda s, v=v: s.put("s", "k", v, token=5)
         yield f"value-{name}-batch", lambda s, v=v: s.apply("s", [fencing.Put("k", v)], token=5)
+        yield f"value-{name}-execute", lambda s, v=v: s.execute("s", fencing.Put("k", v), token=5)
 
     # --- durations: seconds (int/float) or timedelta, 1 ms..=366 days ---
     for name, ttl in [
@@ -165,6 +176,18 @@ def cases() -> Iterator[Case]:
         ("one-bad-item", [fencing.Put("k", b"x"), "delete k"]),
     ]:
         yield f"apply-{name}", lambda s, o=ops: s.apply("s", o, token=5)
+    # --- one op: a Put or a Delete, not a batch of them ---
+    for name, op in [
+        ("none", None),
+        ("str", "delete k"),
+        ("bytes", b"k"),
+        ("list-of-one", [fencing.Put("k", b"x")]),
+        ("tuple", ("k", b"v")),
+        ("dict", {"put": "k", "value": b"v"}),
+        ("the-class", fencing.Put),
+        ("object", object()),
+    ]:
+        yield f"execute-op-{name}", lambda s, o=op: s.execute("s", o, token=5)
 
     # --- lease arguments ---
     yield "renew-int", lambda s: s.renew(5)
@@ -255,6 +278,10 @@ def test_calling_errors_are_type_errors(mem: fencing.Store) -> None:
         mem.acquire("s", "h", 1)  # type: ignore[misc]
     with pytest.raises(TypeError):
         mem.get("s", "k", tokn=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        mem.execute("s", fencing.Put("k", b"v"), 1)  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        mem.etcd_check("s", 1)  # type: ignore[misc]
     assert mem.fence_of("s") == 0
 
 
@@ -292,6 +319,9 @@ def test_closed_store_raises_closed_for_every_call(store: fencing.Store) -> None
         lambda: store.put("s", "k", b"v", token=1),
         lambda: store.delete("s", "k", token=1),
         lambda: store.apply("s", [fencing.Put("k", b"v")], token=1),
+        lambda: store.execute("s", fencing.Put("k", b"v"), token=1),
+        lambda: store.execute("s", fencing.Delete("k"), token=1),
+        lambda: store.etcd_check("s", token=1),
         lambda: store.claim("s", token=1),
         lambda: store.get("s", "k"),
         lambda: store.list("s"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pathlib
 import sqlite3
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 import fencing
+import fencing.aio
 
 
 def need_psycopg() -> Any:
@@ -35,6 +37,22 @@ def test_migrate_makes_a_sqlite_file_fencing_check_can_use(tmp_path: pathlib.Pat
     with fencing.open(f"sqlite:{path}") as store:
         assert store.fence_of("s") == 2
     fencing.migrate("memory:")
+
+
+def test_aio_migrate_runs_off_the_loop(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "deploy.db"
+
+    async def main() -> None:
+        await fencing.aio.migrate(f"sqlite:{path}")
+        with pytest.raises(fencing.InvalidArgumentError):
+            await fencing.aio.migrate("sqlite://x.db")
+
+    asyncio.run(main())
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("INSERT INTO fencing_check (scope, token) VALUES ('s', 2)")
+    conn.close()
+    with fencing.open(f"sqlite:{path}") as store:
+        assert store.fence_of("s") == 2
 
 
 def test_migrate_refuses_what_open_refuses(tmp_path: pathlib.Path) -> None:

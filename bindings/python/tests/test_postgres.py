@@ -191,6 +191,7 @@ def update_sql(schema: str) -> Any:
 
 def test_stale_check_rolls_back_the_users_update(story: Tuple[Any, Any, str, int, int]) -> None:
     store, conn, schema, a, b = story
+    assert store.backend_kind == "postgres"
     pg = need_psycopg()
     # The user's UPDATE runs first; the stale check then aborts the whole
     # transaction, UPDATE included.

@@ -26,6 +26,7 @@ __all__ = [
     "Object",
     "Delete",
     "Entry",
+    "EtcdCheck",
     "Lease",
     "Page",
     "Put",
@@ -216,6 +217,27 @@ class Entry:
     def __eq__(self, other: object, /) -> bool: ...
 
 @final
+class EtcdCheck:
+    """What one's own etcd transaction must compare and put so that it commits only while the
+    token is current (``Store.etcd_check``; docs/etcd.md, "Fence your own etcd keys"). If that
+    transaction fails on these comparisons, the scope changed meanwhile: check again."""
+
+    @property
+    def unchanged(self) -> builtins.list[Tuple[bytes, int]]:
+        """Each key with the mod revision it must still have (0: still absent)."""
+    @property
+    def puts(self) -> builtins.list[Tuple[bytes, bytes]]:
+        """The keys and values to put in the same transaction: the scope's record with the
+        fence raised to the token."""
+    @property
+    def gateway_json(self) -> str:
+        """The same as a body for etcd's JSON gateway (``POST /v3/kv/txn``):
+        ``{"compare": [...], "success": [...]}``, keys and values in base64; add one's own
+        comparisons and requests to the lists."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+
+@final
 class Object:
     """A fenced object as read (``Objects.get``): its bytes, and the token and version of the
     write that stored them."""
@@ -265,7 +287,8 @@ class ScopeStatus:
 
 @final
 class Put:
-    """Store ``value`` under ``key``: one operation of a ``Store.apply`` batch."""
+    """Store ``value`` under ``key``: one operation of a ``Store.apply`` batch, or the one of
+    ``Store.execute``."""
 
     def __new__(
         cls, key: str, value: _Bytes, *, expected_version: Optional[int] = None
@@ -284,7 +307,8 @@ class Put:
 
 @final
 class Delete:
-    """Delete the entry under ``key``: one operation of a ``Store.apply`` batch."""
+    """Delete the entry under ``key``: one operation of a ``Store.apply`` batch, or the one of
+    ``Store.execute``."""
 
     def __new__(cls, key: str, *, expected_version: Optional[int] = None) -> Self: ...
     @property
@@ -376,6 +400,9 @@ class Store:
         """Where the store is: ``memory:``; ``sqlite:`` and the file's absolute
         path (a relative path as this process resolved it at open); or the
         PostgreSQL URL without its query and its password. For logs."""
+    @property
+    def backend_kind(self) -> str:
+        """The kind of store: ``"memory"``, ``"sqlite"``, ``"postgres"`` or ``"etcd"``."""
     def next_token(self, scope: str) -> int:
         """Issues the scope's next token (strictly greater than every earlier one)."""
     def advance_counter(self, scope: str, floor: int) -> int:
@@ -463,10 +490,28 @@ class Store:
     ) -> builtins.list[Receipt]:
         """Applies every operation of the batch or none, behind one fence check; one receipt per
         operation."""
+    def execute(
+        self,
+        scope: str,
+        op: Union[Put, Delete],
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+    ) -> Receipt:
+        """Runs one operation (as ``apply`` takes them) with the checks of ``put`` and
+        ``delete``; its receipt."""
     def claim(
         self, scope: str, *, token: int, seq: Optional[int] = None, holder: Optional[str] = None
     ) -> None:
         """Raises the scope's fence to ``token`` without writing (StaleTokenError if it is older)."""
+    def etcd_check(
+        self, scope: str, *, token: int, seq: Optional[int] = None, holder: Optional[str] = None
+    ) -> EtcdCheck:
+        """Checks ``token`` against the scope's fence now (StaleTokenError as a write would) and
+        says what one's own etcd transaction must compare and put to commit only while the token
+        is current (docs/etcd.md, "Fence your own etcd keys"). InvalidArgumentError on a store
+        that is not ``etcd://``."""
     def get(
         self, scope: str, key: str, *, token: Optional[int] = None, holder: Optional[str] = None
     ) -> Optional[Entry]:

@@ -54,7 +54,18 @@ from typing import (
 
 from . import _native
 from ._errors import FencingError
-from ._native import Delete, Entry, Holding, Lease, Object, Page, Put, Receipt, ScopeStatus
+from ._native import (
+    Delete,
+    Entry,
+    EtcdCheck,
+    Holding,
+    Lease,
+    Object,
+    Page,
+    Put,
+    Receipt,
+    ScopeStatus,
+)
 
 __all__ = [
     "KeepAlive",
@@ -64,6 +75,7 @@ __all__ = [
     "Opening",
     "RejectionWatch",
     "Store",
+    "migrate",
     "open",
     "open_objects",
 ]
@@ -234,6 +246,12 @@ def open(url: str) -> Opening:
     loop: ``store = await fencing.aio.open(url)``, or
     ``async with fencing.aio.open(url) as store:`` to close it at the end."""
     return Opening(url)
+
+
+async def migrate(url: str) -> None:
+    """Creates or upgrades the schema of the store a URL names, without
+    opening a store (``fencing.migrate``), off the event loop; idempotent."""
+    await _run(_native.migrate, url)
 
 
 def open_objects(url: str) -> ObjectsOpening:
@@ -498,6 +516,12 @@ class Store:
         """Where the store is (``fencing.Store.location``)."""
         return self._store.location
 
+    @property
+    def backend_kind(self) -> str:
+        """The kind of store (``fencing.Store.backend_kind``): ``"memory"``,
+        ``"sqlite"``, ``"postgres"`` or ``"etcd"``."""
+        return self._store.backend_kind
+
     def __repr__(self) -> str:
         return repr(self._store).replace("fencing.", "fencing.aio.", 1)
 
@@ -632,11 +656,30 @@ class Store:
         """Applies several puts and deletes under one check, all or nothing."""
         return await _run(self._store.apply, scope, list(ops), token=token, seq=seq, holder=holder)
 
+    async def execute(
+        self,
+        scope: str,
+        op: Union[Put, Delete],
+        *,
+        token: int,
+        seq: Optional[int] = None,
+        holder: Optional[str] = None,
+    ) -> Receipt:
+        """Runs one ``Put`` or ``Delete`` with the checks of ``put`` and ``delete``."""
+        return await _run(self._store.execute, scope, op, token=token, seq=seq, holder=holder)
+
     async def claim(
         self, scope: str, *, token: int, seq: Optional[int] = None, holder: Optional[str] = None
     ) -> None:
         """Raises the scope's fence to ``token`` without writing."""
         await _run(self._store.claim, scope, token=token, seq=seq, holder=holder)
+
+    async def etcd_check(
+        self, scope: str, *, token: int, seq: Optional[int] = None, holder: Optional[str] = None
+    ) -> EtcdCheck:
+        """What one's own etcd transaction must compare and put to commit only
+        while ``token`` is current (see ``fencing.Store.etcd_check``)."""
+        return await _run(self._store.etcd_check, scope, token=token, seq=seq, holder=holder)
 
     async def get(
         self, scope: str, key: str, *, token: Optional[int] = None, holder: Optional[str] = None
