@@ -1,68 +1,21 @@
 // Types of the package's entry point (fencing.js / fencing.mjs). The value
 // shapes (Lease, Receipt, options, ...) are generated from the Rust structs
-// into index.d.ts and re-exported here.
-
-import type {
-  AcquireOptions,
-  AcquireWaitOptions,
-  BatchDelete,
-  BatchOp,
-  BatchPut,
-  Entry,
-  EtcdCheck,
-  EtcdPut,
-  EtcdRevision,
-  Events,
-  EventsOptions,
-  FenceOptions,
-  Holding,
-  LastWrite,
-  Lease,
-  LeaseOptions,
-  LeaseRef,
-  ListOptions,
-  MetricsSnapshot,
-  Page,
-  Receipt,
-  RecordedRejection,
-  Rejection,
-  RenewOptions,
-  ScopeStatus,
-  StoredObject,
-  TokenLike,
-  WriteOptions,
-} from './index'
+// into index.d.ts and re-exported here, and so are the signatures (with
+// their docs) of the Store members that fencing.js passes through as they
+// are: `Store` declares only what the JavaScript wrapper adds or changes.
 
 export type {
-  AcquireOptions,
-  AcquireWaitOptions,
-  BatchDelete,
-  BatchOp,
-  BatchPut,
-  Entry,
-  EtcdCheck,
-  EtcdPut,
-  EtcdRevision,
-  Events,
-  EventsOptions,
-  FenceOptions,
-  Holding,
-  LastWrite,
-  Lease,
-  LeaseOptions,
-  LeaseRef,
-  ListOptions,
-  MetricsSnapshot,
-  Page,
-  Receipt,
-  RecordedRejection,
-  Rejection,
-  RenewOptions,
-  ScopeStatus,
-  StoredObject,
-  TokenLike,
-  WriteOptions,
-}
+  AcquireOptions, AcquireWaitOptions, BatchDelete, BatchOp, BatchPut, Entry, EtcdCheck, EtcdPut, EtcdRevision,
+  Events, EventsOptions, FenceOptions, Holding, LastWrite, Lease, LeaseOptions, LeaseRef, ListOptions,
+  MetricsSnapshot, Page, Receipt, RecordedRejection, Rejection, RenewOptions, ScopeStatus, StoredObject,
+  TokenLike, WriteOptions,
+} from './index'
+
+// What this file's own declarations use.
+import type {
+  AcquireWaitOptions, BatchOp, Entry, Holding, Lease, LeaseOptions, NativeStore, Receipt, RecordedRejection,
+  StoredObject, TokenLike, WriteOptions,
+} from './index'
 
 /** Bytes to store: a Buffer or Uint8Array (copied), or a string (as UTF-8). */
 export type Value = Buffer | Uint8Array | string
@@ -162,33 +115,36 @@ export declare function open(url: string): Promise<Store>
  */
 export declare function migrate(url: string): Promise<void>
 
-/** A handle on one fencing store. Every call that may touch disk returns a Promise. */
+/**
+ * A handle on one fencing store. Every call that may touch disk returns a
+ * Promise. The members it shares with the native handle (`nextToken`,
+ * `acquire`, `put`, `execute`, `status`, `backendKind`, ...) are declared,
+ * with their docs, in index.d.ts (`NativeStore`); this class declares the
+ * ones fencing.js adds or changes.
+ */
 export declare class Store {
   private constructor()
   static open(url: string): Promise<Store>
 
-  /** Increments the scope's counter and returns the new token. */
-  nextToken(scope: string): Promise<bigint>
-  /** Raises the scope's counter to at least `floor`; resolves to the counter. */
-  advanceCounter(scope: string, floor: TokenLike): Promise<bigint>
-
-  acquire(scope: string, options: AcquireOptions): Promise<Lease>
-  /** Like acquire, waiting (without spinning) up to `timeoutMs`; TIMEOUT after. */
   /**
-   * Waits until the lease is free or `timeoutMs` passes. `signal` gives up
-   * the wait; a lease it gets after that is released at once.
+   * Waits until the lease is free or `timeoutMs` passes (TIMEOUT after),
+   * without spinning. `signal` gives up the wait; a lease it gets after
+   * that is released at once.
    */
   acquireWait(scope: string, options: AcquireWaitOptions & { signal?: AbortSignal }): Promise<Lease>
-  /** Extends the lease while it is current (default TTL: the lease's own); else LEASE_LOST. */
-  renew(lease: LeaseRef & { ttlMs?: number }, options?: RenewOptions): Promise<Lease>
-  /** Ends the lease early if it is still current; resolves to whether it did. */
-  release(lease: LeaseRef): Promise<boolean>
   /**
    * Acquires (waiting up to `timeoutMs` when given) and keeps the lease
    * alive in the background until `release()`. `signal` stops a wait and,
    * once held, aborts `lease.signal` too.
    */
   lease(scope: string, options: HeldLeaseOptions): Promise<HeldLease>
+  /**
+   * Keeps a lease this process already acquired (as `acquire` resolved it)
+   * alive in the background until `release()`, as `lease` does. Its
+   * `remainingMs` is counted from this call: call it right after `acquire`,
+   * or use `lease`. Anything but such a lease throws INVALID_ARGUMENT.
+   */
+  keepAlive(lease: Lease): HeldLease
   /**
    * Runs `fn` while holding the lease (renewed about every ttl/3), then ends
    * it (docs/semantics.md, "Ending a held lease"): held to the end, resolves
@@ -197,15 +153,6 @@ export declare class Store {
    * `fn`'s error as its `cause` when `fn` failed.
    */
   withLease<T>(scope: string, options: HeldLeaseOptions, fn: (lease: HeldLease) => T | PromiseLike<T>): Promise<T>
-
-  put(scope: string, key: string, value: Value, options: WriteOptions): Promise<Receipt>
-  /**
-   * `put` without a Promise: returns the receipt or throws the same errors.
-   * Runs on the calling thread, so on `sqlite:` it blocks the event loop
-   * for the write (an fsync), like `fs.writeFileSync`; made for `memory:`
-   * and for scripts.
-   */
-  putSync(scope: string, key: string, value: Value, options: WriteOptions): Receipt
   /**
    * A scope and a token bound once, for hot paths: `fence.putSync(key,
    * value)` and `fence.put(key, value)` write as `putSync` and `put` with
@@ -213,43 +160,6 @@ export declare class Store {
    * throws here.
    */
   fence(scope: string, token: TokenLike): Fence
-  delete(scope: string, key: string, options: WriteOptions): Promise<Receipt>
-  /** Several puts and deletes under one check: all or nothing. */
-  apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>
-  /** Raises the fence to `options.token` without writing. */
-  claim(scope: string, options: FenceOptions): Promise<void>
-  /**
-   * On an etcd store: checks `options.token` against the scope's fence now
-   * and says what your own etcd transaction must compare (`unchanged`) and
-   * put (`puts`) so that it commits only while the token is current,
-   * raising the fence with it (docs/etcd.md). Other stores reject with
-   * INVALID_ARGUMENT.
-   */
-  etcdCheck(scope: string, options: FenceOptions): Promise<EtcdCheck>
-  /** Reads an entry; with a token, the read is checked like a write (STALE_TOKEN). */
-  get(scope: string, key: string, options?: FenceOptions): Promise<Entry | null>
-  list(scope: string, options?: ListOptions): Promise<Page>
-  /** The greatest token the scope has accepted (0n = none). */
-  fenceOf(scope: string): Promise<bigint>
-  status(scope: string): Promise<ScopeStatus>
-  /** Drops a scope with no live lease and no entries; resolves to whether it had state. */
-  retire(scope: string): Promise<boolean>
-  /** The failover step: every counter, fence and floor moves to 2^40 above the store's ceiling, every lease ends; resolves to that base (every token at or below it is stale). */
-  failover(): Promise<bigint>
-  /** Moves a manual clock (`?clock=manual`) forward. */
-  advanceClock(ms: number): Promise<void>
-  /** One cheap round trip that changes nothing: resolves while the store answers and its schema is this build's; rejects with CLOSED once closed, BACKEND when unreachable or (kind `refused`) when its schema is older (run `fencing migrate`) or newer. */
-  ping(): Promise<void>
-
-  metrics(): MetricsSnapshot
-  /** The metrics in the Prometheus text format, every sample labelled `store`. */
-  metricsText(): string
-  /**
-   * The store's own record, shared by every process using the store: recent
-   * stale-token rejections and who last wrote each scope, newest first
-   * (`limit` 1..=256, default 20). Never any values.
-   */
-  events(options?: EventsOptions): Promise<Events>
   /**
    * Each rejection the store records from now on (of `scope`, or of every
    * scope), oldest first: `for await (const r of await store.watchRejections())`.
@@ -264,19 +174,21 @@ export declare class Store {
    * iteration, rejecting with its reason; `return()` (a `break`) ends it.
    */
   watch(scope: string, options?: { signal?: AbortSignal }): LeaseWatch
-  close(): Promise<void>
-  readonly closed: boolean
   /** `await using store = await open(url)`: closes the store. */
   [Symbol.asyncDispose](): Promise<void>
-  /**
-   * Where the store is: `memory:`; `sqlite:` and the file's absolute path
-   * (a relative path as this process resolved it at open); or the
-   * PostgreSQL URL without its query and its password. For logs.
-   */
-  readonly location: string
   /** `[fencing.Store LOCATION]`, with ` closed` once closed. */
   toString(): string
 }
+
+/**
+ * The rest of `Store`: the native handle's members that fencing.js passes
+ * through unchanged, less what it changes (above) and its internals.
+ */
+export interface Store
+  extends Omit<
+    NativeStore,
+    'acquireWait' | 'lease' | 'keepAlive' | 'fence' | 'watchRejections' | 'watch' | 'inline' | 'putSyncFunction'
+  > {}
 
 /**
  * Opens fenced objects (docs/objects.md): `memory:` (this handle's own, in

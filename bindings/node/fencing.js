@@ -274,6 +274,18 @@ class Store {
   }
 
   /**
+   * Keeps a lease this process already acquired (what `acquire` resolved
+   * to) alive in the background until `release()`, as `lease` does; see
+   * `HeldLease`. Its `remainingMs` is counted from this call: call it right
+   * after `acquire`, or use `lease`.
+   */
+  keepAlive(lease) {
+    const controller = new AbortController()
+    const onLost = (error) => controller.abort(fencingError(error))
+    return new HeldLease(this.#native.keepAlive(lease, onLost), controller, kConstruct)
+  }
+
+  /**
    * Runs `fn(lease)` while holding the lease: renewed in the background
    * (about every ttl/3), ended at the end by the core, whose verdict decides
    * (docs/semantics.md, "Ending a held lease"): held to the end, it resolves
@@ -357,6 +369,10 @@ class Store {
 
   async delete(scope, key, options) {
     return jsonable(await this.#native.delete(scope, key, options))
+  }
+
+  async execute(scope, op, options) {
+    return jsonable(await this.#native.execute(scope, op, options))
   }
 
   async apply(scope, ops, options) {
@@ -459,6 +475,11 @@ class Store {
     return this.#native.location
   }
 
+  /** Which backend the store runs on: `'memory'`, `'sqlite'`, `'postgres'` or `'etcd'`. */
+  get backendKind() {
+    return this.#native.backendKind
+  }
+
   toString() {
     return `[fencing.Store ${this.location}${this.closed ? ' closed' : ''}]`
   }
@@ -466,8 +487,8 @@ class Store {
 
 mapMethods(Store, ['open'])
 mapMethods(Store.prototype, [
-  'nextToken', 'advanceCounter', 'acquire', 'acquireWait', 'renew', 'release',
-  'fence', 'delete', 'apply', 'claim', 'etcdCheck', 'get', 'list', 'fenceOf', 'status', 'failover',
+  'nextToken', 'advanceCounter', 'acquire', 'acquireWait', 'renew', 'release', 'keepAlive',
+  'fence', 'delete', 'execute', 'apply', 'claim', 'etcdCheck', 'get', 'list', 'fenceOf', 'status', 'failover',
   'retire',
   'advanceClock', 'ping', 'events', 'watchRejections', 'watch', 'close',
 ])
@@ -684,7 +705,7 @@ class HeldLease {
   #controller
 
   constructor(keeper, controller, key) {
-    if (key !== kConstruct) throw invalidType('use store.lease() or store.withLease()')
+    if (key !== kConstruct) throw invalidType('use store.lease(), store.withLease() or store.keepAlive()')
     this.#keeper = keeper
     this.#controller = controller
     const { scope, holder, token, ttlMs } = keeper.lease

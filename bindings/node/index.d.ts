@@ -43,7 +43,10 @@ export declare class NativeFence {
   get handle(): ExternalObject<'FenceCore'>
 }
 
-/** A lease held alive in the background. Made by `NativeStore.lease()`. */
+/**
+ * A lease held alive in the background. Made by `NativeStore.lease()`
+ * and `NativeStore.keepAlive()`.
+ */
 export declare class NativeKeepAlive {
   put(key: string, value: Buffer | Uint8Array | string, options?: { expectedVersion?: TokenLike }): Promise<Receipt>
   /** `put` on the calling thread, like `NativeStore.putSync`. */
@@ -133,11 +136,18 @@ export declare class NativeRejectionWatch {
  * store: the same argument checks first, then CLOSED.
  */
 export declare class NativeStore {
+  /** Increments the scope's counter and returns the new token. */
   nextToken(scope: string): Promise<bigint>
+  /** Raises the scope's counter to at least `floor`; resolves to the counter. */
   advanceCounter(scope: string, floor: TokenLike): Promise<bigint>
   acquire(scope: string, options: AcquireOptions): Promise<Lease>
   acquireWait(scope: string, options: AcquireWaitOptions, cancel?: NativeCancel): Promise<Lease>
+  /**
+   * Extends the lease while it is current (default TTL: the lease's own);
+   * else LEASE_LOST.
+   */
   renew(lease: LeaseRef & { ttlMs?: number }, options?: RenewOptions): Promise<Lease>
+  /** Ends the lease early if it is still current; resolves to whether it did. */
   release(lease: LeaseRef): Promise<boolean>
   /**
    * Acquires (waiting up to `timeoutMs` when given) and keeps the lease
@@ -145,11 +155,19 @@ export declare class NativeStore {
    * background thread). `onLost` is called once if the lease is lost.
    */
   lease(scope: string, options: LeaseOptions, onLost?: (error: Error) => void, cancel?: NativeCancel): Promise<NativeKeepAlive>
+  /**
+   * Keeps a lease already acquired (as `acquire` resolved it) alive as
+   * `lease` does: renewed about every ttl/3, released at the end.
+   * `onLost` is called once if the lease is lost. Its `remainingMs` is
+   * counted from this call: call it right after `acquire`.
+   */
+  keepAlive(lease: Lease, onLost?: (error: Error) => void): NativeKeepAlive
   put(scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions): Promise<Receipt>
   /**
-   * `put` on the calling thread: returns the receipt or throws, with no
-   * Promise. On a durable backend it blocks the event loop for the write
-   * (an fsync on `sqlite:`), like `fs.writeFileSync`.
+   * `put` without a Promise: returns the receipt or throws the same
+   * errors. Runs on the calling thread, so on `sqlite:` it blocks the
+   * event loop for the write (an fsync), like `fs.writeFileSync`; made
+   * for `memory:` and for scripts.
    */
   putSync(scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions): Receipt
   /**
@@ -159,13 +177,37 @@ export declare class NativeStore {
    */
   fence(scope: string, token: TokenLike): NativeFence
   delete(scope: string, key: string, options: WriteOptions): Promise<Receipt>
+  /**
+   * One put or delete, in the form `apply` takes (`{ put, value }` or
+   * `{ delete }`, with `expectedVersion?`), checked and counted as
+   * `put` or `delete` is.
+   */
+  execute(scope: string, op: BatchOp, options: FenceOptions): Promise<Receipt>
+  /** Several puts and deletes under one check: all or nothing. */
   apply(scope: string, ops: BatchOp[], options: FenceOptions): Promise<Receipt[]>
+  /** Raises the fence to `options.token` without writing. */
   claim(scope: string, options: FenceOptions): Promise<void>
+  /**
+   * On an etcd store: checks `options.token` against the scope's fence now
+   * and says what your own etcd transaction must compare (`unchanged`) and
+   * put (`puts`) so that it commits only while the token is current,
+   * raising the fence with it (docs/etcd.md). Other stores reject with
+   * INVALID_ARGUMENT.
+   */
   etcdCheck(scope: string, options: FenceOptions): Promise<EtcdCheck>
+  /**
+   * Reads an entry; with a token, the read is checked like a write
+   * (STALE_TOKEN).
+   */
   get(scope: string, key: string, options?: FenceOptions): Promise<Entry | null>
   list(scope: string, options?: ListOptions): Promise<Page>
+  /** The greatest token the scope has accepted (0n = none). */
   fenceOf(scope: string): Promise<bigint>
   status(scope: string): Promise<ScopeStatus>
+  /**
+   * Drops a scope with no live lease and no entries; resolves to whether it
+   * had state.
+   */
   retire(scope: string): Promise<boolean>
   /**
    * The failover step: run once on a new primary promoted from an
@@ -186,11 +228,16 @@ export declare class NativeStore {
    */
   ping(): Promise<void>
   metrics(): MetricsSnapshot
+  /**
+   * The metrics in the Prometheus text format, every sample labelled
+   * `store`.
+   */
   metricsText(): string
   /**
    * The store's own record, shared by every process using the store
    * (docs/operations.md): recent stale-token rejections and who last
-   * wrote each scope, newest first. Never any values.
+   * wrote each scope, newest first (`limit` 1..=256, default 20). Never
+   * any values.
    */
   events(options?: EventsOptions): Promise<Events>
   /**
@@ -216,6 +263,11 @@ export declare class NativeStore {
    * PostgreSQL URL without its query and its password. For logs.
    */
   get location(): string
+  /**
+   * Which backend the store runs on: `'memory'`, `'sqlite'`,
+   * `'postgres'` or `'etcd'`.
+   */
+  get backendKind(): string
   /**
    * Whether the store runs its calls on the JavaScript thread
    * (`memory:`), so that an awaited `put` may run as `putSync` does.

@@ -518,15 +518,49 @@ fn python_names(text: &str, module: &str, class: &str) -> BTreeSet<String> {
 
 /// Node: the members of `export declare class CLASS` (methods, static
 /// methods, readonly properties, getters) and the module's exported
-/// functions (as `fencing.name`).
+/// functions (as `fencing.name`). Members fencing.js passes through
+/// unchanged are declared once, in the generated index.d.ts:
+/// `export interface CLASS extends Omit<NativeCLASS, 'a' | 'b'> {}` adds
+/// `NativeCLASS`'s members there, less the ones named.
 fn node_names(text: &str, class: &str) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    let mut in_store = false;
+    let mut names = node_class_members(text, class);
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("export declare function ") {
             let end = rest.find(['(', '<']).unwrap_or(rest.len());
             names.insert(format!("fencing.{}", rest[..end].trim()));
         }
+    }
+    let native = format!("Native{class}");
+    for decl in text.split("export interface ").skip(1) {
+        let head: String = decl[..decl.find('{').unwrap_or(0)]
+            .split_whitespace()
+            .collect();
+        let Some(omit) = head.strip_prefix(&format!("{class}extendsOmit<{native},")) else {
+            continue;
+        };
+        let omitted: BTreeSet<&str> = omit.split('\'').skip(1).step_by(2).collect();
+        let derived = node_class_members(&read("bindings/node/index.d.ts"), &native);
+        for name in &omitted {
+            assert!(
+                derived.contains(*name),
+                "Omit<{native}, '{name}'>: {native} has no {name}"
+            );
+        }
+        names.extend(
+            derived
+                .into_iter()
+                .filter(|n| !omitted.contains(n.as_str())),
+        );
+    }
+    names
+}
+
+/// The members of `export declare class CLASS` (methods, static methods,
+/// readonly properties, getters).
+fn node_class_members(text: &str, class: &str) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut in_store = false;
+    for line in text.lines() {
         if line.starts_with(&format!("export declare class {class} ")) {
             in_store = true;
             continue;

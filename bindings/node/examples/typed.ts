@@ -52,6 +52,12 @@ export async function report(url: string): Promise<string | null> {
     if (holding.lease === null) break
   }
 
+  const kind: string = store.backendKind
+  const one: Receipt = await store.execute('report', { put: 'body', value: 'one op' }, { token })
+  const kept: HeldLease = store.keepAlive(await store.acquire('kept', { holder: 'w', ttlMs: 1000 }))
+  const keptReleased: boolean = await kept.release()
+  console.log(kind, one.version, keptReleased)
+
   const out: number = await store.withLease('report', { holder: 'w', ttlMs: 1000, timeoutMs: 5000 }, async (held: HeldLease) => {
     held.check()
     const signal: AbortSignal = held.signal
@@ -92,6 +98,14 @@ export async function report(url: string): Promise<string | null> {
   await store.put('report', 'body', 'x', { token, expected_version: 1n })
   // @ts-expect-error: a token is not a boolean
   await store.claim('report', { token: true })
+  // @ts-expect-error: execute takes one op, not a batch
+  await store.execute('report', [{ delete: 'b' }], { token })
+  // @ts-expect-error: keepAlive takes a lease as acquire returns it
+  store.keepAlive({ scope: 'report', token })
+  // @ts-expect-error: the backend is the store's: read-only
+  store.backendKind = 'sqlite'
+  // @ts-expect-error: the native handle's internals are not the Store's
+  console.log(store.inline, store.putSyncFunction)
   console.log(asNumber)
 
   // An SQLite driver's error from the fencing_check view, typed (docs/sqlite.md).

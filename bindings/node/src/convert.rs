@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use napi::bindgen_prelude::Unknown;
 use napi::{sys, Env, JsValue, ValueType};
@@ -532,17 +532,21 @@ pub(crate) fn array(v: Js, what: &str) -> Conv<Vec<Js>> {
         .collect()
 }
 
-/// One operation of a batch: `{ put: key, value, expectedVersion? }` or
-/// `{ delete: key, expectedVersion? }`.
-pub(crate) fn op(v: Js, index: usize) -> Conv<fencing::Op> {
-    let what = "ops[]";
+/// One operation: `{ put: key, value, expectedVersion? }` or
+/// `{ delete: key, expectedVersion? }`; `index` is its place in a batch
+/// (`apply`), `None` for `execute`'s one operation.
+pub(crate) fn op(v: Js, index: Option<usize>) -> Conv<fencing::Op> {
+    let (what, name) = match index {
+        Some(i) => ("ops[]", format!("ops[{i}]")),
+        None => ("op", "op".to_owned()),
+    };
     let o = options(
         v,
         what,
         &["put", "delete", "value", "expectedVersion"],
         true,
     )?
-    .ok_or_else(|| Failure::Type(format!("ops[{index}] must be an object")))?;
+    .ok_or_else(|| Failure::Type(format!("{name} must be an object")))?;
     let op = match (o.get("put")?, o.get("delete")?) {
         (Some((key, what)), None) => {
             let key = string(key, &what)?;
@@ -552,14 +556,14 @@ pub(crate) fn op(v: Js, index: usize) -> Conv<fencing::Op> {
         (None, Some((key, what))) => {
             if o.get("value")?.is_some() {
                 return Err(Failure::Type(format!(
-                    "ops[{index}] deletes and cannot carry a value"
+                    "{name} deletes and cannot carry a value"
                 )));
             }
             fencing::Op::delete(string(key, &what)?)
         }
         _ => {
             return Err(Failure::Type(format!(
-                "ops[{index}] must name exactly one of put or delete"
+                "{name} must name exactly one of put or delete"
             )))
         }
     };
@@ -572,19 +576,60 @@ pub(crate) fn op(v: Js, index: usize) -> Conv<fencing::Op> {
 /// A lease as renew and release take it: any object with `scope` and
 /// `token` (what acquire returned, or `{ scope, token }`).
 pub(crate) fn lease_ref(v: Js, what: &'static str) -> Conv<(String, fencing::Token)> {
-    let t = v.kind()?;
-    if t != ValueType::Object {
-        return Err(wrong_type(
-            what,
-            "a lease (an object with scope and token)",
-            t,
-        ));
-    }
-    let o = Options {
-        what,
-        source: Source::Object(v),
-    };
+    let o = object(v, what, "a lease (an object with scope and token)")?;
     Ok((o.string("scope")?, o.token("token")?))
+}
+
+/// An object whose fields are read by name (a lease, which may carry more
+/// than is read).
+fn object(v: Js, what: &'static str, expected: &str) -> Conv<Options> {
+    match v.kind()? {
+        ValueType::Object => Ok(Options {
+            what,
+            source: Source::Object(v),
+        }),
+        t => Err(wrong_type(what, expected, t)),
+    }
+}
+
+/// A whole lease, as `acquire` resolved it (`keepAlive`): `scope`,
+/// `holder`, `token`, `ttlMs`, `expiresAt` (a Date) and `remainingMs`.
+pub(crate) fn lease(v: Js, what: &'static str) -> Conv<fencing::Lease> {
+    let o = object(
+        v,
+        what,
+        "a lease as acquire returns it (scope, holder, token, ttlMs, expiresAt, remainingMs)",
+    )?;
+    Ok(fencing::Lease {
+        scope: o.string("scope")?,
+        holder: o.string("holder")?,
+        token: o.token("token")?,
+        ttl: o.millis("ttlMs")?,
+        expires_at: o
+            .required("expiresAt")
+            .and_then(|(v, what)| date(v, &what))?,
+        remaining: o.millis("remainingMs")?,
+    })
+}
+
+/// A `Date` (a valid one) as a point in time.
+fn date(v: Js, what: &str) -> Conv<SystemTime> {
+    let mut is_date = false;
+    napi::check_status!(unsafe { sys::napi_is_date(v.env, v.raw, &mut is_date) })?;
+    if !is_date {
+        return Err(wrong_type(what, "a Date", v.kind()?));
+    }
+    let mut ms = 0f64;
+    napi::check_status!(unsafe { sys::napi_get_date_value(v.env, v.raw, &mut ms) })?;
+    if !ms.is_finite() {
+        return Err(Failure::Range(format!("{what} is an invalid Date")));
+    }
+    let since = Duration::from_millis(ms.abs() as u64);
+    Ok(if ms < 0.0 {
+        UNIX_EPOCH - since
+    } else {
+        UNIX_EPOCH + since
+    })
 }
 
 /// The `ttlMs` a lease object carries, if any (renew's default).

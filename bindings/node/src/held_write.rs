@@ -150,7 +150,7 @@ impl NativeKeepAlive {
                 convert::array(js(env, &ops), "ops")?
                     .into_iter()
                     .enumerate()
-                    .map(|(i, op)| convert::op(op, i))
+                    .map(|(i, op)| convert::op(op, Some(i)))
                     .collect::<Conv<Vec<_>>>()
             },
             |w, ops| w.apply(ops),

@@ -28,7 +28,8 @@ struct State {
     end: Option<LeaseEnd>,
 }
 
-/// A lease held alive in the background. Made by `NativeStore.lease()`.
+/// A lease held alive in the background. Made by `NativeStore.lease()`
+/// and `NativeStore.keepAlive()`.
 #[napi]
 pub struct NativeKeepAlive {
     state: Arc<Mutex<State>>,

@@ -14,7 +14,7 @@ use crate::convert::{self, Js, FENCE_KEYS};
 use crate::errors::{Conv, ErrorValue, Failure};
 use crate::fast;
 use crate::fence::NativeFence;
-use crate::keepalive::NativeKeepAlive;
+use crate::keepalive::{NativeKeepAlive, SharedOnLost};
 use crate::run;
 use crate::types::{Entry, EtcdCheck, Events, Lease, MetricsSnapshot, Page, Receipt, ScopeStatus};
 use crate::watch::{NativeLeaseWatch, NativeRejectionWatch};
@@ -37,6 +37,8 @@ pub struct NativeStore {
     inline: bool,
     /// `fencing::Store::location`, kept after close.
     location: String,
+    /// `fencing::Store::backend_kind`, kept after close.
+    backend_kind: fencing::BackendKind,
 }
 
 /// The handle's state, shared with the fences it made (`fence.rs`), so that
@@ -65,6 +67,7 @@ impl NativeStore {
     pub(crate) fn new(store: fencing::Store, inline: bool) -> NativeStore {
         NativeStore {
             location: store.location().to_owned(),
+            backend_kind: store.backend_kind(),
             state: Arc::new(Mutex::new(State::Open(store))),
             inline,
         }
@@ -129,6 +132,7 @@ fn js(env: &Env, v: &Unknown) -> Js {
 impl NativeStore {
     // ----- the counter -----
 
+    /// Increments the scope's counter and returns the new token.
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string",
@@ -147,6 +151,7 @@ impl NativeStore {
         )
     }
 
+    /// Raises the scope's counter to at least `floor`; resolves to the counter.
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string, floor: TokenLike",
@@ -236,6 +241,8 @@ impl NativeStore {
         )
     }
 
+    /// Extends the lease while it is current (default TTL: the lease's own);
+    /// else LEASE_LOST.
     #[napi(
         catch_unwind,
         ts_args_type = "lease: LeaseRef & { ttlMs?: number }, options?: RenewOptions",
@@ -270,6 +277,7 @@ impl NativeStore {
         )
     }
 
+    /// Ends the lease early if it is still current; resolves to whether it did.
     #[napi(
         catch_unwind,
         ts_args_type = "lease: LeaseRef",
@@ -320,29 +328,49 @@ impl NativeStore {
         let ((scope, holder, ttl, timeout), callback) = args;
         let store = self.store();
         let inline = self.inline;
-        // Shared: the guard's thread calls it, the HeldLease can unref it.
-        let callback = callback.map(|tsfn| Arc::new(Mutex::new(tsfn)));
-        let kept = callback.clone();
+        let (on_lost, kept) = shared_on_lost(callback);
         let gave_up = cancel.map(NativeCancel::gave_up);
         run::settle(
             env,
             inline && timeout.is_none(),
-            move || {
-                let on_lost = callback.map(|tsfn| -> fencing::OnLost {
-                    Box::new(move |e| {
-                        let tsfn = tsfn.lock().unwrap_or_else(PoisonError::into_inner);
-                        tsfn.call(e.clone(), ThreadsafeFunctionCallMode::NonBlocking);
-                    })
-                });
-                match (timeout, gave_up) {
-                    (Some(t), Some(g)) => {
-                        store.lease_wait_unless(&scope, &holder, ttl, t, on_lost, &g)
-                    }
-                    _ => store.lease_wait(&scope, &holder, ttl, timeout, on_lost),
-                }
+            move || match (timeout, gave_up) {
+                (Some(t), Some(g)) => store.lease_wait_unless(&scope, &holder, ttl, t, on_lost, &g),
+                _ => store.lease_wait(&scope, &holder, ttl, timeout, on_lost),
             },
             move |_env, guard| Ok(NativeKeepAlive::new(guard, inline, kept)),
         )
+    }
+
+    /// Keeps a lease already acquired (as `acquire` resolved it) alive as
+    /// `lease` does: renewed about every ttl/3, released at the end.
+    /// `onLost` is called once if the lease is lost. Its `remainingMs` is
+    /// counted from this call: call it right after `acquire`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "lease: Lease, onLost?: (error: Error) => void",
+        ts_return_type = "NativeKeepAlive"
+    )]
+    pub fn keep_alive(
+        &self,
+        env: &Env,
+        lease: Unknown,
+        on_lost: Unknown,
+    ) -> napi::Result<NativeKeepAlive> {
+        let (lease, callback) = (|| {
+            let lease = convert::lease(js(env, &lease), "lease")?;
+            Ok((lease, on_lost_callback(&on_lost)?))
+        })()
+        .map_err(|f: Failure| f.into_napi(env))?;
+        let store = self.store();
+        let (on_lost, kept) = shared_on_lost(callback);
+        run::now(|| {
+            Ok(match on_lost {
+                Some(on_lost) => store.keep_alive_with(lease, on_lost),
+                None => store.keep_alive(lease),
+            })
+        })
+        .map(|guard| NativeKeepAlive::new(guard, self.inline, kept))
+        .map_err(|e| Failure::Core(e).into_napi(env))
     }
 
     // ----- the fenced store -----
@@ -368,9 +396,10 @@ impl NativeStore {
         )
     }
 
-    /// `put` on the calling thread: returns the receipt or throws, with no
-    /// Promise. On a durable backend it blocks the event loop for the write
-    /// (an fsync on `sqlite:`), like `fs.writeFileSync`.
+    /// `put` without a Promise: returns the receipt or throws the same
+    /// errors. Runs on the calling thread, so on `sqlite:` it blocks the
+    /// event loop for the write (an fsync), like `fs.writeFileSync`; made
+    /// for `memory:` and for scripts.
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string, key: string, value: Buffer | Uint8Array | string, options: WriteOptions",
@@ -435,6 +464,35 @@ impl NativeStore {
         )
     }
 
+    /// One put or delete, in the form `apply` takes (`{ put, value }` or
+    /// `{ delete }`, with `expectedVersion?`), checked and counted as
+    /// `put` or `delete` is.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "scope: string, op: BatchOp, options: FenceOptions",
+        ts_return_type = "Promise<Receipt>"
+    )]
+    pub fn execute<'env>(
+        &self,
+        env: &'env Env,
+        scope: Unknown,
+        op: Unknown,
+        options: Unknown,
+    ) -> napi::Result<PromiseRaw<'env, Receipt>> {
+        self.call(
+            env,
+            || {
+                let scope = convert::string(js(env, &scope), "scope")?;
+                let op = convert::op(js(env, &op), None)?;
+                let o = required(js(env, &options), &FENCE_KEYS)?;
+                Ok((scope, op, convert::fence(&o)?))
+            },
+            |s, (scope, op, fence)| s.execute(&scope, &fence, op),
+            Receipt::from,
+        )
+    }
+
+    /// Several puts and deletes under one check: all or nothing.
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string, ops: BatchOp[], options: FenceOptions",
@@ -454,7 +512,7 @@ impl NativeStore {
                 let ops = convert::array(js(env, &ops), "ops")?
                     .into_iter()
                     .enumerate()
-                    .map(|(i, op)| convert::op(op, i))
+                    .map(|(i, op)| convert::op(op, Some(i)))
                     .collect::<Conv<Vec<_>>>()?;
                 let o = required(js(env, &options), &FENCE_KEYS)?;
                 Ok((scope, ops, convert::fence(&o)?))
@@ -464,6 +522,7 @@ impl NativeStore {
         )
     }
 
+    /// Raises the fence to `options.token` without writing.
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string, options: FenceOptions",
@@ -487,6 +546,11 @@ impl NativeStore {
         )
     }
 
+    /// On an etcd store: checks `options.token` against the scope's fence now
+    /// and says what your own etcd transaction must compare (`unchanged`) and
+    /// put (`puts`) so that it commits only while the token is current,
+    /// raising the fence with it (docs/etcd.md). Other stores reject with
+    /// INVALID_ARGUMENT.
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string, options: FenceOptions",
@@ -510,6 +574,8 @@ impl NativeStore {
         )
     }
 
+    /// Reads an entry; with a token, the read is checked like a write
+    /// (STALE_TOKEN).
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string, key: string, options?: FenceOptions",
@@ -574,6 +640,7 @@ impl NativeStore {
         )
     }
 
+    /// The greatest token the scope has accepted (0n = none).
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string",
@@ -610,6 +677,8 @@ impl NativeStore {
         )
     }
 
+    /// Drops a scope with no live lease and no entries; resolves to whether it
+    /// had state.
     #[napi(
         catch_unwind,
         ts_args_type = "scope: string",
@@ -674,6 +743,8 @@ impl NativeStore {
         self.metrics_core().into()
     }
 
+    /// The metrics in the Prometheus text format, every sample labelled
+    /// `store`.
     #[napi(catch_unwind)]
     pub fn metrics_text(&self) -> String {
         fencing::prometheus_text(&self.location, &self.metrics_core())
@@ -681,7 +752,8 @@ impl NativeStore {
 
     /// The store's own record, shared by every process using the store
     /// (docs/operations.md): recent stale-token rejections and who last
-    /// wrote each scope, newest first. Never any values.
+    /// wrote each scope, newest first (`limit` 1..=256, default 20). Never
+    /// any values.
     #[napi(
         catch_unwind,
         ts_args_type = "options?: EventsOptions",
@@ -799,6 +871,13 @@ impl NativeStore {
         self.location.clone()
     }
 
+    /// Which backend the store runs on: `'memory'`, `'sqlite'`,
+    /// `'postgres'` or `'etcd'`.
+    #[napi(getter, catch_unwind)]
+    pub fn backend_kind(&self) -> &'static str {
+        self.backend_kind.as_str()
+    }
+
     /// Whether the store runs its calls on the JavaScript thread
     /// (`memory:`), so that an awaited `put` may run as `putSync` does.
     #[napi(getter, catch_unwind)]
@@ -879,6 +958,19 @@ pub(crate) type OnLost = napi::threadsafe_function::ThreadsafeFunction<
     napi::Status,
     false,
 >;
+
+/// The core's loss callback calling `onLost` (on the guard's thread), and
+/// the same function shared with the `NativeKeepAlive`, which can unref it.
+fn shared_on_lost(callback: Option<OnLost>) -> (Option<fencing::OnLost>, Option<SharedOnLost>) {
+    let shared = callback.map(|tsfn| Arc::new(Mutex::new(tsfn)));
+    let on_lost = shared.clone().map(|tsfn| -> fencing::OnLost {
+        Box::new(move |e| {
+            let tsfn = tsfn.lock().unwrap_or_else(PoisonError::into_inner);
+            tsfn.call(e.clone(), ThreadsafeFunctionCallMode::NonBlocking);
+        })
+    });
+    (on_lost, shared)
+}
 
 /// `onLost`: `undefined`, or a function called (on the JavaScript thread)
 /// with the error that ended the keep-alive.

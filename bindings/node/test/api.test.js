@@ -110,17 +110,24 @@ test('ESM import gives the same module', async () => {
 })
 
 test('fencing.d.ts declares exactly the runtime API', () => {
-  const dts = fs.readFileSync(path.join(ROOT, 'fencing.d.ts'), 'utf8')
-  const members = (cls) => {
-    const body = dts.match(new RegExp(`export declare class ${cls} \\{([\\s\\S]*?)\\n\\}`))[1]
-    return [...body.matchAll(/^  (?:static |readonly )?(\w+)[(<:]/gm)].map((m) => m[1]).filter((n) => n !== 'constructor')
+  // Its index.d.ts is beside it (the installed package's, in a release run).
+  const dtsFile = fs.realpathSync(path.join(ROOT, 'fencing.d.ts'))
+  const dts = fs.readFileSync(dtsFile, 'utf8')
+  const members = (cls, text = dts) => {
+    const body = text.match(new RegExp(`export declare class ${cls} \\{([\\s\\S]*?)\\n\\}`))[1]
+    return [...body.matchAll(/^  (?:static |readonly |get )?(\w+)[(<:]/gm)].map((m) => m[1]).filter((n) => n !== 'constructor')
   }
+  // Store's own members, and those it takes from NativeStore (index.d.ts).
+  const derived = dts.match(/^export interface Store\s+extends Omit<\s*NativeStore,\s*([^>]*)>/m)
+  const omitted = [...derived[1].matchAll(/'(\w+)'/g)].map((m) => m[1])
+  const nativeMembers = members('NativeStore', fs.readFileSync(path.join(path.dirname(dtsFile), 'index.d.ts'), 'utf8'))
+  for (const n of omitted) assert.ok(nativeMembers.includes(n), `Omit<NativeStore, '${n}'>: NativeStore has no ${n}`)
   const runtime = (cls) => {
     const names = new Set(Object.getOwnPropertyNames(cls.prototype).filter((n) => n !== 'constructor'))
     for (const n of Object.getOwnPropertyNames(cls)) if (!['length', 'name', 'prototype'].includes(n)) names.add(n)
     return names
   }
-  const storeDeclared = new Set(members('Store'))
+  const storeDeclared = new Set([...members('Store'), ...nativeMembers.filter((n) => !omitted.includes(n))])
   assert.deepEqual(storeDeclared, runtime(Store))
   const heldDeclared = new Set(members('HeldLease'))
   const heldRuntime = runtime(fencing.HeldLease)

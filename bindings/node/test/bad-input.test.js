@@ -93,6 +93,7 @@ for (const [name, url] of backends()) {
           await rejectsInvalid(store.put('s', 'k', 'bad', { token: bad }), kind, `put ${label}`)
           await rejectsInvalid(store.delete('s', 'k', { token: bad }), kind, `delete ${label}`)
           await rejectsInvalid(store.apply('s', [{ put: 'k', value: 'bad' }], { token: bad }), kind, `apply ${label}`)
+          await rejectsInvalid(store.execute('s', { put: 'k', value: 'bad' }, { token: bad }), kind, `execute ${label}`)
           await rejectsInvalid(store.claim('s', { token: bad }), kind, `claim ${label}`)
           await rejectsInvalid(store.get('s', 'k', { token: bad }), kind, `get ${label}`)
           await rejectsInvalid(store.renew({ scope: 's', token: bad }, { ttlMs: 5000 }), kind, `renew ${label}`)
@@ -119,6 +120,8 @@ for (const [name, url] of backends()) {
           await rejectsInvalid(store.delete('s', 'k', { token: 1n, expectedVersion: v }), kind, `delete expectedVersion ${label}`)
           await rejectsInvalid(store.claim('s', { token: 1n, seq: v }), kind, `claim seq ${label}`)
           await rejectsInvalid(store.apply('s', [{ delete: 'k', expectedVersion: v }], { token: 1n }), kind, `apply op ${label}`)
+          await rejectsInvalid(store.execute('s', { delete: 'k', expectedVersion: v }, { token: 1n }), kind, `execute op ${label}`)
+          await rejectsInvalid(store.execute('s', { delete: 'k' }, { token: 1n, seq: v }), kind, `execute seq ${label}`)
         }
         assert.deepEqual(await snapshot(), before)
       } finally {
@@ -295,6 +298,24 @@ for (const [name, url] of backends()) {
         ]) {
           await rejectsInvalid(store.apply('s', ops, { token: 1n }), kind, `ops ${show(ops)?.slice(0, 40)}`)
         }
+        for (const [op, kind] of [
+          [undefined, T],
+          [null, T],
+          ['op', T],
+          [[{ put: 'k', value: 'v' }], T],
+          [{}, T],
+          [{ put: 'k' }, T],
+          [{ put: 'k', delete: 'k', value: 'v' }, T],
+          [{ delete: 'k', value: 'v' }, T],
+          [{ put: 'k', value: 'v', expected: 1n }, T],
+          [{ put: '', value: 'v' }, R],
+          [{ put: 'k', value: 42 }, T],
+        ]) {
+          await rejectsInvalid(store.execute('s', op, { token: 1n }), kind, `execute op ${show(op)}`)
+        }
+        for (const options of [undefined, null, {}, { token: 1n, expectedVersion: 1n }]) {
+          await rejectsInvalid(store.execute('s', { put: 'k', value: 'v' }, options), T, `execute options ${show(options)}`)
+        }
         for (const [ms, kind] of [[-1, R], [0.5, R], [undefined, T], ['5', T]]) {
           await rejectsInvalid(store.advanceClock(ms), kind, `advanceClock ${show(ms)}`)
         }
@@ -314,6 +335,47 @@ for (const [name, url] of backends()) {
         await rejectsInvalid(store.lease('t', { holder: 'A', ttlMs: 1000, timeout: 5 }), T, 'lease option typo')
         assert.equal((await store.status('t')).counter, 0n)
         assert.deepEqual(await snapshot(), before)
+      } finally {
+        await store.close()
+      }
+    })
+
+    test('keepAlive refuses anything but a lease as acquire returns it, keeping nothing alive', async () => {
+      const { store, lease, snapshot, before } = await fixture()
+      try {
+        const held = await store.lease('t', { holder: 'A', ttlMs: 1000 })
+        for (const [bad, kind] of [
+          [undefined, T],
+          [null, T],
+          ['s', T],
+          [1n, T],
+          [{}, T],
+          [{ scope: 's', token: lease.token }, T],
+          [held, T], // no remainingMs: it is already kept alive
+          [{ ...lease, holder: 42 }, T],
+          [{ ...lease, token: 0n }, R],
+          [{ ...lease, token: 1.5 }, R],
+          [{ ...lease, ttlMs: '1000' }, T],
+          [{ ...lease, ttlMs: -1 }, R],
+          [{ ...lease, remainingMs: undefined }, T],
+          [{ ...lease, remainingMs: 0.5 }, R],
+          [{ ...lease, expiresAt: lease.expiresAt.getTime() }, T],
+          [{ ...lease, expiresAt: lease.expiresAt.toISOString() }, T],
+          [{ ...lease, expiresAt: new Date(NaN) }, R],
+        ]) {
+          await rejectsInvalid((async () => store.keepAlive(bad))(), kind, `keepAlive ${show(bad)}`)
+        }
+        assert.equal(await held.release(), true)
+        const { metrics, ...now } = await snapshot()
+        const { metrics: was, ...then } = before
+        assert.deepEqual(now, then)
+        // Beside the lease on 't' (acquired, maybe renewed, released), nothing.
+        assert.deepEqual({ ...metrics, renewals: was.renewals }, {
+          ...was,
+          tokensIssued: was.tokensIssued + 1n,
+          leasesAcquired: was.leasesAcquired + 1n,
+          releases: was.releases + 1n,
+        })
       } finally {
         await store.close()
       }

@@ -35,6 +35,7 @@ describe("fencing one's own etcd keys through etcd's Node client", () => {
     })
     const own = `app/${freshSchema('doc')}`
     try {
+      assert.equal(store.backendKind, 'etcd')
       const a = await store.nextToken('s')
       const b = await store.nextToken('s')
       const aCheck = await store.etcdCheck('s', { token: a })

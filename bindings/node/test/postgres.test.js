@@ -152,6 +152,7 @@ describe('fencing.check in the caller\'s own transaction (node-pg)', () => {
       await client.end()
       await store.close()
     })
+    assert.equal(store.backendKind, 'postgres')
     const a = await store.acquire(SCOPE, { holder: 'worker-a', ttlMs: 1000 })
     await store.advanceClock(2000) // A is paused past its lease
     const b = await store.acquire(SCOPE, { holder: 'worker-b', ttlMs: 30000 })
