@@ -659,36 +659,25 @@ class LeaseWatch {
     return LeaseWatch(w);
   }
 
-  LeaseWatch(LeaseWatch &&other) noexcept : w_(std::exchange(other.w_, nullptr)) {}
-  LeaseWatch &operator=(LeaseWatch &&other) noexcept {
-    if (this != &other) {
-      fencing_watch_free(w_);
-      w_ = std::exchange(other.w_, nullptr);
-    }
-    return *this;
-  }
-  LeaseWatch(const LeaseWatch &) = delete;
-  LeaseWatch &operator=(const LeaseWatch &) = delete;
-  ~LeaseWatch() { fencing_watch_free(w_); }
-
   /// The next state, waiting up to `timeout_ms` of real time: nullopt when
   /// nothing changed by then (not a failure; call again). A store out of
   /// reach for the whole wait is Backend, and the watch carries on at the
   /// next call.
   Result<std::optional<Holding>> next(std::uint64_t timeout_ms) const {
-    return take([&](fencing_holding *h, bool *changed) { return fencing_watch_next(w_, timeout_ms, h, changed); });
+    return take(
+        [&](fencing_holding *h, bool *changed) { return fencing_watch_next(w_.get(), timeout_ms, h, changed); });
   }
 
   /// next() that another thread can end with `cancel.fire()`: nullopt, as
   /// when the timeout passes.
   Result<std::optional<Holding>> next(std::uint64_t timeout_ms, const Cancel &cancel) const {
     return take([&](fencing_holding *h, bool *changed) {
-      return fencing_watch_next_cancellable(w_, timeout_ms, cancel.handle(), h, changed);
+      return fencing_watch_next_cancellable(w_.get(), timeout_ms, cancel.handle(), h, changed);
     });
   }
 
   /// The C handle, for C code that takes one (still owned here).
-  const fencing_watch *handle() const noexcept { return w_; }
+  const fencing_watch *handle() const noexcept { return w_.get(); }
 
  private:
   explicit LeaseWatch(fencing_watch *w) noexcept : w_(w) {}
@@ -706,7 +695,7 @@ class LeaseWatch {
     return std::optional<Holding>(std::move(out));
   }
 
-  fencing_watch *w_ = nullptr;
+  detail::Owned<fencing_watch, fencing_watch_free> w_;  // movable, not copyable; freed once
 };
 
 /// The store's record, live (the C fencing_rejection_watch, from
@@ -727,34 +716,22 @@ class RejectionWatch {
     return RejectionWatch(w);
   }
 
-  RejectionWatch(RejectionWatch &&other) noexcept : w_(std::exchange(other.w_, nullptr)) {}
-  RejectionWatch &operator=(RejectionWatch &&other) noexcept {
-    if (this != &other) {
-      fencing_rejection_watch_free(w_);
-      w_ = std::exchange(other.w_, nullptr);
-    }
-    return *this;
-  }
-  RejectionWatch(const RejectionWatch &) = delete;
-  RejectionWatch &operator=(const RejectionWatch &) = delete;
-  ~RejectionWatch() { fencing_rejection_watch_free(w_); }
-
   /// The next rejection, waiting up to `timeout_ms` of real time: nullopt
   /// when none came by then (not a failure; call again).
   Result<std::optional<RecordedRejection>> next(std::uint64_t timeout_ms) const {
-    return take([&](fencing_events **out) { return fencing_rejection_watch_next(w_, timeout_ms, out); });
+    return take([&](fencing_events **out) { return fencing_rejection_watch_next(w_.get(), timeout_ms, out); });
   }
 
   /// next() that another thread can end with `cancel.fire()`: nullopt, as
   /// when the timeout passes.
   Result<std::optional<RecordedRejection>> next(std::uint64_t timeout_ms, const Cancel &cancel) const {
     return take([&](fencing_events **out) {
-      return fencing_rejection_watch_next_cancellable(w_, timeout_ms, cancel.handle(), out);
+      return fencing_rejection_watch_next_cancellable(w_.get(), timeout_ms, cancel.handle(), out);
     });
   }
 
   /// The C handle, for C code that takes one (still owned here).
-  const fencing_rejection_watch *handle() const noexcept { return w_; }
+  const fencing_rejection_watch *handle() const noexcept { return w_.get(); }
 
  private:
   explicit RejectionWatch(fencing_rejection_watch *w) noexcept : w_(w) {}
@@ -772,7 +749,7 @@ class RejectionWatch {
     return std::optional<RecordedRejection>(detail::recorded_of(c));
   }
 
-  fencing_rejection_watch *w_ = nullptr;
+  detail::Owned<fencing_rejection_watch, fencing_rejection_watch_free> w_;  // movable, not copyable; freed once
 };
 
 /// A store handle that never throws (beyond std::bad_alloc): every call

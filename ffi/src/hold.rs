@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_void};
 use fencing::{LeaseGuard, WorkOutcome};
 
 use crate::args;
-use crate::boundary::{boundary, boundary_or};
+use crate::boundary::{boundary, boundary_or, Failure};
 use crate::cancel::fencing_cancel;
 use crate::status::fencing_status;
 use crate::store::{self as stores, fencing_store};
@@ -68,15 +68,9 @@ pub extern "C" fn fencing_hold_start(
     out_hold: *mut *mut fencing_hold,
 ) -> fencing_status {
     boundary(|| {
-        let store = stores::store(store)?;
-        let scope = args::text(scope, "scope")?;
-        let holder = args::text(holder, "holder")?;
-        let out = args::out(out_hold, "out_hold")?;
-        let timeout = (timeout_ms != 0).then(|| args::duration(timeout_ms));
-        let on_lost = callback(on_lost, user_data);
-        let guard = store.lease_wait(scope, holder, args::duration(ttl_ms), timeout, on_lost)?;
-        out.set(Box::into_raw(Box::new(fencing_hold { guard })));
-        Ok(())
+        start(
+            store, scope, holder, ttl_ms, timeout_ms, None, on_lost, user_data, out_hold,
+        )
     })
 }
 
@@ -98,18 +92,45 @@ pub extern "C" fn fencing_hold_start_cancellable(
     out_hold: *mut *mut fencing_hold,
 ) -> fencing_status {
     boundary(|| {
-        let store = stores::store(store)?;
-        let scope = args::text(scope, "scope")?;
-        let holder = args::text(holder, "holder")?;
-        let cancel = args::object(cancel, "cancel")?;
-        let out = args::out(out_hold, "out_hold")?;
-        let (ttl, timeout) = (args::duration(ttl_ms), args::duration(timeout_ms));
-        let on_lost = callback(on_lost, user_data);
-        let gave_up = || cancel.fired();
-        let guard = store.lease_wait_unless(scope, holder, ttl, timeout, on_lost, &gave_up)?;
-        out.set(Box::into_raw(Box::new(fencing_hold { guard })));
-        Ok(())
+        let cancel = Some(args::object(cancel, "cancel")?);
+        start(
+            store, scope, holder, ttl_ms, timeout_ms, cancel, on_lost, user_data, out_hold,
+        )
     })
+}
+
+/// `fencing_hold_start` and its cancellable twin: checks the arguments,
+/// then acquires (a wait `cancel` can end, when there is one) and writes
+/// the hold.
+#[allow(clippy::too_many_arguments)]
+fn start(
+    store: *const fencing_store,
+    scope: *const c_char,
+    holder: *const c_char,
+    ttl_ms: u64,
+    timeout_ms: u64,
+    cancel: Option<&fencing_cancel>,
+    on_lost: fencing_on_lost,
+    user_data: *mut c_void,
+    out_hold: *mut *mut fencing_hold,
+) -> Result<(), Failure> {
+    let store = stores::store(store)?;
+    let scope = args::text(scope, "scope")?;
+    let holder = args::text(holder, "holder")?;
+    let out = args::out(out_hold, "out_hold")?;
+    let (ttl, timeout) = (args::duration(ttl_ms), args::duration(timeout_ms));
+    let on_lost = callback(on_lost, user_data);
+    let guard = match cancel {
+        Some(cancel) => {
+            store.lease_wait_unless(scope, holder, ttl, timeout, on_lost, &|| cancel.fired())?
+        }
+        None => {
+            let timeout = (timeout_ms != 0).then_some(timeout);
+            store.lease_wait(scope, holder, ttl, timeout, on_lost)?
+        }
+    };
+    out.set(Box::into_raw(Box::new(fencing_hold { guard })));
+    Ok(())
 }
 
 /// Keeps alive a lease the caller already acquired (`fencing_acquire` and
@@ -214,7 +235,7 @@ pub extern "C" fn fencing_hold_finish(
 }
 
 /// Takes back a hold the caller hands over for good.
-fn take(hold: *mut fencing_hold) -> Result<Box<fencing_hold>, crate::boundary::Failure> {
+fn take(hold: *mut fencing_hold) -> Result<Box<fencing_hold>, Failure> {
     args::object(hold.cast_const(), "hold")?;
     // SAFETY: non-NULL, and by the C contract a hold from
     // `fencing_hold_start`, ended once and used by no other call any more.
