@@ -490,3 +490,52 @@ fn a_handle_on_etcds_time_refuses_a_store_whose_clock_a_test_stopped() {
         ErrorCode::InvalidArgument
     );
 }
+
+/// A fencing decision compares neither the lease key nor, beside a record,
+/// the floor (docs/etcd.md, "What a fencing decision does not compare").
+/// What makes that safe, shown on the paths that skip a read: a handle
+/// that remembers a record another handle retired meanwhile is refused on
+/// the floor, and a lease that ran out between a handle's writes stays dead
+/// after its holder's next write.
+#[test]
+fn fencing_decisions_on_a_remembered_record_stay_safe_without_the_lease_and_floor_compares() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let url = format!("etcd://{members}/{}", fresh_schema("fence_only"));
+    let (a, b) = (Store::open(&url).unwrap(), Store::open(&url).unwrap());
+
+    // A claims (its handle now remembers the record); B retires the scope.
+    let t = a.next_token("s").unwrap();
+    a.claim("s", &Fence::new(t)).unwrap();
+    assert!(b.retire("s").unwrap());
+    // A's next claim runs on its memory; the record is gone, so its
+    // comparison fails and the retry builds the scope at its floor.
+    let stale = a.claim("s", &Fence::new(t)).unwrap_err();
+    assert_eq!(stale.code(), ErrorCode::StaleToken, "{stale}");
+    let next = a.next_token("s").unwrap();
+    assert!(next > t, "{next} after {t}: a token issued twice");
+
+    // A holds a lease and writes; etcd ends the lease; A writes again with
+    // its token (the fence still accepts it) and the lease stays ended.
+    let lease = a.acquire("job", "A", Duration::from_secs(1)).unwrap();
+    a.put("job", "k", b"1", &Fence::new(lease.token)).unwrap();
+    let start = Instant::now();
+    while b.status("job").unwrap().lease.is_some() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the lease never ended"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    a.put("job", "k", b"2", &Fence::new(lease.token)).unwrap();
+    assert_eq!(b.status("job").unwrap().lease, None);
+    let taken = b.acquire("job", "B", Duration::from_secs(30)).unwrap();
+    assert!(taken.token > lease.token);
+    b.claim("job", &Fence::new(taken.token)).unwrap();
+    let old = a
+        .put("job", "k", b"3", &Fence::new(lease.token))
+        .unwrap_err();
+    assert_eq!(old.code(), ErrorCode::StaleToken, "{old}");
+    assert_eq!(b.get("job", "k", None).unwrap().unwrap().value, b"2");
+}

@@ -121,6 +121,12 @@ struct Loaded {
     extra_keys: Vec<Vec<u8>>,
     /// The scope's number of entries, when asked for.
     entries: u64,
+    /// Whether the decision read only the record's counter, fence, seal and
+    /// seq (a token, a counter raise, a write, a claim): then the commit
+    /// compares neither the lease key nor, on a scope with a record, the
+    /// floor (docs/etcd.md, "Every operation is one read and one
+    /// transaction"). False unless an operation says so.
+    fence_only: bool,
 }
 
 /// What one try of an operation decided.
@@ -163,8 +169,20 @@ impl Change {
 enum Commit {
     /// Applied at this revision, with these changes (the ceiling's too).
     Applied(i64, Vec<Change>),
-    /// Not applied: a key read had changed; here is each as it is now.
-    Changed(Vec<Read>),
+    /// Not applied: a key read had changed; here is each as it is now, when
+    /// the transaction was asked to read them.
+    Changed(Option<Vec<Read>>),
+}
+
+/// Where the state an operation decides on came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// A read of the cluster (or a failed commit's other branch).
+    Read,
+    /// This handle's memory of the scope (what it last wrote or read).
+    Remembered,
+    /// A guess about a scope this handle never saw: new.
+    Guessed,
 }
 
 fn range(key: &[u8]) -> Value {
@@ -504,13 +522,20 @@ impl Etcd {
             extra: extra_reads,
             extra_keys: extra.to_vec(),
             entries,
+            fence_only: false,
         })
     }
 
     /// `changes`, applied only if every key `l` read still has the
     /// revision it read; if one has not, the transaction's other branch
     /// reads every key again, so a retry needs no read of its own.
-    fn commit(&self, scope: &str, l: &Loaded, mut changes: Vec<Change>) -> Result<Commit> {
+    fn commit(
+        &self,
+        scope: &str,
+        l: &Loaded,
+        mut changes: Vec<Change>,
+        source: Source,
+    ) -> Result<Commit> {
         let tracked = self.tracked(scope, &l.extra_keys);
         // A record put back as it was read (a holder writing again with
         // its token) is left alone: its comparison below still holds the
@@ -518,10 +543,14 @@ impl Etcd {
         changes.retain(|c| !(c.key == tracked[0] && c.value.is_some() && c.value == l.scope.value));
         let mut compare = vec![
             unchanged(&tracked[0], l.scope.rev),
-            unchanged(&tracked[1], l.lease.rev),
-            unchanged(&tracked[2], l.floor.rev),
             unchanged(&tracked[3], l.base.rev),
         ];
+        if !l.fence_only {
+            compare.push(unchanged(&tracked[1], l.lease.rev));
+        }
+        if !(l.fence_only && l.exists) {
+            compare.push(unchanged(&tracked[2], l.floor.rev));
+        }
         // Counting past the jump limit moves the ceiling, in the same
         // transaction (`rules::ceiling_covering`); below it, the ceiling is
         // left alone and no call waits on it.
@@ -540,18 +569,26 @@ impl Etcd {
                 .map(|(k, r)| unchanged(k, r.rev)),
         );
         let success: Vec<Value> = changes.iter().map(Change::json).collect();
-        let failure: Vec<Value> = tracked.iter().map(|k| range(k)).collect();
-        let answer = self.txn(
-            json!({ "compare": compare, "success": success, "failure": failure }),
-            Repeat::Once,
-        )?;
+        let mut body = json!({ "compare": compare, "success": success });
+        // A commit on what this handle remembers of a scope usually holds
+        // (a scope has one writer at a time: its holder), so it carries no
+        // reads for a retry: every member parses and applies less, and the
+        // rare retry reads first. A commit on a read or a guess reads back.
+        let reread = source != Source::Remembered;
+        if reread {
+            body["failure"] = tracked.iter().map(|k| range(k)).collect();
+        }
+        let answer = self.txn(body, Repeat::Once)?;
         if answer["succeeded"].as_bool() == Some(true) {
             return Ok(Commit::Applied(
                 int(&answer["header"]["revision"])?,
                 changes,
             ));
         }
-        Ok(Commit::Changed(ranges(&answer, tracked.len())?))
+        Ok(Commit::Changed(match reread {
+            true => Some(ranges(&answer, tracked.len())?),
+            false => None,
+        }))
     }
 
     /// What this handle guesses of `scope` and of `extra` keys: what it last
@@ -559,21 +596,25 @@ impl Etcd {
     /// record, lease or floor), with the store-wide keys as it last saw them
     /// for another scope. `None` before it has seen any. A wrong guess costs
     /// nothing more than a read: the commit fails and reads every key.
-    fn cached(&self, scope: &str, extra: &[Vec<u8>]) -> Option<Vec<Read>> {
+    fn cached(&self, scope: &str, extra: &[Vec<u8>]) -> Option<(Vec<Read>, Source)> {
         let absent = || Read {
             rev: 0,
             value: None,
             lease: 0,
         };
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let (mut reads, entries) = match cache.get(scope) {
-            Some(known) => (known.reads.clone(), Some(&known.entries)),
+        let (mut reads, entries, source) = match cache.get(scope) {
+            Some(known) => (
+                known.reads.clone(),
+                Some(&known.entries),
+                Source::Remembered,
+            ),
             None => {
                 let other = cache.values().next()?;
                 let mut reads = vec![absent(), absent(), absent()];
                 // The base, the ceiling, the jumps mark (and the clock).
                 reads.extend(other.reads.iter().skip(3).cloned());
-                (reads, None)
+                (reads, None, Source::Guessed)
             }
         };
         let clock = if self.manual { reads.pop() } else { None };
@@ -582,7 +623,7 @@ impl Etcd {
             reads.push(known.cloned().unwrap_or_else(absent));
         }
         reads.extend(clock);
-        Some(reads)
+        Some((reads, source))
     }
 
     /// Keeps `reads` (of [`Etcd::tracked`]'s keys) as what this handle
@@ -637,24 +678,25 @@ impl Etcd {
         mut decide: impl FnMut(&mut Loaded) -> Result<Step<T>>,
     ) -> Result<T> {
         let keys = self.tracked(scope, extra);
-        // With whether it is fresh (read at the revision of a commit that
-        // failed) or this handle's memory.
+        // With where it came from: a read (of the cluster, or at the
+        // revision of a commit that failed), or this handle's memory or guess.
         let mut known = if count {
             None
         } else {
-            self.cached(scope, extra).map(|reads| (reads, false))
+            self.cached(scope, extra)
         };
         for _ in 0..MAX_TRIES {
-            let (reads, entries, fresh) = match known.take() {
-                Some((reads, fresh)) => (reads, 0, fresh),
+            let (reads, entries, source) = match known.take() {
+                Some((reads, source)) => (reads, 0, source),
                 None => {
                     let (reads, entries) = self.read(scope, &keys, count)?;
-                    (reads, entries, true)
+                    (reads, entries, Source::Read)
                 }
             };
+            let fresh = source == Source::Read;
             let mut l = self.assemble(extra, reads.clone(), entries)?;
             match decide(&mut l) {
-                Ok(Step::Write(out, changes)) => match self.commit(scope, &l, changes) {
+                Ok(Step::Write(out, changes)) => match self.commit(scope, &l, changes, source) {
                     Ok(Commit::Applied(revision, changes)) => {
                         let mut now = reads;
                         for change in &changes {
@@ -665,11 +707,13 @@ impl Etcd {
                         self.remember(scope, extra, &now);
                         return Ok(out);
                     }
-                    Ok(Commit::Changed(now)) => {
+                    Ok(Commit::Changed(Some(now))) => {
                         self.remember(scope, extra, &now);
                         // Counted entries are not in the commit's reads.
-                        known = (!count).then_some((now, true));
+                        known = (!count).then_some((now, Source::Read));
                     }
+                    // Memory that no longer held: the next try reads.
+                    Ok(Commit::Changed(None)) => self.forget(scope),
                     Err(e) => {
                         self.forget(scope);
                         return Err(e);
@@ -874,6 +918,7 @@ impl Etcd {
 impl Backend for Etcd {
     fn next_token(&self, scope: &str) -> Result<Token> {
         self.update(scope, &[], false, |l| {
+            l.fence_only = true;
             let token = l.record.core.next_token()?;
             Ok(Step::Write(token, vec![self.put_record(scope, l)]))
         })
@@ -881,6 +926,7 @@ impl Backend for Etcd {
 
     fn advance_counter(&self, scope: &str, floor: Token) -> Result<u64> {
         self.update(scope, &[], false, |l| {
+            l.fence_only = true;
             check_jump(scope, l.record.core.top(), floor.get(), l.jump_limit)?;
             let counter = l.record.core.advance_counter(floor);
             Ok(Step::Write(counter, vec![self.put_record(scope, l)]))
@@ -981,6 +1027,7 @@ impl Backend for Etcd {
         keys.sort();
         keys.dedup();
         self.update(scope, &keys, false, |l| {
+            l.fence_only = true;
             check_jump(scope, l.record.core.top(), fence.token.get(), l.jump_limit)?;
             l.record.core.check(scope, fence)?;
             let version_of = |key: &str| -> Result<u64> {
@@ -1024,6 +1071,7 @@ impl Backend for Etcd {
 
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
         self.update(scope, &[], false, |l| {
+            l.fence_only = true;
             check_jump(scope, l.record.core.top(), fence.token.get(), l.jump_limit)?;
             l.record.core.claim(scope, fence)?;
             Ok(Step::Write((), vec![self.put_record(scope, l)]))
