@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# The benchmark command's smoke run, so that scripts/bench cannot rot: every
-# bench (memory, C ABI, sqlite, postgres, etcd beside the classic etcd way, objects on S3,
-# and the scale curves at tiny sizes; Python's and Node's in their own scripts) runs one short round in
-# release mode, writes its JSON lines, and bench-report makes the table and
-# charts from them -- into target/bench/smoke/, never docs/. No timing is
-# judged.
+# The benchmark command's smoke run, so that scripts/bench cannot rot and
+# every bench path runs once: every bench (memory, C ABI, sqlite, postgres,
+# etcd beside the classic etcd way, objects on S3, and the scale curves at
+# tiny sizes; Python's and Node's in their own scripts) runs one short round
+# in the test profile, writes its JSON lines, and bench-report makes the
+# table and charts from them -- into target/bench/smoke/, never docs/. No
+# timing is judged.
 #
-# Runs after .ci/python.sh and .ci/node.sh (it reuses the npm packages
-# node.sh installed, and the release build artifacts); installs what it
-# needs itself otherwise. The Python and Node benches also run in smoke mode
-# inside those scripts, on the wheels and addon they test.
+# Runs after the workspace's tests (scripts/test): a smoke builds with the
+# whole workspace's features in the test profile (scripts/bench,
+# "bench_build"), so it reuses what they built and compiles only the benches.
+# Installs what it needs itself otherwise. The Python and Node benches run in
+# smoke mode inside .ci/python.sh and .ci/node.sh, on the wheels and addon
+# they test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,11 +39,6 @@ fi
 export PYO3_PYTHON=${PYO3_PYTHON:-$(python3 -c 'import sys; print(sys.executable)')}
 python3 --version
 node --version
-
-# No debug info in the smoke run (it is there for profiling full runs): the
-# bench profile is then the release profile, and cargo reuses what the C,
-# Python and Node faces built in release instead of building it all again.
-export CARGO_PROFILE_BENCH_DEBUG=false
 
 step "scripts/bench --smoke (without python and node)"
 # .ci/python.sh and .ci/node.sh already ran those benches' smoke runs on the
