@@ -196,7 +196,7 @@ test('the rest of the API: renew, release, list, apply, delete, status, retire, 
     assert.deepEqual(await store.list('s', { limit: 1 }), { keys: ['b'], next: 'b' })
     assert.deepEqual(await store.list('s', { after: 'b' }), { keys: ['c'], next: null })
     assert.deepEqual((await store.get('s', 'b')).value, Buffer.from([0, 255]))
-    assert.deepEqual(await store.delete('s', 'b', { token: lease.token }), { version: 0n, token: 1n })
+    assert.deepEqual({ ...(await store.delete('s', 'b', { token: lease.token })) }, { version: 0n, token: 1n })
     assert.equal(await store.get('s', 'b'), null)
     assert.equal((await store.status('s')).entries, 1n)
     await assert.rejects(store.retire('s'), { code: 'LEASE_HELD' })

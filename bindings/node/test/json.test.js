@@ -31,3 +31,31 @@ test('receipts and leases have toJSON: bigints as decimal strings', async () => 
   assert.equal(receipt.token, 9007199254740993n)
   await store.close()
 })
+
+test('every write returns one kind of receipt: put, putSync (both paths), delete, execute, apply, a fence, a held lease', async () => {
+  const store = await open('memory:')
+  try {
+    const token = await store.nextToken('s')
+    const held = await store.lease('h', { holder: 'me', ttlMs: 10000 })
+    const receipts = [
+      await store.put('s', 'a', 'v', { token }),
+      store.putSync('s', 'a', 'v', { token }), // the token-only path
+      store.putSync('s', 'a', 'v', { token, seq: 1 }), // the options path
+      await store.execute('s', { put: 'b', value: 'v' }, { token }),
+      ...(await store.apply('s', [{ put: 'c', value: 'v' }], { token })),
+      await store.delete('s', 'a', { token }),
+      store.fence('s', token).putSync('d', 'v'),
+      held.putSync('k', 'v'),
+    ]
+    await held.release()
+    const kind = Object.getPrototypeOf(receipts[0])
+    for (const r of receipts) {
+      assert.equal(Object.getPrototypeOf(r), kind)
+      assert.deepStrictEqual(Object.keys(r), ['version', 'token'])
+      assert.equal(typeof r.version, 'bigint')
+      assert.equal(JSON.stringify(r), `{"version":"${r.version}","token":"${r.token}"}`)
+    }
+  } finally {
+    await store.close()
+  }
+})

@@ -36,7 +36,7 @@ async function staleHolderIsRefused(url) {
   try {
     const csv = Buffer.from('id,total\n7,42\n')
     const written = await objects.put('reports/7.csv', csv, { token: 2n, holder: 'worker-b' })
-    assert.deepEqual(written, { version: 1n, token: 2n })
+    assert.deepEqual({ ...written }, { version: 1n, token: 2n })
     assert.equal(JSON.stringify(written), '{"version":"1","token":"2"}')
 
     await assert.rejects(objects.put('reports/7.csv', 'stale', { token: 1n, holder: 'worker-a' }), (e) => {
@@ -58,7 +58,7 @@ async function staleHolderIsRefused(url) {
 
     // Equal tokens are accepted, and the version grows.
     const again = await objects.put('reports/7.csv', 'v2', { token: 2, expectedVersion: 1n })
-    assert.deepEqual(again, { version: 2n, token: 2n })
+    assert.deepEqual({ ...again }, { version: 2n, token: 2n })
     assert.deepEqual(await objects.get('reports/7.csv'), { value: Buffer.from('v2'), version: 2n, token: 2n })
   } finally {
     await objects.close()
@@ -110,12 +110,12 @@ describe('file:///', () => {
         actual: 1n,
       })
       const deleted = await objects.delete('a/b', { token: 3n, expectedVersion: 1n })
-      assert.deepEqual(deleted, { version: 0n, token: 3n })
+      assert.deepEqual({ ...deleted }, { version: 0n, token: 3n })
       assert.equal(await objects.get('a/b'), null)
       await assert.rejects(objects.delete('a/b', { token: 3n }), NotFoundError)
       // An older holder cannot write it again; the holder of the fence can.
       await assert.rejects(objects.put('a/b', 'old', { token: 2n }), { code: 'STALE_TOKEN', current: 3n })
-      assert.deepEqual(await objects.put('a/b', 'new', { token: 3n, expectedVersion: 0n }), { version: 3n, token: 3n })
+      assert.deepEqual({ ...(await objects.put('a/b', 'new', { token: 3n, expectedVersion: 0n })) }, { version: 3n, token: 3n })
       assert.deepEqual(await objects.get('a/b'), { value: Buffer.from('new'), version: 3n, token: 3n })
     } finally {
       await objects.close()
@@ -132,7 +132,7 @@ describe('file:///', () => {
         presented: 5n,
         last: 5n,
       })
-      assert.deepEqual(await objects.put('p', 'c', { token: 1n, seq: '6' }), { version: 2n, token: 1n })
+      assert.deepEqual({ ...(await objects.put('p', 'c', { token: 1n, seq: '6' })) }, { version: 2n, token: 1n })
     } finally {
       await objects.close()
     }
@@ -216,7 +216,7 @@ describe('bad input is INVALID_ARGUMENT and changes nothing', () => {
       assert.deepEqual(tree(dir), before)
       assert.deepEqual(await objects.get('ok.csv'), { value: Buffer.from('kept'), version: 1n, token: 2n })
       // The fence did not move: token 2 still writes, at the next version.
-      assert.deepEqual(await objects.put('ok.csv', 'next', { token: 2n }), { version: 2n, token: 2n })
+      assert.deepEqual({ ...(await objects.put('ok.csv', 'next', { token: 2n })) }, { version: 2n, token: 2n })
     } finally {
       await objects.close()
     }
