@@ -6,11 +6,6 @@
 
 const native = require('./index.js')
 
-// The fence's synchronous write, a plain N-API function (src/fast.rs): it
-// takes the fence's handle instead of being a method, and returns only the
-// new version.
-const { fencePutSync } = native
-
 const kNative = Symbol.for('fencing.native')
 const kFencing = Symbol('fencing.error')
 const kConstruct = Symbol('fencing.construct')
@@ -639,13 +634,20 @@ function holding(h) {
  * `expectedVersion`, use the store's methods.
  */
 class Fence {
+  #native
   #handle
+  #putSync
   #token
   #inline
 
   constructor(handle, key) {
     if (key !== kConstruct) throw invalidType('use store.fence(scope, token)')
+    this.#native = handle
     this.#handle = handle.handle
+    // The addon's putSync bound to this fence (src/fast.rs), made at the
+    // first putSync: a fence that never writes synchronously carries no
+    // function and finalizer.
+    this.#putSync = null
     this.#token = handle.token
     // memory: runs every call on this thread; its awaited put is putSync's
     // work in an async function (the addon would settle a Promise inline).
@@ -659,7 +661,8 @@ class Fence {
   /** `store.putSync(scope, key, value, { token })`. */
   putSync(key, value) {
     try {
-      return new Receipt(fencePutSync(this.#handle, key, value), this.#token)
+      this.#putSync ??= this.#native.putSyncFunction
+      return new Receipt(this.#putSync(key, value), this.#token)
     } catch (e) {
       throw fencingError(e)
     }

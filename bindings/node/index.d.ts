@@ -24,7 +24,7 @@ export declare class NativeCancel {
 
 /**
  * A fence as `store.fence` returns it: what it binds, and `handle`, which
- * the package passes to `fencePutSync` and `fencePut`.
+ * the package passes to `fencePut`, and its bound `putSyncFunction`.
  */
 export declare class NativeFence {
   get scope(): string
@@ -35,12 +35,17 @@ export declare class NativeFence {
    */
   get inline(): boolean
   /**
-   * The fence for the write functions. They are free functions taking it
-   * rather than methods: a napi-rs method registers a borrow of `this`
-   * on every call, some 17% of a fence write (perf, bench/put.js).
-   * `fencePutSync` is a plain N-API callback (`fast.rs`).
+   * The fence for `fencePut`, a free function taking it rather than a
+   * method: a napi-rs method registers a borrow of `this` on every call,
+   * some 17% of a fence write (perf, bench/put.js).
    */
   get handle(): ExternalObject<'FenceCore'>
+  /**
+   * `putSync(key, value)` bound to this fence (`fast.rs`): the same
+   * checks and core call as `store.putSync` with `{ token }`, and only
+   * the new version back.
+   */
+  get putSyncFunction(): (key: string, value: Buffer | Uint8Array | string) => bigint
 }
 
 /**

@@ -1,17 +1,19 @@
-//! The synchronous write hot paths as plain N-API callbacks: a store's
-//! `putSync` function (what `store.putSync(scope, key, value, { token })`
-//! and, on `memory:`, the awaited `put` run) and `fencePutSync`
-//! (`fence.putSync(key, value)`).
+//! The synchronous write hot paths as plain N-API callbacks, each a
+//! function bound to what it writes to: a store's `putSync` function (what
+//! `store.putSync(scope, key, value, { token })` and, on `memory:`, the
+//! awaited `put` run) and a fence's (`fence.putSync(key, value)`).
 //!
 //! They are made by hand (`napi_create_function`) rather than through
 //! `#[napi]`: napi-rs wraps each call in an argument-vector allocation and a
-//! borrow scope, a fifth of a fence write (perf, bench/put.js). Each still
-//! converts its arguments with the same checks as the options-object path,
-//! in the same order (`convert.rs`), and makes the same core call: every
-//! verdict is the core's. The names are read into stack buffers and a
-//! `Buffer` value is lent to the core, which copies what it keeps, so an
-//! accepted write allocates nothing here. Each returns the new version (a
-//! bigint); `fencing.js` builds the receipt.
+//! borrow scope, a fifth of a fence write (perf, bench/put.js). Being bound
+//! (their state is the function's N-API data), they take no handle to check,
+//! which cost a fence write another 8%. Each still converts its arguments
+//! with the same checks as the options-object path, in the same order
+//! (`convert.rs`), and makes the same core call: every verdict is the core's.
+//! The names are read into stack buffers and a `Buffer` value is lent to the
+//! core, which copies what it keeps, so an accepted write allocates nothing
+//! here. Each returns the new version (a bigint); `fencing.js` builds the
+//! receipt.
 
 use std::ffi::{c_void, CStr};
 use std::mem::MaybeUninit;
@@ -19,9 +21,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{External, FromNapiRef, Object, Unknown};
-use napi::{check_status, sys, Env, JsValue};
-use napi_derive::napi;
+use napi::bindgen_prelude::Unknown;
+use napi::{check_status, sys, Env};
 
 use fencing::{Fence, Receipt};
 
@@ -35,14 +36,6 @@ use crate::store::{closed_store, lock, Shared, State};
 const NAME_BUFFER: usize = 1040;
 
 type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
-
-#[napi(module_exports)]
-pub fn fast_exports(exports: Object, env: Env) -> napi::Result<()> {
-    let f = function(&env, c"fencePutSync", fence_put_sync, ptr::null_mut())?;
-    check_status!(unsafe {
-        sys::napi_set_named_property(env.raw(), exports.raw(), c"fencePutSync".as_ptr(), f)
-    })
-}
 
 fn function(
     env: &Env,
@@ -66,20 +59,38 @@ fn function(
 
 /// A store's `putSync(scope, key, value, token)`: a function bound to the
 /// store's state (shared with its handle, so closing the store closes it
-/// too), which it carries as its N-API data, freed when the function is
-/// collected. Being bound, it takes no handle to check.
+/// too).
 pub(crate) fn store_put_sync_function<'env>(
     env: &'env Env,
     state: Shared,
 ) -> napi::Result<Unknown<'env>> {
-    let data = Box::into_raw(Box::new(state)).cast::<c_void>();
-    let made = function(env, c"putSync", store_put_sync, data).and_then(|f| {
+    bound(env, c"putSync", store_put_sync, state)
+}
+
+/// A fence's `putSync(key, value)`: a function bound to the fence.
+pub(crate) fn fence_put_sync_function<'env>(
+    env: &'env Env,
+    fence: Arc<FenceCore>,
+) -> napi::Result<Unknown<'env>> {
+    bound(env, c"putSync", fence_put_sync, fence)
+}
+
+/// A function carrying `value` as its N-API data, freed when the function
+/// is collected.
+fn bound<'env, T: 'static>(
+    env: &'env Env,
+    name: &CStr,
+    cb: Callback,
+    value: T,
+) -> napi::Result<Unknown<'env>> {
+    let data = Box::into_raw(Box::new(value)).cast::<c_void>();
+    let made = function(env, name, cb, data).and_then(|f| {
         check_status!(unsafe {
             sys::napi_add_finalizer(
                 env.raw(),
                 f,
                 data,
-                Some(free_state),
+                Some(free::<T>),
                 ptr::null_mut(),
                 ptr::null_mut(),
             )
@@ -90,15 +101,15 @@ pub(crate) fn store_put_sync_function<'env>(
         Ok(f) => Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), f) }),
         Err(e) => {
             // SAFETY: no function holds `data`, or none that will run.
-            drop(unsafe { Box::from_raw(data.cast::<Shared>()) });
+            drop(unsafe { Box::from_raw(data.cast::<T>()) });
             Err(e)
         }
     }
 }
 
-unsafe extern "C" fn free_state(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` is the box `store_put_sync_function` made, freed once.
-    drop(unsafe { Box::from_raw(data.cast::<Shared>()) });
+unsafe extern "C" fn free<T>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the box `bound` made for a `T`, freed once.
+    drop(unsafe { Box::from_raw(data.cast::<T>()) });
 }
 
 /// A store's `putSync(scope, key, value, token)`: the new version.
@@ -125,18 +136,16 @@ unsafe extern "C" fn store_put_sync(
     }
 }
 
-/// `fencePutSync(handle, key, value)`: the new version.
+/// A fence's `putSync(key, value)`: the new version.
 unsafe extern "C" fn fence_put_sync(
     env: sys::napi_env,
     info: sys::napi_callback_info,
 ) -> sys::napi_value {
     unsafe {
-        call(env, info, |env, _data, [handle, key, value]| {
-            let fence = external::<Arc<FenceCore>>(
-                env,
-                handle,
-                "fence handle must be what store.fence made",
-            )?;
+        call(env, info, |env, data, [key, value]| {
+            // SAFETY: the data of a function `fence_put_sync_function` made,
+            // alive while the function is.
+            let fence = &*data.cast::<Arc<FenceCore>>();
             let mut key_buf = [MaybeUninit::uninit(); NAME_BUFFER];
             let key = convert::str_in(js(env, key), "key", &mut key_buf)?;
             let value = convert::bytes_in(js(env, value), "value")?;
@@ -160,20 +169,6 @@ fn put(state: &Shared, scope: &str, key: &str, value: &[u8], fence: &Fence) -> C
 
 fn js(env: sys::napi_env, raw: sys::napi_value) -> Js {
     Js::from_raw(env, raw)
-}
-
-/// The payload of an External that this addon made as a `T`; anything else
-/// is a TypeError saying `refused`.
-unsafe fn external<'a, T: 'static>(
-    env: sys::napi_env,
-    v: sys::napi_value,
-    refused: &str,
-) -> Conv<&'a T> {
-    // SAFETY: napi-rs checks that the External is one it made for a `T`
-    // (its registry of live payloads) before it is read.
-    unsafe { <External<T> as FromNapiRef>::from_napi_ref(env, v) }
-        .map(|external| &**external)
-        .map_err(|_| Failure::Type(refused.to_owned()))
 }
 
 /// Reads `N` arguments (missing ones are `undefined`), runs `body`, and

@@ -17,8 +17,8 @@ use fencing::{Fence, Op, Token};
 
 use crate::convert::{self, Js};
 use crate::errors::{Conv, Failure};
-use crate::run;
 use crate::store::{store_of, Shared};
+use crate::{fast, run};
 
 /// What a fence binds. Closing the store it came from closes it too (its
 /// writes then fail with CLOSED).
@@ -30,7 +30,7 @@ pub struct FenceCore {
 }
 
 /// A fence as `store.fence` returns it: what it binds, and `handle`, which
-/// the package passes to `fencePutSync` and `fencePut`.
+/// the package passes to `fencePut`, and its bound `putSyncFunction`.
 #[napi]
 pub struct NativeFence {
     core: Arc<FenceCore>,
@@ -68,13 +68,24 @@ impl NativeFence {
         self.core.inline
     }
 
-    /// The fence for the write functions. They are free functions taking it
-    /// rather than methods: a napi-rs method registers a borrow of `this`
-    /// on every call, some 17% of a fence write (perf, bench/put.js).
-    /// `fencePutSync` is a plain N-API callback (`fast.rs`).
+    /// The fence for `fencePut`, a free function taking it rather than a
+    /// method: a napi-rs method registers a borrow of `this` on every call,
+    /// some 17% of a fence write (perf, bench/put.js).
     #[napi(getter, catch_unwind, ts_return_type = "ExternalObject<'FenceCore'>")]
     pub fn handle(&self) -> External<Arc<FenceCore>> {
         External::new(self.core.clone())
+    }
+
+    /// `putSync(key, value)` bound to this fence (`fast.rs`): the same
+    /// checks and core call as `store.putSync` with `{ token }`, and only
+    /// the new version back.
+    #[napi(
+        getter,
+        catch_unwind,
+        ts_return_type = "(key: string, value: Buffer | Uint8Array | string) => bigint"
+    )]
+    pub fn put_sync_function<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+        fast::fence_put_sync_function(env, self.core.clone())
     }
 }
 

@@ -29,7 +29,6 @@ use napi::bindgen_prelude::{Unknown, *};
 use napi_derive::napi;
 
 pub use errors::{error_schema, ErrorSchemaEntry};
-pub use fast::fast_exports;
 pub use fence::{fence_put, NativeFence};
 pub use keepalive::NativeKeepAlive;
 pub use logs::{set_log_callback, set_log_level};

@@ -195,16 +195,20 @@ for (const [name, url] of backends()) {
 
     test('a Fence is made only by store.fence', async () => {
       assert.throws(() => new Fence(), { name: 'TypeError', code: 'INVALID_ARGUMENT' })
-      // The addon's write functions take only a fence's own handle.
+      // The addon's fencePut takes only a fence's own handle; its putSync is
+      // bound to its fence, whatever `this` it is called on.
       const native = require('../index.js')
       const store = await native.open(url())
       try {
-        const real = store.fence('s', 5n).handle
-        assert.equal(native.fencePutSync(real, 'k', 'v'), 1n)
+        const fence = store.fence('s', 5n)
+        const putSync = fence.putSyncFunction
+        assert.equal(putSync('k', 'v'), 1n)
+        assert.equal(putSync.call(store, 'k', 'v'), 2n)
+        assert.equal(await native.fencePut(fence.handle, 'k', 'v'), 3n)
         for (const bad of [{}, null, undefined, 'handle', store]) {
-          assert.throws(() => native.fencePutSync(bad, 'k', 'v'), { name: 'TypeError', code: 'INVALID_ARGUMENT' })
           assert.throws(() => native.fencePut(bad, 'k', 'v'), { name: 'TypeError', code: 'INVALID_ARGUMENT' })
         }
+        assert.equal((await store.get('s', 'k')).version, 3n)
       } finally {
         await store.close()
       }
