@@ -91,15 +91,20 @@ pub fn main(json: bool, args: ObjectArgs) -> Result<u8, Failure> {
             // No limit but memory: an object is not a store entry.
             let bytes = verbs::input(a.value.as_deref(), a.file.as_deref(), None)?;
             let receipt = open(&at)?.put(&at.path, &fence, &bytes, if_version)?;
-            let plain = format!("version={} token={}", receipt.version, receipt.token);
-            Out::new(output::receipt(&receipt), line(plain))
+            Out::new(
+                output::receipt(&receipt),
+                line(output::receipt_text(&receipt, false)),
+            )
         }
         ObjectCommand::Delete(a) => {
             let (_, at) = location(&a.url.url)?;
             let fence = verbs::fence(&a.fence)?;
             let if_version = if_version(a.if_version.as_deref())?;
             let receipt = open(&at)?.delete(&at.path, &fence, if_version)?;
-            Out::new(output::receipt(&receipt), line("deleted"))
+            Out::new(
+                output::receipt(&receipt),
+                line(output::receipt_text(&receipt, true)),
+            )
         }
         ObjectCommand::Get(a) => {
             let (url, at) = location(&a.url)?;

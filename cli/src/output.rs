@@ -68,6 +68,15 @@ pub fn receipt(r: &Receipt) -> Value {
     json!({ "version": r.version.to_string(), "token": r.token.to_string() })
 }
 
+/// A write's receipt as its text line says it: `deleted` for a delete,
+/// `version=N token=T` for a put.
+pub fn receipt_text(r: &Receipt, deleted: bool) -> String {
+    match deleted {
+        true => "deleted".to_owned(),
+        false => format!("version={} token={}", r.version, r.token),
+    }
+}
+
 pub fn entry(e: &Entry) -> Value {
     let mut v = json!({ "found": true, "key": e.key });
     value(&mut v, &e.value);

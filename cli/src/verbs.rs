@@ -479,8 +479,10 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 None => store.put(scope, key, &value, &fence)?,
                 Some(v) => store.execute(scope, &fence, Op::put(key, value).if_version(v))?,
             };
-            let plain = format!("version={} token={}", receipt.version, receipt.token);
-            Out::new(output::receipt(&receipt), line(plain))
+            Out::new(
+                output::receipt(&receipt),
+                line(output::receipt_text(&receipt, false)),
+            )
         }
         Command::Delete(a) => {
             let scope = text("the scope", &a.scope)?;
@@ -496,7 +498,10 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
                 None => store.delete(scope, key, &fence)?,
                 Some(v) => store.execute(scope, &fence, Op::delete(key).if_version(v))?,
             };
-            Out::new(output::receipt(&receipt), line("deleted"))
+            Out::new(
+                output::receipt(&receipt),
+                line(output::receipt_text(&receipt, true)),
+            )
         }
         Command::Get(a) => {
             let scope = text("the scope", &a.scope)?;
@@ -524,10 +529,7 @@ fn verb(url: &str, json: bool, command: Command) -> Result<Out, Failure> {
             let plain: String = receipts
                 .iter()
                 .zip(deletes)
-                .map(|(r, deleted)| match deleted {
-                    true => "deleted\n".to_owned(),
-                    false => format!("version={} token={}\n", r.version, r.token),
-                })
+                .map(|(r, deleted)| output::receipt_text(r, deleted) + "\n")
                 .collect();
             let receipts: Vec<Value> = receipts.iter().map(output::receipt).collect();
             Out::new(json!({ "receipts": receipts }), plain.into_bytes())
