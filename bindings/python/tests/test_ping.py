@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -11,11 +12,23 @@ import fencing
 import fencing.aio
 
 
+# Moves the file's schema version by `delta`, from another process: this
+# one's `sqlite3` module is a second copy of SQLite beside the store's, and
+# SQLite's POSIX locks are per process, so a close by one copy can drop the
+# other's locks on the same file (SQLite's "How To Corrupt An SQLite Database
+# File", 2.2.1). A ping read a stale version once in CI with the writer in-process.
+SET_USER_VERSION = """
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+(version,) = db.execute("PRAGMA user_version").fetchone()
+db.execute(f"PRAGMA user_version = {version + int(sys.argv[2])}")
+db.close()
+"""
+
+
 def set_user_version(url: str, delta: int) -> None:
     path = url.removeprefix("sqlite:")
-    with sqlite3.connect(path) as db:
-        (version,) = db.execute("PRAGMA user_version").fetchone()
-        db.execute(f"PRAGMA user_version = {version + delta}")
+    subprocess.run([sys.executable, "-c", SET_USER_VERSION, path, str(delta)], check=True)
 
 
 def test_ping_answers_until_closed(store: fencing.Store) -> None:
