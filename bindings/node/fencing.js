@@ -174,7 +174,7 @@ class Receipt {
     this.token = token
   }
 }
-Object.defineProperty(Receipt.prototype, 'toJSON', { value: toJSON, configurable: true, writable: true })
+Object.defineProperty(Receipt.prototype, 'toJSON', TO_JSON)
 
 /** The addon's receipt as a `Receipt`. */
 function asReceipt(r) {
