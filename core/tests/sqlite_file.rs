@@ -415,3 +415,31 @@ fn a_newer_backup_restored_after_an_older_one_is_stepped_too() {
     let next = after_second.next_token("job").unwrap();
     assert!(next > lost, "token {next} again after {lost}");
 }
+
+#[test]
+fn a_handle_numbers_its_write_past_another_handles_on_the_same_file() {
+    // A handle reuses what its own last write left in the file only while
+    // no one else has committed since (identity::Known): here B commits
+    // between two of A's writes. Read stale, A's second write would look
+    // like a restore to the sidecar and step the whole store; numbered
+    // stale, a backup taken between B's write and A's would read as current.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let backup = dir.path().join("backup.db");
+    let a = open(&path);
+    let b = open(&path);
+    let first = a.next_token("job").unwrap();
+    a.put("job", "k", b"a", &fence(first)).unwrap();
+    let from_b = b.next_token("job").unwrap();
+    snapshot(&path, &backup);
+    let from_a = a.next_token("job").unwrap();
+    assert_eq!(
+        from_a.get(),
+        from_b.get() + 1,
+        "no step between two handles"
+    );
+    a.close();
+    b.close();
+    std::fs::copy(&backup, &path).unwrap();
+    assert_stepped(&path, from_b, from_a);
+}

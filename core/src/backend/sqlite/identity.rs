@@ -12,6 +12,8 @@
 //!   that moved tokens ([`Moves`]), refuses a connection whose file was
 //!   deleted or replaced (`SQLITE_FCNTL_HAS_MOVED`), commits, then writes
 //!   the sidecar's record.
+//! - [`Known`]: what a connection's last commit left in its file, reused
+//!   while SQLite's data version says no one has committed since.
 
 use std::os::raw::c_int;
 use std::path::Path;
@@ -51,6 +53,11 @@ pub(super) fn restored(file: &Recorded, here: (u64, u64), side: Option<&Record>)
 /// A write transaction in flight: what [`commit`] writes to the sidecar.
 pub(super) struct Pending {
     store_id: [u8; 16],
+    /// The file the connection has open, recorded in it by now.
+    here: (u64, u64),
+    /// The file's number before this transaction.
+    before: u64,
+    /// Its number if this transaction takes one.
     gen: u64,
     /// Whether [`enter`] took the failover step: then the number and the
     /// sidecar move whatever the operation did.
@@ -167,26 +174,24 @@ fn mark(tx: &Connection) -> Result<u64> {
 /// identity") on a connection to the file `here` ([`opened`]); `step` is the
 /// failover step, given the sidecar's mark. Whether that file is still the
 /// one at `path` is [`commit`]'s question.
+///
+/// `known`: the file's record as the connection's last commit left it
+/// ([`Known::current`]); `None` reads it.
 pub(super) fn enter(
     tx: &Connection,
     path: &Path,
     here: (u64, u64),
     sidecar: &Sidecar,
+    known: Option<Recorded>,
     step: impl FnOnce(&Connection, u64) -> Result<u64>,
 ) -> Result<Pending> {
-    // A plain read and write: `UPDATE ... RETURNING` fills a temporary
-    // table on every call, which cost more than the rest of a put.
-    let (store_id, dev, ino, gen): (Vec<u8>, Option<i64>, Option<i64>, i64) = tx
-        .prepare_cached("SELECT store_id, dev, ino, gen FROM fencing_file WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))))
-        .map_err(backend)?;
-    let file = Recorded {
-        store_id: store_id
-            .try_into()
-            .map_err(|_| Error::backend(BackendErrorKind::Corrupt, "sqlite: corrupt store id"))?,
-        at: dev.zip(ino).map(|(d, i)| (d as u64, i as u64)),
-        gen: stored(gen)?,
+    let file = match known {
+        Some(file) => file,
+        None => recorded(tx)?,
     };
+    // Read on every write, whatever the connection knows: the sidecar is
+    // where another file at the path (one renamed away and back, say) shows
+    // a history this one does not have.
     let old = sidecar.read()?;
     let mut gen = file.gen + 1;
     let stepped = restored(&file, here, old.as_ref());
@@ -213,21 +218,41 @@ pub(super) fn enter(
     }
     Ok(Pending {
         store_id: file.store_id,
+        here,
+        before: file.gen,
         gen,
         stepped,
     })
 }
 
+/// The file's record (`fencing_file`). A plain read and write: `UPDATE ...
+/// RETURNING` fills a temporary table on every call, which cost more than
+/// the rest of a put.
+fn recorded(tx: &Connection) -> Result<Recorded> {
+    let (store_id, dev, ino, gen): (Vec<u8>, Option<i64>, Option<i64>, i64) = tx
+        .prepare_cached("SELECT store_id, dev, ino, gen FROM fencing_file WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))))
+        .map_err(backend)?;
+    Ok(Recorded {
+        store_id: store_id
+            .try_into()
+            .map_err(|_| Error::backend(BackendErrorKind::Corrupt, "sqlite: corrupt store id"))?,
+        at: dev.zip(ino).map(|(d, i)| (d as u64, i as u64)),
+        gen: stored(gen)?,
+    })
+}
+
 /// Commits a library write transaction begun with [`enter`], unless its
 /// connection no longer writes the file at `path`; one that `moves` tokens
-/// (or stepped) takes the next number, here and in the sidecar.
+/// (or stepped) takes the next number, here and in the sidecar. Returns the
+/// file's record as committed.
 pub(super) fn commit(
     tx: &Connection,
     path: &Path,
     sidecar: &Sidecar,
     pending: Pending,
     moves: Moves,
-) -> Result<()> {
+) -> Result<Recorded> {
     // A state that differs from the one before it only in data need not be
     // told apart from it: no number, no sidecar write (a repeat put; they
     // were a third of its cost on tmpfs, one more page and a write).
@@ -248,10 +273,15 @@ pub(super) fn commit(
     // ending every lease. What this leaves open: a restore of exactly the
     // state before a commit whose process died in the microseconds between
     // its COMMIT and this write (docs/semantics.md, "SQLite file identity").
+    let gen = record.map_or(pending.before, |r| r.gen);
     if let Some(record) = record {
         let _ = sidecar.write(Some(&record));
     }
-    Ok(())
+    Ok(Recorded {
+        store_id: pending.store_id,
+        at: Some(pending.here),
+        gen,
+    })
 }
 
 /// Writes the transaction's number into the file; returns the sidecar's
@@ -273,21 +303,73 @@ fn number(tx: &Connection, pending: &Pending, mark: Option<u64>) -> Result<Recor
     })
 }
 
+/// What a connection's last commit left in its file's record, and SQLite's
+/// data version of the file just after it (`SQLITE_FCNTL_DATA_VERSION`: it
+/// changes with every commit to the file, this connection's or another's
+/// that this connection has noticed, and whenever SQLite drops its cached
+/// pages). While the version is unchanged, the file's record and schema
+/// version are what that commit left, and a write need not read them again:
+/// a version that changed, an error or a rollback means read them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Known {
+    data_version: u32,
+    file: Recorded,
+}
+
+impl Known {
+    /// Taken right after a commit that left `file`.
+    pub fn after_commit(tx: &Connection, file: Recorded) -> Result<Known> {
+        Ok(Known {
+            data_version: data_version(tx)?,
+            file,
+        })
+    }
+
+    /// The file's record, if nothing has changed the file since; called
+    /// inside the write transaction (after `BEGIN IMMEDIATE`, which is where
+    /// SQLite notices another connection's commit).
+    pub fn current(self, tx: &Connection) -> Result<Option<Recorded>> {
+        Ok((data_version(tx)? == self.data_version).then_some(self.file))
+    }
+}
+
+fn data_version(tx: &Connection) -> Result<u32> {
+    let mut version: u32 = 0;
+    // SAFETY: SQLITE_FCNTL_DATA_VERSION writes one unsigned int.
+    let rc = unsafe { file_control(tx, rusqlite::ffi::SQLITE_FCNTL_DATA_VERSION, &mut version) };
+    if rc != rusqlite::ffi::SQLITE_OK {
+        return Err(Error::backend(
+            BackendErrorKind::Other,
+            format!("sqlite: cannot read the file's data version (code {rc})"),
+        ));
+    }
+    Ok(version)
+}
+
+/// `sqlite3_file_control` on the main database of `tx`.
+///
+/// # Safety
+/// `op` must be an opcode that writes at most one `T` through its argument.
+unsafe fn file_control<T>(tx: &Connection, op: c_int, out: &mut T) -> c_int {
+    // SAFETY: the handle is open for the connection's lifetime, and the
+    // caller vouches for what `op` writes.
+    unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            tx.handle(),
+            c"main".as_ptr(),
+            op,
+            (out as *mut T).cast(),
+        )
+    }
+}
+
 /// Whether the connection's main file is no longer the file at its path
 /// (unlinked, or another file renamed over it): SQLite compares the inode
 /// it has open with the one at its path.
 fn has_moved(tx: &Connection) -> Result<bool> {
     let mut moved: c_int = 0;
-    // SAFETY: the handle is open for the connection's lifetime; the
-    // SQLITE_FCNTL_HAS_MOVED opcode writes one int through the pointer.
-    let rc = unsafe {
-        rusqlite::ffi::sqlite3_file_control(
-            tx.handle(),
-            c"main".as_ptr(),
-            rusqlite::ffi::SQLITE_FCNTL_HAS_MOVED,
-            (&mut moved as *mut c_int).cast(),
-        )
-    };
+    // SAFETY: SQLITE_FCNTL_HAS_MOVED writes one int.
+    let rc = unsafe { file_control(tx, rusqlite::ffi::SQLITE_FCNTL_HAS_MOVED, &mut moved) };
     // SQLite's Windows VFS does not implement it: it opens the file without
     // FILE_SHARE_DELETE, so while a connection has it open the file can be
     // neither deleted nor renamed over (SQLite assumes the same when it

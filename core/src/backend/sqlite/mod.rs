@@ -5,6 +5,7 @@
 //! A token is returned only after its transaction committed (fsync'd with
 //! `synchronous=FULL`, the default).
 
+use std::cell::Cell;
 use std::fs::OpenOptions;
 #[cfg(unix)]
 use std::os::unix::fs::OpenOptionsExt;
@@ -38,7 +39,7 @@ mod newer;
 mod schema;
 mod sidecar;
 
-use identity::Moves;
+use identity::{Known, Moves};
 use sidecar::Sidecar;
 
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
@@ -97,6 +98,8 @@ struct Owned {
     /// The (st_dev, st_ino) of the file the connection has open.
     at: (u64, u64),
     sidecar: Sidecar,
+    /// What the connection's last write left in the file (`None`: read it).
+    known: Cell<Option<Known>>,
     pid: u32,
 }
 
@@ -105,6 +108,7 @@ impl Owned {
         Ok(Owned {
             at: identity::opened(&conn, path)?,
             sidecar: Sidecar::open(path)?,
+            known: Cell::new(None),
             conn: Some(conn),
             pid: std::process::id(),
         })
@@ -292,12 +296,22 @@ impl Sqlite {
         let path = &self.settings.path;
         run(conn, "BEGIN IMMEDIATE")?;
         // A build older than the file's schema writes nothing; then the
-        // file's identity, before the operation.
-        let out = newer::refuse_if_newer(conn)
-            .and_then(|()| identity::enter(conn, path, owned.at, &owned.sidecar, step))
+        // file's identity, before the operation. Neither is read again
+        // while the file is as this connection's last write left it.
+        let known = owned.known.take();
+        let out = known
+            .map_or(Ok(None), |k| k.current(conn))
+            .and_then(|known| {
+                if known.is_none() {
+                    newer::refuse_if_newer(conn)?;
+                }
+                identity::enter(conn, path, owned.at, &owned.sidecar, known, step)
+            })
             .and_then(|pending| {
                 let (out, moves) = f(conn)?;
-                identity::commit(conn, path, &owned.sidecar, pending, moves).map(|()| out)
+                let file = identity::commit(conn, path, &owned.sidecar, pending, moves)?;
+                owned.known.set(Known::after_commit(conn, file).ok());
+                Ok(out)
             });
         if out.is_err() && !conn.is_autocommit() {
             // Nothing of a failed operation may stay behind.
