@@ -443,3 +443,43 @@ fn a_handle_numbers_its_write_past_another_handles_on_the_same_file() {
     std::fs::copy(&backup, &path).unwrap();
     assert_stepped(&path, from_b, from_a);
 }
+
+#[test]
+#[cfg(unix)] // On Windows an open -wal cannot be deleted.
+fn a_wal_deleted_under_a_handle_fails_its_next_write_and_nothing_is_lost() {
+    // What another copy of SQLite in the same process (Python's sqlite3,
+    // better-sqlite3) does when it closes the file: this process's locks go
+    // with its descriptors, so it believes itself the last connection,
+    // checkpoints and deletes the -wal and -shm (docs/sqlite.md, "One SQLite
+    // per process"). Before, the handle went on committing to the deleted
+    // log: its writes were reported done and lost.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let store = open(&path);
+    let first = store.next_token("job").unwrap();
+    store.put("job", "k", b"kept", &fence(first)).unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    unlink_wal(&path);
+
+    let e = store
+        .next_token("job")
+        .expect_err("a write to a deleted log");
+    assert_eq!(e.code(), ErrorCode::Backend, "{e}");
+    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains("-wal") && text.contains("One SQLite per process"),
+        "{text}"
+    );
+    let fence_write = store.put("job", "k", b"lost", &fence(first));
+    assert!(fence_write.is_err(), "{fence_write:?}");
+    drop(other);
+    store.close();
+
+    let fresh = open(&path);
+    assert_eq!(fresh.get("job", "k", None).unwrap().unwrap().value, b"kept");
+    assert_eq!(fresh.next_token("job").unwrap().get(), first.get() + 1);
+}

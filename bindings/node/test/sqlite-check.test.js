@@ -229,3 +229,38 @@ for (const [name, open, reason] of drivers()) {
     })
   })
 }
+
+// One SQLite per process (docs/sqlite.md): the driver is a second copy of
+// SQLite beside the one inside fencing. Closing its connection drops this
+// process's locks on the file, fencing's among them, and with no other
+// process attached it then deletes the -wal under the store: the store's
+// next write must fail, not commit to the deleted log.
+for (const [name, open, reason] of drivers()) {
+  describe(`one SQLite per process (${name})`, { skip: reason ?? false }, () => {
+    test('closing the driver under an open store is noticed, and nothing is lost', async () => {
+      const file = path.join(tempDir(), 'app.db')
+      const first = await (async () => {
+        const store = await fencing.open(`sqlite:${file}`)
+        try {
+          const token = await store.nextToken(SCOPE)
+          await store.put(SCOPE, 'k', 'kept', { token })
+          const db = open(file)
+          assert.equal(db.get('SELECT count(*) AS n FROM fencing_scopes').n, 1)
+          db.close()
+          await assert.rejects(store.nextToken(SCOPE), (e) =>
+            e instanceof fencing.BackendError && e.kind === 'refused' && /One SQLite per process/.test(e.message))
+          return token
+        } finally {
+          await store.close()
+        }
+      })()
+      const store = await fencing.open(`sqlite:${file}`)
+      try {
+        assert.equal((await store.get(SCOPE, 'k')).value.toString(), 'kept')
+        assert.equal(await store.nextToken(SCOPE), first + 1n)
+      } finally {
+        await store.close()
+      }
+    })
+  })
+}

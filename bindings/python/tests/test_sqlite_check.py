@@ -341,3 +341,51 @@ def test_racing_processes_never_commit_a_stale_update(tmp_path: pathlib.Path) ->
     assert written == sorted(written), written
     assert sorted(written) == sorted(committed)
     assert rejected > 0, "the race needs stale holders to mean anything"
+
+
+# ----- one SQLite per process -----
+
+
+def test_closing_pythons_sqlite3_under_an_open_store_is_noticed(tmp_path: pathlib.Path) -> None:
+    # Python's sqlite3 module is a second copy of SQLite beside the one inside
+    # fencing. Closing its connection closes its descriptors, which drops this
+    # process's locks on the file, fencing's among them; with no other process
+    # attached it then believes itself the last connection and deletes the
+    # -wal under the store (docs/sqlite.md, "One SQLite per process"). The
+    # store's next write must fail, not commit to the deleted log.
+    path = str(tmp_path / "app.db")
+    with fencing.open(f"sqlite:{path}") as store:
+        first = store.next_token(SCOPE)
+        store.put(SCOPE, "k", b"kept", token=first)
+        conn = connect(path)
+        assert conn.execute("SELECT count(*) FROM fencing_scopes").fetchone()[0] == 1
+        conn.close()
+        assert not pathlib.Path(path + "-wal").exists()
+        with pytest.raises(fencing.BackendError, match="One SQLite per process") as e:
+            store.next_token(SCOPE)
+        assert e.value.kind == "refused"
+    # Nothing was lost and nothing is issued twice.
+    with fencing.open(f"sqlite:{path}") as store:
+        assert store.get(SCOPE, "k").value == b"kept"
+        assert store.next_token(SCOPE) == first + 1
+
+
+def test_a_sqlite3_connection_kept_open_past_the_store_is_safe(tmp_path: pathlib.Path) -> None:
+    # The rule docs/sqlite.md gives: open the other SQLite's connection once,
+    # and close it only after every store on the file is closed.
+    path = str(tmp_path / "app.db")
+    fencing.open(f"sqlite:{path}").close()
+    conn = connect(path)
+    try:
+        with fencing.open(f"sqlite:{path}") as store:
+            lease = store.acquire(SCOPE, holder="w", ttl=30)
+            for i in range(3):
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute(
+                    "INSERT INTO fencing_check (scope, token) VALUES (?, ?)", (SCOPE, lease.token)
+                )
+                conn.execute("COMMIT")
+                store.put(SCOPE, "k", str(i).encode(), token=lease.token)
+            assert store.renew(lease, ttl=30).token == lease.token
+    finally:
+        conn.close()

@@ -15,6 +15,7 @@
 //! - [`Known`]: what a connection's last commit left in its file, reused
 //!   while SQLite's data version says no one has committed since.
 
+use std::cell::Cell;
 use std::os::raw::c_int;
 use std::path::Path;
 
@@ -250,6 +251,7 @@ pub(super) fn commit(
     tx: &Connection,
     path: &Path,
     sidecar: &Sidecar,
+    wal: &Wal,
     pending: Pending,
     moves: Moves,
 ) -> Result<Recorded> {
@@ -265,6 +267,7 @@ pub(super) fn commit(
     if has_moved(tx)? {
         return Err(moved(path));
     }
+    wal.check(path)?;
     run(tx, "COMMIT")?;
     // After the commit, never before it: a process killed in between (or a
     // sidecar that cannot be written) leaves the sidecar behind the file,
@@ -385,6 +388,65 @@ fn has_moved(tx: &Connection) -> Result<bool> {
         ));
     }
     Ok(moved != 0)
+}
+
+/// The store's write-ahead log (`PATH-wal`) as a connection first wrote it.
+/// SQLite keeps that file while any connection has the store open, so one
+/// gone or replaced since was deleted under the connection, which would
+/// then commit to a log no one reads: what another copy of SQLite in the
+/// same process does when it closes the file (docs/sqlite.md, "One SQLite
+/// per process"). On Windows an open log cannot be deleted.
+#[derive(Default)]
+pub(super) struct Wal {
+    seen: Cell<Option<(u64, u64)>>,
+}
+
+impl Wal {
+    /// Fails with `BACKEND` (`refused`) if the log at the path is not the
+    /// one this connection wrote before; called inside a write transaction,
+    /// where the connection has its log open.
+    pub fn check(&self, path: &Path) -> Result<()> {
+        if cfg!(windows) {
+            return Ok(());
+        }
+        let mut log = path.as_os_str().to_owned();
+        log.push("-wal");
+        let now = match file_id(Path::new(&log)) {
+            Ok(id) => id,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(wal_gone(path)),
+            Err(e) => {
+                return Err(Error::backend_from(
+                    BackendErrorKind::Unreachable,
+                    format!("sqlite: cannot stat {}: {e}", Path::new(&log).display()),
+                    e,
+                ))
+            }
+        };
+        match self.seen.get() {
+            Some(seen) if seen != now => Err(wal_gone(path)),
+            _ => {
+                self.seen.set(Some(now));
+                Ok(())
+            }
+        }
+    }
+}
+
+fn wal_gone(path: &Path) -> Error {
+    tracing::warn!(
+        target: "fencing",
+        store = %path.display(),
+        "sqlite: the store's -wal file was deleted under an open handle"
+    );
+    Error::backend(
+        BackendErrorKind::Refused,
+        format!(
+            "sqlite: the write-ahead log {}-wal was deleted or replaced while this handle had \
+             the store open (another copy of SQLite in this process closing the file does that: \
+             docs/sqlite.md, \"One SQLite per process\"); nothing was committed; reopen the store",
+            path.display()
+        ),
+    )
 }
 
 fn moved(path: &Path) -> Error {

@@ -39,7 +39,7 @@ mod newer;
 mod schema;
 mod sidecar;
 
-use identity::{Known, Moves};
+use identity::{Known, Moves, Wal};
 use sidecar::Sidecar;
 
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
@@ -100,6 +100,8 @@ struct Owned {
     sidecar: Sidecar,
     /// What the connection's last write left in the file (`None`: read it).
     known: Cell<Option<Known>>,
+    /// The write-ahead log it writes.
+    wal: Wal,
     pid: u32,
 }
 
@@ -109,6 +111,7 @@ impl Owned {
             at: identity::opened(&conn, path)?,
             sidecar: Sidecar::open(path)?,
             known: Cell::new(None),
+            wal: Wal::default(),
             conn: Some(conn),
             pid: std::process::id(),
         })
@@ -309,7 +312,8 @@ impl Sqlite {
             })
             .and_then(|pending| {
                 let (out, moves) = f(conn)?;
-                let file = identity::commit(conn, path, &owned.sidecar, pending, moves)?;
+                let file =
+                    identity::commit(conn, path, &owned.sidecar, &owned.wal, pending, moves)?;
                 owned.known.set(Known::after_commit(conn, file).ok());
                 Ok(out)
             });
