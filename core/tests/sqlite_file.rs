@@ -483,3 +483,27 @@ fn a_wal_deleted_under_a_handle_fails_its_next_write_and_nothing_is_lost() {
     assert_eq!(fresh.get("job", "k", None).unwrap().unwrap().value, b"kept");
     assert_eq!(fresh.next_token("job").unwrap().get(), first.get() + 1);
 }
+
+#[test]
+#[cfg(unix)] // On Windows an open -shm cannot be deleted.
+fn a_shm_deleted_under_a_handle_fails_its_next_write() {
+    // With its -shm gone, a handle would take the write lock in an index no
+    // new connection sees, and append to the log beside a new connection's
+    // writer.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let store = open(&path);
+    let first = store.next_token("job").unwrap();
+    let mut shm = path.as_os_str().to_owned();
+    shm.push("-shm");
+    std::fs::remove_file(&shm).unwrap();
+
+    let e = store
+        .next_token("job")
+        .expect_err("a write beside a deleted index");
+    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
+    assert!(e.to_string().contains("-shm"), "{e}");
+    store.close();
+    let fresh = open(&path);
+    assert_eq!(fresh.next_token("job").unwrap().get(), first.get() + 1);
+}

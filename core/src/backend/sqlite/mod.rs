@@ -111,7 +111,7 @@ impl Owned {
             at: identity::opened(&conn, path)?,
             sidecar: Sidecar::open(path)?,
             known: Cell::new(None),
-            wal: Wal::default(),
+            wal: Wal::opened(&conn),
             conn: Some(conn),
             pid: std::process::id(),
         })
