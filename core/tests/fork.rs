@@ -1,6 +1,6 @@
 //! A store opened before `fork()` (docs/semantics.md, "Fork"): the parent
 //! keeps working, and each child opens connections of its own the first
-//! time it uses the store, never touching the inherited ones. One test in
+//! time it uses the store, never using the inherited ones. One test in
 //! this file, so that no other test thread runs while the process forks.
 // fork(2) exists only on unix.
 #![cfg(unix)]

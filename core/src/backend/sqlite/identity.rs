@@ -282,7 +282,7 @@ pub(super) fn commit(
     tx: &Connection,
     path: &Path,
     sidecar: &Sidecar,
-    wal: &Wal,
+    files: &Files,
     pending: Pending,
     moves: Moves,
 ) -> Result<Recorded> {
@@ -295,10 +295,7 @@ pub(super) fn commit(
         Moves::OnlyData => None,
     };
     // As late as possible: COMMIT follows at once.
-    if !still_at(tx, path, pending.here)? {
-        return Err(moved(path));
-    }
-    wal.check(path)?;
+    files.check(tx, path, pending.here)?;
     run(tx, "COMMIT")?;
     // After the commit, never before it: a process killed in between (or a
     // sidecar that cannot be written) leaves the sidecar behind the file,
@@ -397,19 +394,6 @@ unsafe fn file_control<T>(tx: &Connection, op: c_int, out: &mut T) -> c_int {
     }
 }
 
-/// Whether the file at `path` is still `here`, the file the connection
-/// has open ([`opened`]). What `SQLITE_FCNTL_HAS_MOVED` asks, without its
-/// `stat`, which reads the file's times ([`file_id`] says why that costs).
-#[cfg(unix)]
-fn still_at(_tx: &Connection, path: &Path, here: (u64, u64)) -> Result<bool> {
-    Ok(identity(path)? == here)
-}
-
-#[cfg(windows)]
-fn still_at(tx: &Connection, _path: &Path, _here: (u64, u64)) -> Result<bool> {
-    Ok(!has_moved(tx)?)
-}
-
 /// Whether the connection's main file is no longer the file at its path
 /// (unlinked, or another file renamed over it): SQLite compares the inode
 /// it has open with the one at its path.
@@ -434,58 +418,64 @@ fn has_moved(tx: &Connection) -> Result<bool> {
     Ok(moved != 0)
 }
 
-/// The store's write-ahead log (`PATH-wal`) and its index (`PATH-shm`) as
-/// a connection first wrote them. SQLite keeps both while any connection
-/// has the store open, so one gone or replaced since was deleted under the
+/// The files a connection writes, checked before each commit: the main file
+/// is still the one at its path (what `SQLITE_FCNTL_HAS_MOVED` asks, without
+/// its `stat`, which reads the file's times: [`file_id`] says why that
+/// costs), and its write-ahead log (`-wal`) and the log's index (`-shm`)
+/// are the ones it first wrote. SQLite keeps both while any connection has
+/// the store open, so one gone or replaced since was deleted under the
 /// connection: it would commit to a log no one reads (what another copy of
 /// SQLite in the same process does when it closes the file: docs/sqlite.md,
 /// "One SQLite per process"), or, with the index gone, take a write lock no
-/// new connection sees and write the log beside another writer. On Windows
-/// an open file cannot be deleted.
-pub(super) struct Wal {
-    /// `PATH-wal` and `PATH-shm` where SQLite names them: after the path it
-    /// opened, symlinks resolved (not `None` but on Windows).
-    files: Option<[PathBuf; 2]>,
+/// new connection sees and write the log beside another writer.
+pub(super) struct Files {
+    /// The main file, `-wal` and `-shm` as SQLite names them (an absolute
+    /// path, symlinks resolved: a later `chdir` changes nothing). `None` on
+    /// Windows, where an open file can be neither deleted nor renamed over.
+    names: Option<[PathBuf; 3]>,
+    /// The `-wal` and `-shm` as first seen.
     seen: Cell<Option<[(u64, u64); 2]>>,
 }
 
-impl Wal {
-    /// The files a new connection has open, if they are there yet (SQLite
-    /// may create the log at the connection's first write).
-    pub fn opened(conn: &Connection) -> Wal {
-        let files = opened_path(conn).map(|db| {
+impl Files {
+    /// The files a new connection has open (the log and its index if they
+    /// are there yet: SQLite may create them at the first write).
+    pub fn opened(conn: &Connection) -> Files {
+        let names = opened_path(conn).map(|db| {
             let with = |suffix: &str| {
                 let mut name = db.clone().into_os_string();
                 name.push(suffix);
                 PathBuf::from(name)
             };
-            [with("-wal"), with("-shm")]
+            [with("-wal"), with("-shm"), db]
         });
-        let seen = files.as_ref().and_then(|f| ids(f).ok());
-        Wal {
-            files,
+        let seen = names.as_ref().and_then(|n| logs(n).ok());
+        Files {
+            names,
             seen: Cell::new(seen),
         }
     }
 
-    /// Fails with `BACKEND` (`refused`) if the log or its index at the path
-    /// is not the one this connection wrote before; called inside a write
-    /// transaction, where the connection has both open.
-    pub fn check(&self, path: &Path) -> Result<()> {
-        let Some(files) = &self.files else {
-            return Ok(());
+    /// Fails with `BACKEND` (`refused`) if the main file at the path is no
+    /// longer `here` (the file the connection opened), or the log or its
+    /// index is not the one this connection wrote before; called inside a
+    /// write transaction, where the connection has all three open. `path`
+    /// names the store in the error.
+    pub fn check(&self, tx: &Connection, path: &Path, here: (u64, u64)) -> Result<()> {
+        let Some(names) = &self.names else {
+            return if has_moved(tx)? {
+                Err(moved(path))
+            } else {
+                Ok(())
+            };
         };
-        let now = match ids(files) {
-            Ok(now) => now,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(wal_gone(path)),
-            Err(e) => {
-                return Err(Error::backend_from(
-                    BackendErrorKind::Unreachable,
-                    format!("sqlite: cannot stat {}: {e}", files[0].display()),
-                    e,
-                ))
-            }
-        };
+        if stat(&names[2], || moved(path))? != here {
+            return Err(moved(path));
+        }
+        let now = [
+            stat(&names[0], || wal_gone(path))?,
+            stat(&names[1], || wal_gone(path))?,
+        ];
         match self.seen.get() {
             Some(seen) if seen != now => Err(wal_gone(path)),
             _ => {
@@ -496,8 +486,22 @@ impl Wal {
     }
 }
 
-fn ids([wal, shm]: &[PathBuf; 2]) -> std::io::Result<[(u64, u64); 2]> {
-    Ok([file_id(wal)?, file_id(shm)?])
+/// The identities of the `-wal` and `-shm` in `names`.
+fn logs(names: &[PathBuf; 3]) -> std::io::Result<[(u64, u64); 2]> {
+    Ok([file_id(&names[0])?, file_id(&names[1])?])
+}
+
+/// [`file_id`], a missing file being `gone`.
+fn stat(name: &Path, gone: impl FnOnce() -> Error) -> Result<(u64, u64)> {
+    match file_id(name) {
+        Ok(id) => Ok(id),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(gone()),
+        Err(e) => Err(Error::backend_from(
+            BackendErrorKind::Unreachable,
+            format!("sqlite: cannot stat {}: {e}", name.display()),
+            e,
+        )),
+    }
 }
 
 /// The main file's name as SQLite opened it (`sqlite3_db_filename`).

@@ -39,7 +39,7 @@ mod newer;
 mod schema;
 mod sidecar;
 
-use identity::{Known, Moves, Wal};
+use identity::{Files, Known, Moves};
 use sidecar::Sidecar;
 
 /// The tables by schema version (`PRAGMA user_version`). Version 4 is every
@@ -100,8 +100,8 @@ struct Owned {
     sidecar: Sidecar,
     /// What the connection's last write left in the file (`None`: read it).
     known: Cell<Option<Known>>,
-    /// The write-ahead log it writes.
-    wal: Wal,
+    /// The files it writes (the main file, its `-wal` and `-shm`).
+    files: Files,
     pid: u32,
 }
 
@@ -111,7 +111,7 @@ impl Owned {
             at: identity::opened(&conn, path)?,
             sidecar: Sidecar::open(path)?,
             known: Cell::new(None),
-            wal: Wal::opened(&conn),
+            files: Files::opened(&conn),
             conn: Some(conn),
             pid: std::process::id(),
         })
@@ -120,11 +120,29 @@ impl Owned {
     fn inherited(&self) -> bool {
         self.pid != std::process::id()
     }
+
+    /// Closes, in a forked child, the connection inherited from the parent,
+    /// before the child opens its own. SQLite keeps per-process records of
+    /// the locks it holds on each file, and the child inherits them without
+    /// the locks themselves (POSIX locks are not inherited): a new connection
+    /// in the child would find the record, believe the file locked already,
+    /// and take no lock, so the parent's close would see no other user,
+    /// checkpoint and delete the `-wal` and `-shm` under the child. Closing
+    /// the inherited connection first drops that record (when it was the
+    /// file's only connection in the parent). It cannot take anything from
+    /// the parent: the child holds no lock to release, and the close deletes
+    /// the log only if it gets the file's exclusive lock, which the parent's
+    /// own shared lock refuses while the parent has the file open.
+    fn close_inherited(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let _ = conn.close();
+        }
+    }
 }
 
 impl Drop for Owned {
     fn drop(&mut self) {
-        // Inherited across fork(): the parent's, never ours to close.
+        // Inherited across fork() and not used in the child: the parent's.
         if self.inherited() {
             std::mem::forget(self.conn.take());
         }
@@ -265,9 +283,8 @@ impl Sqlite {
     }
 
     /// The connection, opened afresh in a process forked from the one that
-    /// opened it (docs/semantics.md, "Fork"): the inherited one is left
-    /// untouched, never used or closed, since closing it in the child could
-    /// remove the WAL files the parent still uses.
+    /// opened it (docs/semantics.md, "Fork"), after closing the inherited
+    /// one (`Owned::close_inherited` says why).
     fn conn(&self) -> Result<MutexGuard<'_, Option<Owned>>> {
         let mut guard = self.conn.lock().map_err(|_| {
             Error::backend(
@@ -275,7 +292,8 @@ impl Sqlite {
                 "sqlite: connection poisoned by a panic",
             )
         })?;
-        if guard.as_ref().is_some_and(Owned::inherited) {
+        if let Some(owned) = guard.as_mut().filter(|o| o.inherited()) {
+            owned.close_inherited();
             let conn = self.settings.connect()?;
             *guard = Some(Owned::new(conn, &self.settings.path)?);
         }
@@ -313,7 +331,7 @@ impl Sqlite {
             .and_then(|pending| {
                 let (out, moves) = f(conn)?;
                 let file =
-                    identity::commit(conn, path, &owned.sidecar, &owned.wal, pending, moves)?;
+                    identity::commit(conn, path, &owned.sidecar, &owned.files, pending, moves)?;
                 owned.known.set(Known::after_commit(conn, file).ok());
                 Ok(out)
             });
