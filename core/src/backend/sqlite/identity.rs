@@ -456,6 +456,12 @@ impl Files {
         }
     }
 
+    /// The main file's absolute name, as SQLite opened it (`None` on
+    /// Windows).
+    pub fn main(&self) -> Option<&Path> {
+        self.names.as_ref().map(|n| n[2].as_path())
+    }
+
     /// Fails with `BACKEND` (`refused`) if the main file at the path is no
     /// longer `here` (the file the connection opened), or the log or its
     /// index is not the one this connection wrote before; called inside a

@@ -158,7 +158,11 @@ struct Settings {
 
 impl Settings {
     fn connect(&self) -> Result<Connection> {
-        let path = &self.path;
+        self.connect_at(&self.path)
+    }
+
+    /// [`Self::connect`] to `path`, the file the store opened.
+    fn connect_at(&self, path: &Path) -> Result<Connection> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| {
             let message = format!("sqlite: cannot open {}: {e}", path.display());
@@ -293,9 +297,12 @@ impl Sqlite {
             )
         })?;
         if let Some(owned) = guard.as_mut().filter(|o| o.inherited()) {
+            // The file the parent opened, by the absolute name SQLite gave
+            // it: a relative path would name another file after a chdir.
+            let path = owned.files.main().unwrap_or(&self.settings.path).to_owned();
             owned.close_inherited();
-            let conn = self.settings.connect()?;
-            *guard = Some(Owned::new(conn, &self.settings.path)?);
+            let conn = self.settings.connect_at(&path)?;
+            *guard = Some(Owned::new(conn, &path)?);
         }
         Ok(guard)
     }
