@@ -9,9 +9,9 @@
 //!   at the path and the sidecar. A restored or copied history takes the
 //!   failover step, in this same transaction, before anything else.
 //! - [`commit`], after the transaction's own work: numbers a transaction
-//!   that moved tokens ([`Moves`]), refuses a connection whose file or
-//!   `-wal` was deleted or replaced (the inode at the path), commits, then
-//!   writes the sidecar's record.
+//!   that moved tokens ([`Moves`]), refuses a connection whose file, `-wal`
+//!   or `-shm` was deleted or replaced ([`Files`]), commits, then writes the
+//!   sidecar's record.
 //! - [`Known`]: what a connection's last commit left in its file, reused
 //!   while SQLite's data version says no one has committed since.
 
@@ -84,21 +84,13 @@ pub(super) enum Moves {
 /// number and file index); a missing file is one that was deleted under
 /// this handle.
 pub(super) fn identity(path: &Path) -> Result<(u64, u64)> {
-    match file_id(path) {
-        Ok(id) => Ok(id),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(moved(path)),
-        Err(e) => Err(Error::backend_from(
-            BackendErrorKind::Unreachable,
-            format!("sqlite: cannot stat {}: {e}", path.display()),
-            e,
-        )),
-    }
+    stat(path, || moved(path))
 }
 
 /// On Linux, `statx` asking for the inode number alone (the device comes
 /// with every answer). A stat that reads a file's times flags its inode
-/// (multigrain timestamps, Linux 6.13): the next write then takes a
-/// fine-grained time, so every WAL write dirties the inode and every commit's
+/// (multigrain timestamps, it seems: Linux 6.13 and later): the next write
+/// then takes a fine-grained time, so every WAL write dirties the inode and every commit's
 /// fsync also commits the file system's journal. With a `stat` of the
 /// `-wal` before each commit, a commit took 45-70 us longer on ext4 here.
 #[cfg(target_os = "linux")]
