@@ -5,14 +5,12 @@
 // fork(2) exists only on unix.
 #![cfg(unix)]
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use fencing::{Fence, Store, Token};
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{fork, ForkResult};
 
 mod support;
-use support::{fresh_schema, postgres_test_url, sqlite_url};
+use support::{finish_child, fresh_schema, postgres_test_url, sqlite_url};
 
 const CHILDREN: usize = 4;
 const ROUNDS: usize = 100;
@@ -43,16 +41,10 @@ fn forked_workers_share_one_store(url: &str) {
     let mut children = Vec::new();
     for c in 0..CHILDREN {
         // SAFETY: the test binary runs this one test on one thread; the
-        // child only runs `work` and leaves with _exit.
+        // child only runs `work` and ends in finish_child.
         match unsafe { fork() }.unwrap() {
             ForkResult::Child => {
-                let ok = catch_unwind(AssertUnwindSafe(|| work(&store, &format!("child{c}"))));
-                if let Err(e) = &ok {
-                    eprintln!("child {c}: {e:?}");
-                }
-                // SAFETY: ends the child without running the parent's
-                // destructors or atexit handlers.
-                unsafe { nix::libc::_exit(i32::from(ok.is_err())) };
+                finish_child(&format!("child {c}"), || work(&store, &format!("child{c}")));
             }
             ForkResult::Parent { child } => children.push(child),
         }
@@ -123,7 +115,7 @@ fn objects_opened_before_fork_work_in_the_child(url: &str, shared: bool) {
     // SAFETY: as above (the handle's runtime thread is idle: no call runs).
     match unsafe { fork() }.unwrap() {
         ForkResult::Child => {
-            let ok = catch_unwind(AssertUnwindSafe(|| {
+            finish_child("child", || {
                 // SAFETY: alarm(2) only schedules a signal.
                 unsafe { nix::libc::alarm(60) };
                 let stale = objects.put("o", &fence(1), b"stale", None).unwrap_err();
@@ -131,9 +123,7 @@ fn objects_opened_before_fork_work_in_the_child(url: &str, shared: bool) {
                 assert_eq!(objects.get("o").unwrap().unwrap().bytes, b"parent");
                 objects.put("o", &fence(3), b"child", None).unwrap();
                 drop(objects);
-            }));
-            // SAFETY: as above.
-            unsafe { nix::libc::_exit(i32::from(ok.is_err())) };
+            });
         }
         ForkResult::Parent { child } => {
             assert_eq!(
@@ -163,16 +153,14 @@ fn forked_guard_reports_itself_lost(url: &str) {
     // SAFETY: as above.
     match unsafe { fork() }.unwrap() {
         ForkResult::Child => {
-            let ok = catch_unwind(AssertUnwindSafe(|| {
+            finish_child("child", || {
                 let lost = guard.check().unwrap_err();
                 assert!(
                     matches!(lost, fencing::Error::LeaseLost { current: None, .. }),
                     "{lost:?}"
                 );
                 drop(guard);
-            }));
-            // SAFETY: as above.
-            unsafe { nix::libc::_exit(i32::from(ok.is_err())) };
+            });
         }
         ForkResult::Parent { child } => {
             assert_eq!(waitpid(child, None).unwrap(), WaitStatus::Exited(child, 0));

@@ -7,14 +7,12 @@
 // fork(2) exists only on unix.
 #![cfg(unix)]
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use fencing::Store;
 use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{fork, ForkResult};
 
 mod support;
-use support::sqlite_url;
+use support::{finish_child, sqlite_url};
 
 #[test]
 fn a_forked_child_that_changed_directory_writes_the_store_its_parent_opened() {
@@ -27,22 +25,18 @@ fn a_forked_child_that_changed_directory_writes_the_store_its_parent_opened() {
     std::env::set_current_dir(dir.path()).unwrap();
     let store = Store::open("sqlite:store.db").unwrap();
     assert_eq!(store.next_token("job").unwrap().get(), 1);
-    // SAFETY: one test per process (this file); the child leaves with _exit.
+    // SAFETY: one test in this file, on one thread; the child ends in
+    // finish_child.
     match unsafe { fork() }.unwrap() {
         ForkResult::Child => {
-            let ok = catch_unwind(AssertUnwindSafe(|| {
+            finish_child("child", || {
                 std::env::set_current_dir(elsewhere.path()).unwrap();
                 assert_eq!(
                     store.next_token("job").unwrap().get(),
                     2,
                     "the child's token"
                 );
-            }));
-            if let Err(e) = &ok {
-                eprintln!("child: {e:?}");
-            }
-            // SAFETY: ends the child without the parent's destructors.
-            unsafe { nix::libc::_exit(i32::from(ok.is_err())) };
+            });
         }
         ForkResult::Parent { child } => {
             assert_eq!(waitpid(child, None).unwrap(), WaitStatus::Exited(child, 0));

@@ -8,7 +8,6 @@
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use fencing::Store;
@@ -16,7 +15,7 @@ use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{fork, ForkResult};
 
 mod support;
-use support::sqlite_url;
+use support::{finish_child, sqlite_url};
 
 fn signal(s: &mut UnixStream) {
     s.write_all(b"x").unwrap();
@@ -40,10 +39,11 @@ fn a_forked_child_keeps_writing_after_the_parent_closes_its_handle() {
     let store = Store::open(&sqlite_url(&path)).unwrap();
     store.next_token("job").unwrap();
     let (mut parent_end, mut child_end) = UnixStream::pair().unwrap();
-    // SAFETY: one test per process (nextest); the child leaves with _exit.
+    // SAFETY: one test in this file, on one thread; the child ends in
+    // finish_child.
     match unsafe { fork() }.unwrap() {
         ForkResult::Child => {
-            let ok = catch_unwind(AssertUnwindSafe(|| {
+            finish_child("child", || {
                 // The child's own connection.
                 let a = store.next_token("job").unwrap();
                 signal(&mut child_end);
@@ -54,12 +54,7 @@ fn a_forked_child_keeps_writing_after_the_parent_closes_its_handle() {
                     matches!(&b, Ok(t) if t.get() == a.get() + 1),
                     "the child's write after the parent closed: {b:?}"
                 );
-            }));
-            if let Err(e) = &ok {
-                eprintln!("child: {e:?}");
-            }
-            // SAFETY: ends the child without the parent's destructors.
-            unsafe { nix::libc::_exit(i32::from(ok.is_err())) };
+            });
         }
         ForkResult::Parent { child } => {
             wait_for(&mut parent_end);

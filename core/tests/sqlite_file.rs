@@ -80,6 +80,21 @@ fn assert_moved(r: fencing::Result<impl std::fmt::Debug>, path: &Path) {
     assert!(text.contains("nothing was committed"), "{text}");
 }
 
+/// The failure a handle whose `-wal` or `-shm` is gone must give, naming
+/// `file` (one of the two).
+#[cfg(unix)]
+fn assert_log_gone(r: fencing::Result<impl std::fmt::Debug>, file: &str) {
+    let e = r.expect_err("a write beside a deleted -wal or -shm");
+    assert_eq!(e.code(), ErrorCode::Backend, "{e}");
+    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains(file) && text.contains("One SQLite per process"),
+        "{text}"
+    );
+    assert!(text.contains("nothing was committed"), "{text}");
+}
+
 fn is_stale(r: fencing::Result<impl std::fmt::Debug>) -> bool {
     matches!(r, Err(Error::StaleToken { .. }))
 }
@@ -464,16 +479,7 @@ fn a_wal_deleted_under_a_handle_fails_its_next_write_and_nothing_is_lost() {
         .unwrap();
     unlink_wal(&path);
 
-    let e = store
-        .next_token("job")
-        .expect_err("a write to a deleted log");
-    assert_eq!(e.code(), ErrorCode::Backend, "{e}");
-    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
-    let text = e.to_string();
-    assert!(
-        text.contains("-wal") && text.contains("One SQLite per process"),
-        "{text}"
-    );
+    assert_log_gone(store.next_token("job"), "-wal");
     let fence_write = store.put("job", "k", b"lost", &fence(first));
     assert!(fence_write.is_err(), "{fence_write:?}");
     drop(other);
@@ -498,11 +504,7 @@ fn a_shm_deleted_under_a_handle_fails_its_next_write() {
     shm.push("-shm");
     std::fs::remove_file(&shm).unwrap();
 
-    let e = store
-        .next_token("job")
-        .expect_err("a write beside a deleted index");
-    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
-    assert!(e.to_string().contains("-shm"), "{e}");
+    assert_log_gone(store.next_token("job"), "-shm");
     store.close();
     let fresh = open(&path);
     assert_eq!(fresh.next_token("job").unwrap().get(), first.get() + 1);

@@ -253,3 +253,16 @@ impl Drop for OwnEtcd {
             .output();
     }
 }
+
+/// Runs `body` in a forked child, then ends the child with `_exit`: status
+/// 0 when `body` returned, 1 when it panicked (printed under `label`),
+/// never running the parent's destructors or atexit handlers.
+#[cfg(unix)]
+pub fn finish_child(label: &str, body: impl FnOnce()) -> ! {
+    let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    if let Err(e) = &ok {
+        eprintln!("{label}: {e:?}");
+    }
+    // SAFETY: _exit ends the process at once; nothing runs after it.
+    unsafe { nix::libc::_exit(i32::from(ok.is_err())) }
+}
