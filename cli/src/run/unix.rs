@@ -6,7 +6,6 @@ use std::process::{Child, Command, ExitStatus};
 use std::sync::{mpsc, Arc, Mutex};
 
 use nix::sys::signal::{kill, killpg, SigSet, Signal};
-use nix::sys::wait::{waitid, Id, WaitPidFlag};
 use nix::unistd::Pid;
 
 use super::{Event, Phase};
@@ -114,10 +113,22 @@ pub fn started(child: &Child, foreground: bool) -> std::io::Result<Target> {
 /// another process.
 pub fn watch_exit(target: Target, tx: mpsc::Sender<Event>) {
     std::thread::spawn(move || {
-        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT;
-        while let Err(nix::errno::Errno::EINTR) = waitid(Id::Pid(target.pid), flags) {}
+        while let Err(nix::errno::Errno::EINTR) = wait_exited(target.pid) {}
         let _ = tx.send(Event::Exited);
     });
+}
+
+/// Waits until `pid` has exited and leaves it unreaped: `waitid` with
+/// `WNOWAIT`, called through libc because nix offers `waitid` on Linux and
+/// a few BSDs only, and macOS has it too.
+fn wait_exited(pid: Pid) -> nix::Result<()> {
+    use nix::libc;
+    let id = libc::id_t::try_from(pid.as_raw()).map_err(|_| nix::errno::Errno::EINVAL)?;
+    // SAFETY: a zeroed siginfo_t is a valid value (plain integers and a
+    // union of them); waitid writes only `info`.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
+    nix::errno::Errno::result(rc).map(drop)
 }
 
 /// The status a shell would report: the exit code, or 128+N for signal N.
