@@ -14,4 +14,10 @@ fn main() {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libfencing.so");
         println!("cargo:rustc-cdylib-link-arg=-Wl,--exclude-libs,ALL");
     }
+    // The same on macOS: found through the program's run paths, not by the
+    // build directory's name (rustc exports only the `fencing_*` functions
+    // there already).
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("macos") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libfencing.dylib");
+    }
 }
