@@ -3,8 +3,6 @@
 //! starts it, reports on it, and stops and releases it at exit.
 
 use std::io::Write;
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -17,6 +15,7 @@ use fencing::{Error, ErrorCode, LeaseEnd, LeaseGuard, LeaseWriter, Op, WorkOutco
 use crate::cancel::Flag;
 use crate::convert::{self, text};
 use crate::errors::{build, set_lease_lost, to_py, IntoPyResult};
+use crate::loss_signal;
 use crate::store::{interruptible, ops_of};
 use crate::types::{Entry, Lease, Receipt};
 
@@ -62,21 +61,15 @@ pub struct KeepAlive {
     /// Readable once the lease is lost (a byte from the guard's loss
     /// callback) or the guard has ended (end of file): what `fencing.aio`
     /// waits on with the event loop, never holding a thread or the GIL.
-    loss_signal: Option<UnixStream>,
+    loss_signal: Option<loss_signal::End>,
     /// The other end, until a guard's callback takes it.
-    loss_writer: Mutex<Option<UnixStream>>,
+    loss_writer: Mutex<Option<loss_signal::End>>,
 }
 
 /// The loss signal's two ends (see `KeepAlive::loss_signal`); none when
 /// the process has no socket left (then `fencing.aio` cannot wait for it).
-fn loss_pair() -> (Option<UnixStream>, Option<UnixStream>) {
-    match UnixStream::pair() {
-        Ok((reader, writer)) => {
-            let _ = writer.set_nonblocking(true);
-            (Some(reader), Some(writer))
-        }
-        Err(_) => (None, None),
-    }
+fn loss_pair() -> (Option<loss_signal::End>, Option<loss_signal::End>) {
+    loss_signal::pair().unzip()
 }
 
 fn not_active(what: &str) -> PyErr {
@@ -421,10 +414,10 @@ impl KeepAlive {
     /// A file descriptor that turns readable once the lease is lost or the
     /// keep-alive has ended (for ``fencing.aio``'s ``wait_lost``); owned by
     /// this object, never to be read or closed by the caller.
-    fn _loss_fd(&self) -> PyResult<i32> {
+    fn _loss_fd(&self) -> PyResult<i64> {
         self.loss_signal
             .as_ref()
-            .map(|r| r.as_raw_fd())
+            .map(loss_signal::descriptor)
             .ok_or_else(|| {
                 PyRuntimeError::new_err("no loss signal: the process has no socket left")
             })

@@ -21,6 +21,8 @@ mod keepalive;
 #[cfg(feature = "python")]
 mod logs;
 #[cfg(feature = "python")]
+mod loss_signal;
+#[cfg(feature = "python")]
 mod objects;
 #[cfg(feature = "python")]
 mod sqlite_check;
