@@ -256,6 +256,7 @@ fn open_url(url: &str) -> Result<Opened> {
                 crate::url::without_password(url)
             )));
         }
+        let dir = local_dir(dir);
         // Synced before a write is answered, the directory too: an accepted
         // claim must survive a power loss, or an older token would pass.
         let store = LocalFileSystem::new_with_prefix(dir)
@@ -389,4 +390,31 @@ fn backend_error(what: &str, e: object_store::Error) -> Error {
         cause = c.source();
     }
     Error::backend_from(kind, message, e)
+}
+
+/// The directory of a `file:///DIR` URL, as written (not percent-decoded).
+/// On Windows an absolute path starts with a drive, which the URL puts after
+/// the third slash (`file:///C:/data`, as Node's `url.pathToFileURL` and
+/// Python's `Path.as_uri` write it): the slash is not part of the path.
+fn local_dir(dir: &str) -> &str {
+    let b = dir.as_bytes();
+    if cfg!(windows) && b.len() >= 3 && b[0] == b'/' && b[1].is_ascii_alphabetic() && b[2] == b':' {
+        return &dir[1..];
+    }
+    dir
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_dir;
+
+    #[test]
+    fn a_drive_letter_after_the_third_slash_is_a_windows_path() {
+        assert_eq!(local_dir("/srv/objects"), "/srv/objects");
+        let drive = if cfg!(windows) { "C:/data" } else { "/C:/data" };
+        assert_eq!(local_dir("/C:/data"), drive);
+        // Not a drive: left as written everywhere.
+        assert_eq!(local_dir("/CC:/data"), "/CC:/data");
+        assert_eq!(local_dir("/1:/data"), "/1:/data");
+    }
 }
