@@ -10,6 +10,7 @@ const { describe, test } = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
+const { pathToFileURL } = require('node:url')
 const fencing = require('fencing-tokens')
 const { openObjects, Objects, StaleTokenError, NotFoundError, FencingError } = fencing
 const { tempDir, rejectsInvalid } = require('./helpers.js')
@@ -23,7 +24,7 @@ function fileUrl() {
   fresh += 1
   const dir = path.join(tempDir('fencing-node-objects-'), `objects-${fresh}`)
   fs.mkdirSync(dir)
-  return { url: `file://${dir}`, dir }
+  return { url: pathToFileURL(dir).href, dir }
 }
 
 /**
@@ -171,7 +172,7 @@ describe('bad input is INVALID_ARGUMENT and changes nothing', () => {
     // A directory that does not exist is refused at open, as the store
     // refuses what it cannot reach.
     const { dir } = fileUrl()
-    await assert.rejects(openObjects(`file://${path.join(dir, 'missing')}`), { code: 'BACKEND', kind: 'unreachable' })
+    await assert.rejects(openObjects(pathToFileURL(path.join(dir, 'missing')).href), { code: 'BACKEND', kind: 'unreachable' })
     assert.deepEqual(tree(dir), [])
   })
 
