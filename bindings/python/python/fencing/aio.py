@@ -342,7 +342,7 @@ class KeepAlive:
         loss found only at the end), or None when it ended held. Race it
         against the work: ``asyncio.wait({work, asyncio.create_task(lease.wait_lost())},
         return_when=FIRST_COMPLETED)``. Needs a loop with ``add_reader``
-        (the default one on Unix)."""
+        (the default one on Unix; on Windows the selector loop)."""
         if not self._keeper.lost and self._keeper.active:
             loop = asyncio.get_running_loop()
             fd = self._keeper._loss_fd()
