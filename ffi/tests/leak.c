@@ -87,11 +87,17 @@ int main(int argc, char **argv) {
     open_close("memory: open/close", 10000);
     operations("memory: operations", 100000);
   } else if (strcmp(backend, "sqlite") == 0) {
-    snprintf(file, sizeof file, "%s/fencing-c-leak-%ld.db",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(file, sizeof file, "%s/fencing-c-leak-%ld.db", dir, (long)getpid());
+    /* The store's sidecar: one left by an earlier run with the same pid
+     * would make this new store take the failover step. */
+    char side[512];
+    snprintf(side, sizeof side, "%s/.fencing-c-leak-%ld.db-fencing", dir, (long)getpid());
+    unlink(side);
     snprintf(url, sizeof url, "sqlite:%s?synchronous=normal", file);
     open_close("sqlite: open/close", 2000);
     operations("sqlite: operations", 100000);
+    unlink(side);
     unlink(file);
     strncat(file, "-wal", sizeof file - strlen(file) - 1);
     unlink(file);

@@ -31,6 +31,7 @@
 #define LIMIT_S 120
 
 static char path[512];
+static char side[520];
 static char url[600];
 
 static sqlite3 *user_open(void) {
@@ -48,12 +49,23 @@ static void exec_ok(sqlite3 *db, const char *sql) {
   sqlite3_free(err);
 }
 
+static void cleanup(void);
+
+/* The test's store file, its URL and its sidecar (docs/sqlite.md, "The file
+ * is the store"), removed first: a sidecar left at this name by an earlier
+ * run with the same pid would make the new store take the failover step,
+ * as a store made anew where another was deleted does. */
+static void fresh_files(const char *tag) {
+  const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  snprintf(path, sizeof path, "%s/fencing-sqlite-check-%ld-%s.db", dir, (long)getpid(), tag);
+  snprintf(side, sizeof side, "%s/.fencing-sqlite-check-%ld-%s.db-fencing", dir, (long)getpid(), tag);
+  snprintf(url, sizeof url, "sqlite:%s", path);
+  cleanup();
+}
+
 /* A fresh store file with the user's own table beside fencing's. */
 static void setup(const char *tag) {
-  snprintf(path, sizeof path, "%s/fencing-sqlite-check-%ld-%s.db",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(), tag);
-  unlink(path);
-  snprintf(url, sizeof url, "sqlite:%s", path);
+  fresh_files(tag);
   fencing_store *store = NULL;
   REQUIRE(fencing_store_open(url, &store) == FENCING_OK);
   fencing_store_free(store);
@@ -71,6 +83,7 @@ static void cleanup(void) {
   unlink(extra);
   snprintf(extra, sizeof extra, "%s-shm", path);
   unlink(extra);
+  unlink(side);
 }
 
 /* Steps one prepared insert into fencing_check: FENCING_OK when it passed,
@@ -482,10 +495,7 @@ static void test_race(void) {
 /* fencing_migrate makes the file and its schema without opening a store:
  * fencing_check works at once; a second call changes nothing. */
 static void test_migrate(void) {
-  snprintf(path, sizeof path, "%s/fencing-sqlite-check-%ld-migrate.db",
-           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-  unlink(path);
-  snprintf(url, sizeof url, "sqlite:%s", path);
+  fresh_files("migrate");
   CHECK(fencing_migrate(url) == FENCING_OK);
   CHECK(fencing_migrate(url) == FENCING_OK);
   sqlite3 *db = user_open();
