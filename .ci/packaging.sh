@@ -38,6 +38,28 @@ if scripts/check-glibc --baseline 2.17 "$tmp/libnew.so" >"$tmp/out" 2>&1; then
 fi
 grep 'TOO NEW' "$tmp/out"
 
+step "check-pe fails on a DLL that imports a non-system DLL or lacks an entry point"
+# A one-function header and fencing.dll built from it with mingw-w64: passes;
+# the same linked against another DLL, or checked against a header that
+# declares one more function, must not.
+printf 'int fencing_one(void);\n' >"$tmp/one.h"
+printf 'int fencing_one(void) { return 1; }\n' >"$tmp/one.c"
+printf 'int other(void) { return 2; }\n' >"$tmp/other.c"
+mkdir -p "$tmp/pe-good" "$tmp/pe-foreign"
+x86_64-w64-mingw32-gcc -shared -o "$tmp/pe-good/fencing.dll" "$tmp/one.c"
+x86_64-w64-mingw32-gcc -shared -o "$tmp/libother.dll" "$tmp/other.c"
+printf 'int other(void);\nint fencing_one(void) { return other(); }\n' >"$tmp/foreign.c"
+x86_64-w64-mingw32-gcc -shared -o "$tmp/pe-foreign/fencing.dll" "$tmp/foreign.c" "$tmp/libother.dll"
+FENCING_CHECK_PE_HEADER="$tmp/one.h" scripts/check-pe "$tmp/pe-good/fencing.dll"
+printf 'int fencing_one(void);\nint fencing_two(void);\n' >"$tmp/two.h"
+for bad in "one.h pe-foreign" "two.h pe-good"; do
+  set -- $bad
+  if FENCING_CHECK_PE_HEADER="$tmp/$1" scripts/check-pe "$tmp/$2/fencing.dll" >"$tmp/out" 2>&1; then
+    cat "$tmp/out"; echo "check-pe accepted $2/fencing.dll against $1" >&2; exit 1
+  fi
+  grep -A1 '^BAD' "$tmp/out"
+done
+
 step "make -C ffi install; CMake and pkg-config consumers (shared, static)"
 make -s -C ffi install PREFIX="$tmp/prefix"
 (cd "$tmp/prefix" && find . -type f | sort)
@@ -46,9 +68,10 @@ scripts/test-c-package "$tmp/prefix"
 step "the C++17 face (fencing.hpp) under ASan + UBSan, and without exceptions"
 scripts/test-cpp "$tmp/prefix"
 
-# The Linux ones (scripts/release checks the macOS ones with check-macho).
+# The Linux ones (scripts/release checks the macOS and Windows ones with
+# check-macho and check-pe).
 linux=$(ls target/release-artifacts/*.whl target/release-artifacts/*.tgz target/release-artifacts/libfencing-*.tar.gz \
-  2>/dev/null | grep -v -e macosx -e darwin || true)
+  2>/dev/null | grep -v -e macosx -e darwin -e win_amd64 -e win32 -e windows || true)
 if grep -q linux <<<"$linux"; then
   step "release artifacts present: glibc 2.17 baseline"
   # shellcheck disable=SC2086

@@ -10,9 +10,11 @@ cd "$(dirname "$0")/.."
 # What the tests of the artifacts run with, from Debian's packages: musl's
 # loader, the aarch64 glibc for qemu, qemu itself, cmake and jansson for the
 # C and C++ consumers and scenario runners; llvm (llvm-strip, llvm-nm) for
-# scripts/release and scripts/check-macho.
+# scripts/release and scripts/check-macho; mingw-w64 (the Windows target's
+# linker, and its C++ compiler for the consumers) and Wine to run them.
 need=()
-for pkg in musl libc6-arm64-cross qemu-user-static cmake libjansson-dev pkg-config llvm; do
+for pkg in musl libc6-arm64-cross qemu-user-static cmake libjansson-dev pkg-config llvm \
+  gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64 wine; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
