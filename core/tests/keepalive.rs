@@ -274,6 +274,7 @@ fn a_paused_holder_is_told_who_holds_the_lease_now() {
 
 /// Whether a process holds the SQLite write lock of the file at `path` now
 /// (this process takes it, without waiting, and gives it back at once).
+#[cfg(unix)]
 fn write_locked(path: &Path) -> bool {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.busy_timeout(Duration::ZERO).unwrap();

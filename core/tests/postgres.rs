@@ -366,6 +366,9 @@ fn psql_sees_stale_token_and_rolls_back() {
     let Some(base) = postgres_test_url() else {
         return;
     };
+    if !support::pg_client_tools("psql") {
+        return;
+    }
     let st = story(&base);
     let s = &st.schema;
     let psql = |script: String| {

@@ -23,6 +23,9 @@
 //! started really happened first. Nothing is asserted about how long
 //! anything takes.
 
+// The parent freezes its children with kill -STOP: unix only.
+#![cfg(unix)]
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -33,7 +36,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use fencing::{Error, Fence, Op, Store};
 
 mod support;
-#[cfg(unix)]
 use support::sqlite_url;
 use support::Rng;
 
@@ -670,7 +672,6 @@ fn check(recs: &[Rec], pauses: &[Pause], store: &Store) -> (Figures, Vec<String>
 }
 
 #[test]
-#[cfg(unix)] // Children frozen with kill -STOP.
 fn processes_race_on_one_sqlite_file() {
     let dir = tempfile::Builder::new()
         .prefix("fencing-race-")

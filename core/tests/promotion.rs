@@ -162,6 +162,9 @@ fn a_dump_restored_into_a_new_cluster_never_reissues() {
     let Some(base) = postgres_test_url() else {
         return;
     };
+    if !support::pg_client_tools("pg_dump") {
+        return;
+    }
     let (store, schema, lease) = store_with_history(&base, "dumped");
     let dump = Command::new("pg_dump")
         .args([

@@ -265,16 +265,16 @@ fn kill_9_never_loses_acknowledged_state() {
     for round in 0..rounds {
         let log_path = dir.path().join(format!("round-{round}.log"));
         let err_path = dir.path().join(format!("round-{round}.err"));
-        let mut child = Command::new(&exe)
-            .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
-            .env(CHILD, round.to_string())
-            .env(CHILD_DB, &db)
-            .env(CHILD_LOG, &log_path)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(File::create(&err_path).unwrap())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(
+            Command::new(&exe)
+                .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+                .env(CHILD, round.to_string())
+                .env(CHILD_DB, &db)
+                .env(CHILD_LOG, &log_path)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(File::create(&err_path).unwrap()),
+        );
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let ready = lines
             .by_ref()
@@ -401,4 +401,26 @@ fn killed(status: &std::process::ExitStatus) -> bool {
 #[cfg(windows)]
 fn killed(status: &std::process::ExitStatus) -> bool {
     status.code() == Some(1)
+}
+
+/// Starts a child. Under Wine, CreateProcess now and then fails with
+/// ERROR_INTERNAL_ERROR (1359) when hundreds are started in a row
+/// (docs/packaging.md, "Windows"): such a call started nothing, so it is
+/// made again, a few times. Any other failure fails the test.
+fn spawn(command: &mut Command) -> std::process::Child {
+    const ERROR_INTERNAL_ERROR: i32 = 1359;
+    let mut tries = 0;
+    loop {
+        match command.spawn() {
+            Ok(child) => return child,
+            Err(e)
+                if cfg!(windows) && e.raw_os_error() == Some(ERROR_INTERNAL_ERROR) && tries < 5 =>
+            {
+                tries += 1;
+                eprintln!("spawn failed ({e}): trying again");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => panic!("cannot start a child: {e}"),
+        }
+    }
 }

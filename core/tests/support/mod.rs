@@ -63,6 +63,17 @@ pub fn fresh_schema(tag: &str) -> String {
     )
 }
 
+/// `false`, after a "skipped" line, where a test cannot run the host's
+/// PostgreSQL client programs (psql, pg_dump): on Windows, where the server
+/// and its tools are the host's (CI runs the Windows tests under Wine).
+pub fn pg_client_tools(tool: &str) -> bool {
+    if cfg!(windows) {
+        eprintln!("skipped: runs {tool}, a program of the server's host (unix)");
+        return false;
+    }
+    true
+}
+
 /// A PostgreSQL server of the test's own (`scripts/pg-cluster` in a temp
 /// dir), so that crashing or reconfiguring it disturbs no other test.
 /// Started only when the tests have a server (`postgres_test_url`).
@@ -74,6 +85,12 @@ pub struct OwnCluster {
 impl OwnCluster {
     pub fn start() -> Option<(OwnCluster, String)> {
         postgres_test_url()?;
+        if cfg!(windows) {
+            // scripts/pg-cluster starts Linux processes: under Wine (and on
+            // Windows) the tests of a server of their own skip.
+            eprintln!("skipped: a server of the test's own needs scripts/pg-cluster (unix)");
+            return None;
+        }
         let script =
             std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/pg-cluster");
         let dir = tempfile::Builder::new()
