@@ -10,6 +10,18 @@
 
 #include "fencing.h"
 
+#ifdef _WIN32
+#include <direct.h>
+/* mingw-w64 has no mkdtemp (scripts/windows-test builds these tests for
+ * Windows): _mktemp_s fills in the XXXXXX, _mkdir makes the directory. */
+static inline char *mkdtemp(char *template_) {
+  if (_mktemp_s(template_, strlen(template_) + 1) != 0 || _mkdir(template_) != 0) {
+    return NULL;
+  }
+  return template_;
+}
+#endif
+
 static int checks_passed;
 static int checks_failed;
 

@@ -12,6 +12,19 @@
 
 static const char SECRET[] = "SECRET-VALUE";
 
+/* Deletes the store at `path` (under /tmp/), its WAL files and its
+ * sidecar (/tmp/.NAME-fencing). */
+static void remove_store(const char *path) {
+  char side[96];
+  unlink(path);
+  snprintf(side, sizeof side, "%s-wal", path);
+  unlink(side);
+  snprintf(side, sizeof side, "%s-shm", path);
+  unlink(side);
+  snprintf(side, sizeof side, "/tmp/.%s-fencing", path + strlen("/tmp/"));
+  unlink(side);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2 || (strcmp(argv[1], "memory") != 0 && strcmp(argv[1], "sqlite") != 0)) {
     fprintf(stderr, "usage: %s memory|sqlite\n", argv[0]);
@@ -25,7 +38,10 @@ int main(int argc, char **argv) {
     int fd = mkstemp(path);
     REQUIRE(fd >= 0);
     close(fd);
-    unlink(path);
+    /* A new store: the name may be one an earlier run used (mkstemp's names
+     * repeat with the pid), whose sidecar would make this file a restored
+     * store, which steps its counters (docs/sqlite.md). */
+    remove_store(path);
     snprintf(url, sizeof url, "sqlite:%s", path);
   }
   fencing_store *writer = NULL, *operator_ = NULL;
@@ -141,12 +157,7 @@ int main(int argc, char **argv) {
   }
   fencing_store_free(writer);
   if (sqlite) {
-    char side[80];
-    unlink(path);
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    remove_store(path);
   }
   printf("events on %s: ", argv[1]);
   return check_summary();
