@@ -131,12 +131,14 @@ int main(int argc, char **argv) {
   fencing_entry_free(entry);
   fencing_release(store, SCOPE, lease.token, &(bool){false});
   fencing_store_free(store);
-  if (own_file) {
+  if (own_file) { /* the store, its WAL files and its sidecar (/tmp/.NAME-fencing) */
     char side[64];
     unlink(path);
     snprintf(side, sizeof side, "%s-wal", path);
     unlink(side);
     snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    snprintf(side, sizeof side, "/tmp/.%s-fencing", path + strlen("/tmp/"));
     unlink(side);
   }
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 && intact ? 0 : 1;
