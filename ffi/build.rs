@@ -14,19 +14,22 @@
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libfencing.so");
-        // zig's linker (the release builds, scripts/release) has no
-        // --exclude-libs: there crc-fast's functions stay exported
-        // (docs/packaging.md, "Checks").
-        let zig = std::env::var("RUSTC_LINKER").is_ok_and(|linker| linker.contains("zig"));
-        if !zig {
-            println!("cargo:rustc-cdylib-link-arg=-Wl,--exclude-libs,ALL");
+    match std::env::var("CARGO_CFG_TARGET_OS").as_deref() {
+        Ok("linux") => {
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libfencing.so");
+            // zig's linker (the release builds, scripts/release) has no
+            // --exclude-libs: there crc-fast's functions stay exported
+            // (docs/packaging.md, "Checks").
+            let zig = std::env::var("RUSTC_LINKER").is_ok_and(|linker| linker.contains("zig"));
+            if !zig {
+                println!("cargo:rustc-cdylib-link-arg=-Wl,--exclude-libs,ALL");
+            }
         }
-    }
-    // The same on macOS: found through the program's run paths, not by the
-    // build directory's name.
-    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("macos") {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libfencing.dylib");
+        // The same on macOS: found through the program's run paths, not by
+        // the build directory's name.
+        Ok("macos") => {
+            println!("cargo:rustc-cdylib-link-arg=-Wl,-install_name,@rpath/libfencing.dylib");
+        }
+        _ => {}
     }
 }

@@ -66,33 +66,31 @@ fn inode(path: &Path) -> u64 {
     std::fs::metadata(path).unwrap().ino()
 }
 
-/// The failure a handle whose file is gone must give.
+/// The failure a write refused for what happened to its files must give:
+/// BACKEND (refused), its message naming each of `needles`, nothing
+/// committed.
 #[cfg(unix)]
-fn assert_moved(r: fencing::Result<impl std::fmt::Debug>, path: &Path) {
-    let e = r.expect_err("a write to a file that is no longer at its path");
+fn assert_refused_write(r: fencing::Result<impl std::fmt::Debug>, needles: &[&str]) {
+    let e = r.expect_err("a write the handle's files no longer allow");
     assert_eq!(e.code(), ErrorCode::Backend, "{e}");
     assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
     let text = e.to_string();
-    assert!(
-        text.contains(&path.display().to_string()) && text.contains("deleted or replaced"),
-        "{text}"
-    );
-    assert!(text.contains("nothing was committed"), "{text}");
+    for needle in needles.iter().chain(&["nothing was committed"]) {
+        assert!(text.contains(needle), "{needle:?} not in {text}");
+    }
+}
+
+/// The failure a handle whose file is gone must give.
+#[cfg(unix)]
+fn assert_moved(r: fencing::Result<impl std::fmt::Debug>, path: &Path) {
+    assert_refused_write(r, &[&path.display().to_string(), "deleted or replaced"]);
 }
 
 /// The failure a handle whose `-wal` or `-shm` is gone must give, naming
 /// `file` (one of the two).
 #[cfg(unix)]
 fn assert_log_gone(r: fencing::Result<impl std::fmt::Debug>, file: &str) {
-    let e = r.expect_err("a write beside a deleted -wal or -shm");
-    assert_eq!(e.code(), ErrorCode::Backend, "{e}");
-    assert_eq!(e.backend_kind(), Some(BackendErrorKind::Refused), "{e}");
-    let text = e.to_string();
-    assert!(
-        text.contains(file) && text.contains("One SQLite per process"),
-        "{text}"
-    );
-    assert!(text.contains("nothing was committed"), "{text}");
+    assert_refused_write(r, &[file, "One SQLite per process"]);
 }
 
 fn is_stale(r: fencing::Result<impl std::fmt::Debug>) -> bool {

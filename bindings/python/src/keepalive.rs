@@ -66,12 +66,6 @@ pub struct KeepAlive {
     loss_writer: Mutex<Option<loss_signal::End>>,
 }
 
-/// The loss signal's two ends (see `KeepAlive::loss_signal`); none when
-/// the process has no socket left (then `fencing.aio` cannot wait for it).
-fn loss_pair() -> (Option<loss_signal::End>, Option<loss_signal::End>) {
-    loss_signal::pair().unzip()
-}
-
 fn not_active(what: &str) -> PyErr {
     misuse(format!("the lease is not held yet: {what}"))
 }
@@ -107,7 +101,7 @@ impl KeepAlive {
         timeout: Option<Duration>,
         cancel: Flag,
     ) -> Self {
-        let (loss_signal, writer) = loss_pair();
+        let (loss_signal, writer) = loss_signal::pair().unzip();
         KeepAlive {
             store,
             loss_signal,
@@ -123,7 +117,7 @@ impl KeepAlive {
     }
 
     pub fn keeping(store: fencing::Store, lease: fencing::Lease) -> Self {
-        let (loss_signal, writer) = loss_pair();
+        let (loss_signal, writer) = loss_signal::pair().unzip();
         KeepAlive {
             store,
             loss_signal,
