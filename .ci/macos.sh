@@ -6,7 +6,7 @@
 # release links and checks them (scripts/check-macho); no Mac here runs them
 # (docs/packaging.md, "macOS"). x86_64-apple-darwin differs only in its
 # architecture, so one target stands for both here. scripts/test runs this
-# after the Windows face, beside the torture and failover faces.
+# after the Windows face, both beside the faces from the Python one on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

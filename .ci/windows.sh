@@ -3,7 +3,7 @@
 # the CLI and the Node addon for x86_64-pc-windows-gnu (mingw-w64) and runs
 # them under Wine: the sqlite: and memory: tests, and the postgres:// ones
 # against CI's plain PostgreSQL server on 127.0.0.1 (docs/packaging.md,
-# "Windows"). scripts/test runs it beside the torture and failover faces.
+# "Windows"). scripts/test runs it beside the faces from the Python one on.
 #
 # It sees that server only: the other beds (TLS, PgBouncer, replicas, S3,
 # Azure, etcd) are the Linux faces' to test. Without FENCING_REQUIRE_PG a
