@@ -43,6 +43,19 @@ impl Clock {
         }
     }
 
+    /// The time at `at`, an instant of this process's monotonic clock (a
+    /// call's start, read once for its duration too). The wall and manual
+    /// clocks cannot be read at an instant: they are read now.
+    pub fn at_ms(&self, at: Instant) -> u64 {
+        match self {
+            Clock::Monotonic { anchor_ms, start } => {
+                let since = at.saturating_duration_since(*start).as_millis();
+                anchor_ms + u64::try_from(since).unwrap_or(u64::MAX)
+            }
+            _ => self.now_ms(),
+        }
+    }
+
     pub fn advance(&self, by: Duration) -> Result<()> {
         match self {
             Clock::Manual { now_ms } => {

@@ -317,6 +317,13 @@ pub(crate) struct CallTimer<'a> {
     _span: tracing::span::EnteredSpan,
 }
 
+impl CallTimer<'_> {
+    /// When the call began.
+    pub fn started(&self) -> Instant {
+        self.start
+    }
+}
+
 impl Drop for CallTimer<'_> {
     fn drop(&mut self) {
         self.metrics.record_call(self.call, self.start.elapsed());

@@ -18,7 +18,7 @@ use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{Events, Limiter, RejectionNote, MAX_EVENTS_LIMIT};
 use crate::limits;
-use crate::metrics::{prometheus_text, Call, Metrics, MetricsSnapshot, Rejection};
+use crate::metrics::{prometheus_text, Call, CallTimer, Metrics, MetricsSnapshot, Rejection};
 use crate::rules::Mode;
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
@@ -569,8 +569,9 @@ impl Store {
     // ----- the fenced store -----
 
     pub fn put(&self, scope: &str, key: &str, value: &[u8], fence: &Fence) -> Result<Receipt> {
-        let _timer = self.inner.metrics.time(Call::Put, Some(scope));
+        let timer = self.inner.metrics.time(Call::Put, Some(scope));
         self.write_one(
+            &timer,
             scope,
             fence,
             OpRef {
@@ -582,8 +583,9 @@ impl Store {
     }
 
     pub fn delete(&self, scope: &str, key: &str, fence: &Fence) -> Result<Receipt> {
-        let _timer = self.inner.metrics.time(Call::Delete, Some(scope));
+        let timer = self.inner.metrics.time(Call::Delete, Some(scope));
         self.write_one(
+            &timer,
             scope,
             fence,
             OpRef {
@@ -601,26 +603,33 @@ impl Store {
         } else {
             Call::Delete
         };
-        let _timer = self.inner.metrics.time(call, Some(scope));
-        self.write_one(scope, fence, op.as_ref())
+        let timer = self.inner.metrics.time(call, Some(scope));
+        self.write_one(&timer, scope, fence, op.as_ref())
     }
 
     /// Several puts and deletes under one check: all or nothing.
     pub fn apply(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
-        let _timer = self.inner.metrics.time(Call::Apply, Some(scope));
+        let timer = self.inner.metrics.time(Call::Apply, Some(scope));
         let ops: Vec<OpRef<'_>> = ops.iter().map(Op::as_ref).collect();
         limits::batch(&ops)?;
-        self.write(scope, fence, &ops, None)
+        self.write(&timer, scope, fence, &ops, None)
     }
 
-    fn write_one(&self, scope: &str, fence: &Fence, op: OpRef<'_>) -> Result<Receipt> {
+    fn write_one(
+        &self,
+        timer: &CallTimer<'_>,
+        scope: &str,
+        fence: &Fence,
+        op: OpRef<'_>,
+    ) -> Result<Receipt> {
         limits::op(&op)?;
-        let receipts = self.write(scope, fence, &[op], Some(op.key))?;
+        let receipts = self.write(timer, scope, fence, &[op], Some(op.key))?;
         Ok(receipts[0])
     }
 
     fn write(
         &self,
+        timer: &CallTimer<'_>,
         scope: &str,
         fence: &Fence,
         ops: &[OpRef<'_>],
@@ -628,7 +637,7 @@ impl Store {
     ) -> Result<Vec<Receipt>> {
         limits::scope(scope)?;
         limits::fence(fence)?;
-        let result = self.backend()?.write(scope, fence, ops);
+        let result = self.backend()?.write(scope, fence, ops, timer.started());
         match &result {
             Ok(_) => self.inner.metrics.write_accepted(),
             Err(e) => self.record_rejection(e, scope, key, fence),

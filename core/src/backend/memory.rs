@@ -6,7 +6,7 @@ use std::hash::BuildHasher;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::wakes::{Ticket, Wakes};
 use super::{Backend, WatchRead};
@@ -377,9 +377,15 @@ impl Backend for Memory {
         Ok(())
     }
 
-    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
+    fn write(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        ops: &[OpRef<'_>],
+        called: Instant,
+    ) -> Result<Vec<Receipt>> {
         let mode = self.mode;
-        let now = self.clock.now_ms();
+        let now = self.clock.at_ms(called);
         let limit = self.jump_limit();
         self.with_scope(scope, |s| {
             check_jump(scope, s.core.top(), fence.token.get(), limit)?;

@@ -13,7 +13,7 @@ mod record;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Value};
 
@@ -1012,7 +1012,13 @@ impl Backend for Etcd {
         Ok(())
     }
 
-    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
+    fn write(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        ops: &[OpRef<'_>],
+        _called: Instant,
+    ) -> Result<Vec<Receipt>> {
         if ops.len() > MAX_BATCH_OPS {
             return Err(Error::invalid(format!(
                 "a batch of {} operations: an etcd store takes at most {MAX_BATCH_OPS} in one \

@@ -18,7 +18,7 @@ mod tls;
 pub(super) use install::sql_files;
 
 use std::fmt;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use tokio_postgres::row::RowIndex;
 use tokio_postgres::types::{FromSql, ToSql, Type};
@@ -676,7 +676,13 @@ impl Backend for Postgres {
             .map(drop)
     }
 
-    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
+    fn write(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        ops: &[OpRef<'_>],
+        _called: Instant,
+    ) -> Result<Vec<Receipt>> {
         let keys: Vec<&str> = ops.iter().map(|op| op.key).collect();
         let values: Vec<Option<&[u8]>> = ops.iter().map(|op| op.value).collect();
         let expected: Vec<Option<i64>> =

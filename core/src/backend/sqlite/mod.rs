@@ -11,7 +11,7 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
@@ -1094,7 +1094,13 @@ impl Backend for Sqlite {
         Ok(())
     }
 
-    fn write(&self, scope: &str, fence: &Fence, ops: &[OpRef<'_>]) -> Result<Vec<Receipt>> {
+    fn write(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        ops: &[OpRef<'_>],
+        _called: Instant,
+    ) -> Result<Vec<Receipt>> {
         let mode = self.mode;
         self.with_scope(scope, |tx, core| {
             check_jump(scope, core.top(), fence.token.get(), jump_limit_of(tx)?)?;
