@@ -67,7 +67,11 @@ fn acquire_lapsed(store: &Store, scope: &str) {
         }
     }
 }
-const GOAL_AT_SCALE: f64 = 0.8;
+/// The scale goal: at the largest number of scopes measured, acquire and put
+/// at least this fraction of the baseline holding as many scopes (issue 27;
+/// it replaced "10^6 scopes at least 0.8x of the library's own 10^3", which
+/// a bare `Mutex<HashMap>` misses too: at 10^6 both are bound by DRAM).
+const GOAL_AT_SCALE: f64 = 0.9;
 const RSS_ENV: &str = "FENCING_BENCH_SCALE_RSS";
 
 struct Plan {
@@ -220,9 +224,10 @@ fn emit(plan: &Plan, sides: &dyn Sides, line: Line) {
     report::record(&line);
 }
 
-/// Every line of one backend. `reference` is a second store of the same
-/// kind, kept at the smallest scale: the goal lines compare the largest
-/// scale with it in the same rounds, so that both meet the same weather.
+/// Every line of one backend; the goal is on the largest scale's lines.
+/// `reference` is a second store of the same kind, kept at the smallest
+/// scale: the "at N1 scopes vs N0" lines compare the largest scale with it
+/// in the same rounds, so that both meet the same weather.
 fn run_backend(plan: &Plan, sides: &mut dyn Sides, reference: &mut dyn Sides) {
     let group = sides.group();
     let cu = sides.unit_of_concurrency();
@@ -250,26 +255,28 @@ fn run_backend(plan: &Plan, sides: &mut dyn Sides, reference: &mut dyn Sides) {
             fresh(&mut v);
             s.put(ours, &scope_name(i.wrapping_mul(STRIDE) % n), &v, &fence)
         });
+        let largest = step + 1 == plan.scales.len();
         for (what, f, b, name) in [
             ("acquire", acq, acq_base, names[0]),
             ("put", put, put_base, names[1]),
         ] {
-            emit(
-                plan,
-                sides,
-                Line::new(
-                    group,
-                    &format!("{what}, {n} scopes"),
-                    1,
-                    cu,
-                    "ops/s",
-                    f,
-                    b,
-                    name,
-                )
-                .at("scopes", n as f64)
-                .series(what),
-            );
+            let line = Line::new(
+                group,
+                &format!("{what}, {n} scopes"),
+                1,
+                cu,
+                "ops/s",
+                f,
+                b,
+                name,
+            )
+            .at("scopes", n as f64)
+            .series(what);
+            let line = match largest {
+                true => line.goal(Goal::ratio_at_least(GOAL_AT_SCALE)),
+                false => line,
+            };
+            emit(plan, sides, line);
         }
         if let Some((f, b, unit_note, base_name)) = sides.size_per_scope(n) {
             emit(
@@ -295,8 +302,8 @@ fn run_backend(plan: &Plan, sides: &mut dyn Sides, reference: &mut dyn Sides) {
             reference.grow(0, n0);
             let fence = put_fence(plan.scales.len());
             // Side 0: the store at n1 scopes; side 1: the reference at n0.
-            // The library's goal lines, then the same for the baseline, so
-            // that a drop both share shows as what the machine does.
+            // The library's drop with scale, then the baseline's, so that a
+            // drop both share shows as what the machine does.
             for ours in [true, false] {
                 let (acq1, acq0) = alternate(plan, ops, &mut |k, i| {
                     let (s, n): (&mut dyn Sides, usize) = if k == 0 {
@@ -331,7 +338,6 @@ fn run_backend(plan: &Plan, sides: &mut dyn Sides, reference: &mut dyn Sides) {
                                 "the library itself at {n0} scopes (a second store, same rounds)"
                             ),
                         )
-                        .goal(Goal::ratio_at_least(GOAL_AT_SCALE))
                     } else {
                         Line::new(
                             group,
