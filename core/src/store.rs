@@ -623,8 +623,9 @@ impl Store {
         op: OpRef<'_>,
     ) -> Result<Receipt> {
         limits::op(&op)?;
-        let receipts = self.write(timer, scope, fence, &[op], Some(op.key))?;
-        Ok(receipts[0])
+        self.judged(scope, fence, Some(op.key), |b| {
+            b.write_one(scope, fence, &op, timer.started())
+        })
     }
 
     fn write(
@@ -635,9 +636,23 @@ impl Store {
         ops: &[OpRef<'_>],
         key: Option<&str>,
     ) -> Result<Vec<Receipt>> {
+        self.judged(scope, fence, key, |b| {
+            b.write(scope, fence, ops, timer.started())
+        })
+    }
+
+    /// A write's checks of its scope and fence, the backend's verdict, and
+    /// that verdict counted (`key`: the one key written, if one).
+    fn judged<T>(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        key: Option<&str>,
+        write: impl FnOnce(&dyn Backend) -> Result<T>,
+    ) -> Result<T> {
         limits::scope(scope)?;
         limits::fence(fence)?;
-        let result = self.backend()?.write(scope, fence, ops, timer.started());
+        let result = write(self.backend()?);
         match &result {
             Ok(_) => self.inner.metrics.write_accepted(),
             Err(e) => self.record_rejection(e, scope, key, fence),

@@ -220,6 +220,25 @@ impl Memory {
         Ok(out)
     }
 
+    /// [`Memory::with_scope`] for a write: the fence checked first (its
+    /// jump, then the scope's rule); `f` gets the scope and the store's time
+    /// at `called`.
+    fn with_fence<T>(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        called: Instant,
+        f: impl FnOnce(&mut Scope, u64) -> Result<T>,
+    ) -> Result<T> {
+        let now = self.clock.at_ms(called);
+        let limit = self.jump_limit();
+        self.with_scope(scope, |s| {
+            check_jump(scope, s.core.top(), fence.token.get(), limit)?;
+            s.core.check(scope, fence)?;
+            f(s, now)
+        })
+    }
+
     /// Raises the ceiling to cover `value` (a scope's counter or fence).
     fn cover(&self, value: u64) {
         let limit = self.jump_limit();
@@ -385,11 +404,7 @@ impl Backend for Memory {
         called: Instant,
     ) -> Result<Vec<Receipt>> {
         let mode = self.mode;
-        let now = self.clock.at_ms(called);
-        let limit = self.jump_limit();
-        self.with_scope(scope, |s| {
-            check_jump(scope, s.core.top(), fence.token.get(), limit)?;
-            s.core.check(scope, fence)?;
+        self.with_fence(scope, fence, called, |s, now| {
             if let [op] = ops {
                 return s.write_one(scope, fence, op, mode, now).map(|r| vec![r]);
             }
@@ -400,6 +415,19 @@ impl Backend for Memory {
                 s.apply(op, *receipt);
             }
             Ok(receipts)
+        })
+    }
+
+    fn write_one(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        op: &OpRef<'_>,
+        called: Instant,
+    ) -> Result<Receipt> {
+        let mode = self.mode;
+        self.with_fence(scope, fence, called, |s, now| {
+            s.write_one(scope, fence, op, mode, now)
         })
     }
 
