@@ -294,11 +294,11 @@ impl Store {
     // ----- leases -----
 
     pub fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
-        let _timer = self.inner.metrics.time(Call::Acquire, Some(scope));
+        let timer = self.inner.metrics.time(Call::Acquire, Some(scope));
         limits::scope(scope)?;
         limits::holder(holder)?;
         limits::ttl(ttl)?;
-        let result = self.backend()?.acquire(scope, holder, ttl);
+        let result = self.backend()?.acquire(scope, holder, ttl, timer.started());
         match &result {
             Ok(lease) => {
                 self.inner.metrics.lease_acquired();
@@ -443,10 +443,10 @@ impl Store {
     /// Extends the lease with `token` by `ttl` from now, only while it is
     /// still current; else `LEASE_LOST`.
     pub fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
-        let _timer = self.inner.metrics.time(Call::Renew, Some(scope));
+        let timer = self.inner.metrics.time(Call::Renew, Some(scope));
         limits::scope(scope)?;
         limits::ttl(ttl)?;
-        let result = self.backend()?.renew(scope, token, ttl);
+        let result = self.backend()?.renew(scope, token, ttl, timer.started());
         self.inner.metrics.renewal(result.is_ok());
         // Normal operation: a renewal the keep-alive could not make is its
         // own WARN (keepalive/threads.rs); a caller's own renew answers it.
@@ -464,9 +464,9 @@ impl Store {
     /// Ends the lease with `token` early if it is still current; returns
     /// whether it did. Never touches a newer lease, the counter or the fence.
     pub fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        let _timer = self.inner.metrics.time(Call::Release, Some(scope));
+        let timer = self.inner.metrics.time(Call::Release, Some(scope));
         limits::scope(scope)?;
-        let released = self.backend()?.release(scope, token)?;
+        let released = self.backend()?.release(scope, token, timer.started())?;
         if released {
             self.inner.metrics.release();
         }

@@ -276,8 +276,8 @@ impl Backend for Memory {
         })
     }
 
-    fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
-        let now = self.clock.now_ms();
+    fn acquire(&self, scope: &str, holder: &str, ttl: Duration, called: Instant) -> Result<Lease> {
+        let now = self.clock.at_ms(called);
         let lease = self.with_scope(scope, |s| {
             s.core.acquire(scope, holder, ttl, now, self.mode)
         })?;
@@ -285,8 +285,8 @@ impl Backend for Memory {
         Ok(lease)
     }
 
-    fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
-        let now = self.clock.now_ms();
+    fn renew(&self, scope: &str, token: Token, ttl: Duration, called: Instant) -> Result<Lease> {
+        let now = self.clock.at_ms(called);
         let renewed = match self.lock(scope)?.get_mut(scope) {
             Some(s) => s.core.renew(scope, token, ttl, now)?,
             None => {
@@ -300,8 +300,8 @@ impl Backend for Memory {
         Ok(renewed)
     }
 
-    fn release(&self, scope: &str, token: Token) -> Result<bool> {
-        let now = self.clock.now_ms();
+    fn release(&self, scope: &str, token: Token, called: Instant) -> Result<bool> {
+        let now = self.clock.at_ms(called);
         let mut scopes = self.lock(scope)?;
         let Some(s) = scopes.get_mut(scope) else {
             return Ok(false);

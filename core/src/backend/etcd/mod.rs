@@ -933,7 +933,7 @@ impl Backend for Etcd {
         })
     }
 
-    fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+    fn acquire(&self, scope: &str, holder: &str, ttl: Duration, _called: Instant) -> Result<Lease> {
         let mode = self.mode;
         let (lease, _) = self.lease_step(scope, ttl, |core, ttl, now| {
             core.acquire(scope, holder, ttl, now, mode)
@@ -942,7 +942,7 @@ impl Backend for Etcd {
         Ok(lease)
     }
 
-    fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+    fn renew(&self, scope: &str, token: Token, ttl: Duration, _called: Instant) -> Result<Lease> {
         let (lease, old) = self.lease_step(scope, ttl, |core, ttl, now| {
             core.renew(scope, token, ttl, now)
         })?;
@@ -954,7 +954,7 @@ impl Backend for Etcd {
         Ok(lease)
     }
 
-    fn release(&self, scope: &str, token: Token) -> Result<bool> {
+    fn release(&self, scope: &str, token: Token, _called: Instant) -> Result<bool> {
         let ended = self.update(scope, &[], false, |l| {
             let id = l.record.lease_id;
             if !l.exists || !l.record.core.release(token, l.now_ms) {
@@ -999,7 +999,7 @@ impl Backend for Etcd {
         ttl: Duration,
         _place: Option<u64>,
     ) -> Result<Attempt> {
-        match self.acquire(scope, holder, ttl) {
+        match self.acquire(scope, holder, ttl, Instant::now()) {
             Ok(lease) => Ok(Attempt::Got(lease)),
             Err(Error::LeaseHeld { remaining, .. }) => Ok(Attempt::Unqueued {
                 wait: remaining.min(WAIT_POLL),

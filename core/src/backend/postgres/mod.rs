@@ -563,7 +563,7 @@ impl Backend for Postgres {
         stored(self.first(Q::AdvanceCounter, Some(scope), &[&scope, &sql(floor.get())])?)
     }
 
-    fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+    fn acquire(&self, scope: &str, holder: &str, ttl: Duration, _called: Instant) -> Result<Lease> {
         let row = self.one(
             Q::Acquire,
             Some(scope),
@@ -572,7 +572,7 @@ impl Backend for Postgres {
         lease_from(scope, &row)
     }
 
-    fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+    fn renew(&self, scope: &str, token: Token, ttl: Duration, _called: Instant) -> Result<Lease> {
         let row = self.one(
             Q::Renew,
             Some(scope),
@@ -592,7 +592,7 @@ impl Backend for Postgres {
         lease_from(scope, &row)
     }
 
-    fn release(&self, scope: &str, token: Token) -> Result<bool> {
+    fn release(&self, scope: &str, token: Token, _called: Instant) -> Result<bool> {
         // The waiters, here and elsewhere, hear of it from the server: it
         // knows which of them is next.
         self.first(Q::Release, Some(scope), &[&scope, &sql(token.get())])
@@ -652,7 +652,7 @@ impl Backend for Postgres {
             // as before places, polling, until an operator grants it again.
             Err(e) if denied(&e) => {
                 self.listener.cannot_queue(&e);
-                return match self.acquire(scope, holder, ttl) {
+                return match self.acquire(scope, holder, ttl, Instant::now()) {
                     Ok(lease) => Ok(Attempt::Got(lease)),
                     Err(Error::LeaseHeld { remaining, .. }) => {
                         Ok(Attempt::Unqueued { wait: remaining })

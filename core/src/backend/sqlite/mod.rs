@@ -928,7 +928,7 @@ impl Backend for Sqlite {
         })
     }
 
-    fn acquire(&self, scope: &str, holder: &str, ttl: Duration) -> Result<Lease> {
+    fn acquire(&self, scope: &str, holder: &str, ttl: Duration, _called: Instant) -> Result<Lease> {
         let mode = self.mode;
         let lease = self.with_scope(scope, |_, core| {
             core.acquire(scope, holder, ttl, self.clock.now_ms(), mode)
@@ -937,7 +937,7 @@ impl Backend for Sqlite {
         Ok(lease)
     }
 
-    fn renew(&self, scope: &str, token: Token, ttl: Duration) -> Result<Lease> {
+    fn renew(&self, scope: &str, token: Token, ttl: Duration, _called: Instant) -> Result<Lease> {
         // A refused renewal commits too: the scope's time it saw stays.
         let renewed = self.write_tx_moving(|tx| {
             let now = self.clock.now_ms();
@@ -957,7 +957,7 @@ impl Backend for Sqlite {
         Ok(renewed)
     }
 
-    fn release(&self, scope: &str, token: Token) -> Result<bool> {
+    fn release(&self, scope: &str, token: Token, _called: Instant) -> Result<bool> {
         // Whom to wake is read in the release's own transaction, and only
         // when this handle has someone to wake.
         let waited = self.wakes.any();
