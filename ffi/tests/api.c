@@ -14,28 +14,13 @@
 static char db_path[64];
 static const char *backend;
 
-/* Deletes the store at db_path, its WAL files and its sidecar
- * (/tmp/.NAME-fencing): all of it, so that the next store there is a new one
- * and not a file made anew under an old store's sidecar, which steps
- * (docs/sqlite.md, "The file is the store"). */
-static void remove_store(void) {
-  char side[96];
-  unlink(db_path);
-  snprintf(side, sizeof side, "%s-wal", db_path);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", db_path);
-  unlink(side);
-  snprintf(side, sizeof side, "/tmp/.%s-fencing", db_path + strlen("/tmp/"));
-  unlink(side);
-}
-
 /* Opens a fresh store with `query` ("" or "clock=manual&strict=true"). */
 static fencing_store *open_store(const char *query) {
   char url[256];
   fencing_store *s = NULL;
   if (strcmp(backend, "sqlite") == 0) {
     if (db_path[0] != '\0') {
-      remove_store();
+      remove_store(db_path);
     } else {
       strcpy(db_path, "/tmp/fencing-c-api-XXXXXX");
       int fd = mkstemp(db_path);
@@ -54,7 +39,7 @@ static fencing_store *open_store(const char *query) {
 
 static void cleanup_db(void) {
   if (db_path[0] != '\0') {
-    remove_store();
+    remove_store(db_path);
   }
 }
 

@@ -571,11 +571,7 @@ int main(int argc, char **argv) {
   CHECK_U64(end.metrics.tokens_issued, 2);
   fencing_store_free(s);
   snprintf(side, sizeof side, "%s/store.db", dir);
-  unlink(side);
-  snprintf(side, sizeof side, "%s/store.db-wal", dir);
-  unlink(side);
-  snprintf(side, sizeof side, "%s/store.db-shm", dir);
-  unlink(side);
+  remove_store(side);
   rmdir(dir);
   printf("bad input on %s: ", argv[1]);
   return check_summary();

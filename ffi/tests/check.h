@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fencing.h"
+#include "store_files.h"
 
 #ifdef _WIN32
 #include <direct.h>

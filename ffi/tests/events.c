@@ -12,19 +12,6 @@
 
 static const char SECRET[] = "SECRET-VALUE";
 
-/* Deletes the store at `path` (under /tmp/), its WAL files and its
- * sidecar (/tmp/.NAME-fencing). */
-static void remove_store(const char *path) {
-  char side[96];
-  unlink(path);
-  snprintf(side, sizeof side, "%s-wal", path);
-  unlink(side);
-  snprintf(side, sizeof side, "%s-shm", path);
-  unlink(side);
-  snprintf(side, sizeof side, "/tmp/.%s-fencing", path + strlen("/tmp/"));
-  unlink(side);
-}
-
 int main(int argc, char **argv) {
   if (argc != 2 || (strcmp(argv[1], "memory") != 0 && strcmp(argv[1], "sqlite") != 0)) {
     fprintf(stderr, "usage: %s memory|sqlite\n", argv[0]);

@@ -118,11 +118,8 @@ int main(int argc, char **argv) {
   fencing_store_free(store);
   if (made_dir) {
     char path[4200];
-    const char *suffixes[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < 3; i++) {
-      snprintf(path, sizeof path, "%s/fork.db%s", dir, suffixes[i]);
-      unlink(path);
-    }
+    snprintf(path, sizeof path, "%s/fork.db", dir);
+    remove_store(path);
     rmdir(dir);
   }
   return check_summary();

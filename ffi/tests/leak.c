@@ -89,21 +89,13 @@ int main(int argc, char **argv) {
   } else if (strcmp(backend, "sqlite") == 0) {
     const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(file, sizeof file, "%s/fencing-c-leak-%ld.db", dir, (long)getpid());
-    /* The store's sidecar: one left by an earlier run with the same pid
-     * would make this new store take the failover step. */
-    char side[512];
-    snprintf(side, sizeof side, "%s/.fencing-c-leak-%ld.db-fencing", dir, (long)getpid());
-    unlink(side);
+    /* A store left at this name by an earlier run with the same pid: its
+     * sidecar would make this new store take the failover step. */
+    remove_store(file);
     snprintf(url, sizeof url, "sqlite:%s?synchronous=normal", file);
     open_close("sqlite: open/close", 2000);
     operations("sqlite: operations", 100000);
-    unlink(side);
-    unlink(file);
-    strncat(file, "-wal", sizeof file - strlen(file) - 1);
-    unlink(file);
-    file[strlen(file) - 4] = '\0';
-    strncat(file, "-shm", sizeof file - strlen(file) - 1);
-    unlink(file);
+    remove_store(file);
   } else if (strcmp(backend, "postgres") == 0) {
     const char *base = getenv("FENCING_TEST_PG_URL");
     if (base == NULL || base[0] == '\0') {

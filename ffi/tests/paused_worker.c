@@ -124,12 +124,9 @@ static int worker_a(const char *url, int to_parent, int from_parent) {
 }
 
 static void remove_files(const char *dir) {
-  static const char *names[] = {"story.db", "story.db-wal", "story.db-shm"};
   char path[256];
-  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    unlink(path);
-  }
+  snprintf(path, sizeof path, "%s/story.db", dir);
+  remove_store(path);
   rmdir(dir);
 }
 

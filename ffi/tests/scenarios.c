@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fencing.h"
+#include "store_files.h"
 
 /* ----- per-step allocations, freed after each step ----- */
 
@@ -871,15 +872,6 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void remove_db(const char *path) {
-  static const char *suffixes[] = {"", "-wal", "-shm", "-journal"};
-  char buf[4200];
-  for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
-    snprintf(buf, sizeof buf, "%s%s", path, suffixes[i]);
-    unlink(buf);
-  }
-}
-
 /* Store options as the URL query: {"clock": "manual", "strict": true}. */
 static bool options_query(json_t *doc, char *query, size_t len) {
   json_t *options = json_object_get(doc, "options");
@@ -955,7 +947,7 @@ static bool run_file(const char *dir, const char *name, const char *backend, con
   fencing_store_close(store);
   fencing_store_free(store);
   if (strcmp(backend, "sqlite") == 0) {
-    remove_db(db);
+    remove_store(db);
   }
   json_decref(doc);
   return pass;

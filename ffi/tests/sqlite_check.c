@@ -31,7 +31,6 @@
 #define LIMIT_S 120
 
 static char path[512];
-static char side[520];
 static char url[600];
 
 static sqlite3 *user_open(void) {
@@ -51,14 +50,13 @@ static void exec_ok(sqlite3 *db, const char *sql) {
 
 static void cleanup(void);
 
-/* The test's store file, its URL and its sidecar (docs/sqlite.md, "The file
- * is the store"), removed first: a sidecar left at this name by an earlier
- * run with the same pid would make the new store take the failover step,
- * as a store made anew where another was deleted does. */
+/* The test's store file and its URL; a store at that path is removed first,
+ * sidecar included (docs/sqlite.md, "The file is the store"): a sidecar left
+ * by an earlier run with the same pid would make the new store take the
+ * failover step, as a store made anew where another was deleted does. */
 static void fresh_files(const char *tag) {
   const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   snprintf(path, sizeof path, "%s/fencing-sqlite-check-%ld-%s.db", dir, (long)getpid(), tag);
-  snprintf(side, sizeof side, "%s/.fencing-sqlite-check-%ld-%s.db-fencing", dir, (long)getpid(), tag);
   snprintf(url, sizeof url, "sqlite:%s", path);
   cleanup();
 }
@@ -77,13 +75,7 @@ static void setup(const char *tag) {
 }
 
 static void cleanup(void) {
-  char extra[600];
-  unlink(path);
-  snprintf(extra, sizeof extra, "%s-wal", path);
-  unlink(extra);
-  snprintf(extra, sizeof extra, "%s-shm", path);
-  unlink(extra);
-  unlink(side);
+  remove_store(path);
 }
 
 /* Steps one prepared insert into fencing_check: FENCING_OK when it passed,
