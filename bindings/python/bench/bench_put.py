@@ -143,11 +143,13 @@ def bench(name: str, rounds: int, ops: int, threads: int, stale: bool) -> Dict[s
 def record(line: str, threads: int, fenced: float, baseline: float, rounds: int, smoke: bool, wheel: str) -> None:
     """Appends the result to the JSON Lines file FENCING_BENCH_OUT names, in
     the format of benches/src/report.rs (ns per put; the goal: at least as
-    fast as pure Python, i.e. fenced time / baseline time <= 1)."""
+    fast as pure Python, fenced time / baseline time <= 1, and <= 1.2 for the
+    cp39-abi3 wheel, whose 3.9 limited API has no vectorcall: issue 27)."""
     path = os.environ.get("FENCING_BENCH_OUT")
     if not path:
         return
-    goal = {"on": "ratio", "op": "<=", "value": 1.0} if line == "put" else None
+    most = 1.2 if wheel == "cp39-abi3" else 1.0
+    goal = {"on": "ratio", "op": "<=", "value": most} if line == "put" else None
     ratio = fenced / baseline
     entry = {
         "group": "python",
@@ -160,7 +162,7 @@ def record(line: str, threads: int, fenced: float, baseline: float, rounds: int,
         "ratio": ratio,
         "baseline_name": "pure Python: dict + threading.Lock check-and-set",
         "goal": goal,
-        "met": None if goal is None else ratio <= 1.0,
+        "met": None if goal is None else ratio <= most,
         "rounds": rounds,
         "smoke": smoke,
         "note": f"Python {platform.python_version()}" + (f", {wheel} wheel" if wheel else ""),
