@@ -34,9 +34,7 @@ impl Clock {
 
     pub fn now_ms(&self) -> u64 {
         match self {
-            Clock::Monotonic { anchor_ms, start } => {
-                anchor_ms + u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
-            }
+            Clock::Monotonic { .. } => self.at_ms(Instant::now()),
             #[cfg(feature = "sqlite")]
             Clock::Wall => unix_ms(SystemTime::now()),
             Clock::Manual { now_ms } => now_ms.load(Ordering::SeqCst),

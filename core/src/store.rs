@@ -612,7 +612,9 @@ impl Store {
         let timer = self.inner.metrics.time(Call::Apply, Some(scope));
         let ops: Vec<OpRef<'_>> = ops.iter().map(Op::as_ref).collect();
         limits::batch(&ops)?;
-        self.write(&timer, scope, fence, &ops, None)
+        self.judged(scope, fence, None, |b| {
+            b.write(scope, fence, &ops, timer.started())
+        })
     }
 
     fn write_one(
@@ -625,19 +627,6 @@ impl Store {
         limits::op(&op)?;
         self.judged(scope, fence, Some(op.key), |b| {
             b.write_one(scope, fence, &op, timer.started())
-        })
-    }
-
-    fn write(
-        &self,
-        timer: &CallTimer<'_>,
-        scope: &str,
-        fence: &Fence,
-        ops: &[OpRef<'_>],
-        key: Option<&str>,
-    ) -> Result<Vec<Receipt>> {
-        self.judged(scope, fence, key, |b| {
-            b.write(scope, fence, ops, timer.started())
         })
     }
 

@@ -403,11 +403,11 @@ impl Backend for Memory {
         ops: &[OpRef<'_>],
         called: Instant,
     ) -> Result<Vec<Receipt>> {
+        if let [op] = ops {
+            return self.write_one(scope, fence, op, called).map(|r| vec![r]);
+        }
         let mode = self.mode;
         self.with_fence(scope, fence, called, |s, now| {
-            if let [op] = ops {
-                return s.write_one(scope, fence, op, mode, now).map(|r| vec![r]);
-            }
             let receipts = plan_ops(scope, ops, fence.token, |key| Ok(s.version_of(key)))?;
             s.core.accept_write(fence, mode);
             s.core.note_write(fence, now);
