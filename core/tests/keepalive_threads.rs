@@ -12,9 +12,28 @@ use std::time::Duration;
 use fencing::{Store, WorkOutcome};
 
 /// The threads alive in this process (a thread names itself only once it
-/// runs, so they are counted, not named).
+/// runs, so they are counted, not named). A thread already exiting is not
+/// counted: the kernel wakes its joiner from inside the exit, so a joined
+/// thread can stay listed for a moment after `join` returns, flagged
+/// PF_EXITING (set before that wake-up) in its `stat`; a thread not joined
+/// and still running never has it.
 fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task").unwrap().count()
+    const PF_EXITING: u64 = 0x4;
+    let exiting = |stat: &str| {
+        // After the command's closing parenthesis: state, ppid, pgrp,
+        // session, tty_nr, tpgid, flags.
+        let fields = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let flags = fields
+            .split_whitespace()
+            .nth(6)
+            .and_then(|f| f.parse::<u64>().ok());
+        flags.is_none_or(|f| f & PF_EXITING != 0)
+    };
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("stat")).ok())
+        .filter(|stat| !exiting(stat))
+        .count()
 }
 
 #[test]
