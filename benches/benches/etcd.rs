@@ -33,8 +33,10 @@
 //!   fencing `acquire(scope, 10 s)`; the classic way `LeaseGrant(10 s)` and a
 //!   `Txn` that puts the lock key with that lease if it does not exist
 //!   (`create_revision == 0`); the revision it commits at, the lock key's
-//!   create revision, is the token. On etcd:// fencing's acquisition is one
-//!   linearizable read, the lease grant and one transaction.
+//!   create revision, is the token. On etcd:// fencing's acquisition of a
+//!   scope its handle never saw is the lease grant and one transaction, and
+//!   a linearizable read beside the grant unless the handle's last such
+//!   acquisitions found new scopes (docs/etcd.md, "A handle's memory").
 //! - acquire + release (postgres://, sqlite:): fencing `acquire` then
 //!   `release`; the classic way the same acquisition then `LeaseRevoke`,
 //!   which deletes the lock key.

@@ -539,3 +539,86 @@ fn fencing_decisions_on_a_remembered_record_stay_safe_without_the_lease_and_floo
     assert_eq!(old.code(), ErrorCode::StaleToken, "{old}");
     assert_eq!(b.get("job", "k", None).unwrap().unwrap().value, b"2");
 }
+
+/// The highest Raft index any member has: every proposal (a write, a
+/// failed transaction with writes, a lease grant or revoke) takes one; a
+/// linearizable read takes none.
+fn raft_index(members: &str) -> u64 {
+    members
+        .split(',')
+        .map(|member| {
+            let mut answer = ureq::post(&format!("http://{member}/v3/maintenance/status"))
+                .send_json(serde_json::json!({}))
+                .unwrap_or_else(|e| panic!("status of {member}: {e}"));
+            let status: serde_json::Value = answer.body_mut().read_json().unwrap();
+            status["raftIndex"]
+                .as_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .max()
+        .unwrap()
+}
+
+/// A handle's first acquisition of a scope that exists costs what the
+/// classic etcd acquisition costs, the grant and one transaction: it reads
+/// the scope beside the grant instead of guessing it new (a guess that
+/// fails is a proposal too). Where the read finds the scope held, the
+/// grant is revoked, and the handle's next polls grant nothing.
+#[test]
+fn a_first_acquisition_of_an_existing_scope_costs_two_proposals() {
+    let Some(cluster) = OwnEtcd::start() else {
+        return;
+    };
+    let members = cluster.members.clone();
+    let url = format!("etcd://{members}/{}", fresh_schema("proposals"));
+    let a = Store::open(&url).unwrap();
+    let ttl = Duration::from_secs(30);
+    let freed = a.acquire("freed", "A", ttl).unwrap();
+    assert!(a.release("freed", freed.token).unwrap());
+    let held = a.acquire("held", "A", ttl).unwrap();
+    // B knows one scope, so that it has something to guess from.
+    let b = Store::open(&url).unwrap();
+    b.next_token("b's own").unwrap();
+
+    let before = raft_index(&members);
+    let lease = b.acquire("freed", "B", ttl).unwrap();
+    assert!(lease.token > freed.token, "{lease:?}");
+    assert_eq!(
+        raft_index(&members) - before,
+        2,
+        "a grant and one transaction"
+    );
+
+    let before = raft_index(&members);
+    let e = b.acquire("held", "B", ttl).unwrap_err();
+    assert!(
+        matches!(&e, Error::LeaseHeld { holder, token, .. } if holder == "A" && *token == held.token),
+        "{e}"
+    );
+    assert_eq!(raft_index(&members) - before, 2, "a grant and its revoke");
+    let polled = raft_index(&members);
+    for _ in 0..3 {
+        let e = b.acquire("held", "B", ttl).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::LeaseHeld, "{e}");
+    }
+    assert_eq!(
+        raft_index(&members),
+        polled,
+        "polls of a held scope propose nothing"
+    );
+    // The revoked grant left no lease behind: only A's and B's are live.
+    let mut answer = ureq::post(&format!(
+        "http://{}/v3/lease/leases",
+        members.split(',').next().unwrap()
+    ))
+    .send_json(serde_json::json!({}))
+    .unwrap();
+    let leases: serde_json::Value = answer.body_mut().read_json().unwrap();
+    assert_eq!(
+        leases["leases"].as_array().map_or(0, Vec::len),
+        2,
+        "{leases}"
+    );
+}

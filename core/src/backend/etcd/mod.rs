@@ -12,6 +12,7 @@ mod keys;
 mod record;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -72,6 +73,42 @@ pub(crate) struct Etcd {
     /// What this handle last knew of each scope it wrote (`update`): a
     /// guess its next commit checks, never an answer.
     cache: Mutex<HashMap<String, Known>>,
+    /// What this handle's last acquisitions of scopes it never saw found
+    /// ([`FirstContacts`]).
+    first_contacts: FirstContacts,
+}
+
+/// Whether an acquisition of a scope a handle never saw should guess it
+/// new (no read: right for a new name's first acquisition) or read it
+/// beside the grant (right for a scope that exists: a wrong guess costs a
+/// failed transaction, a proposal). A two-bit saturating counter of what
+/// the handle's last such acquisitions found, as a branch predictor keeps
+/// one: from either end, two findings in a row turn it. Only cost rides
+/// on it; every decision is still checked by the commit's comparisons.
+struct FirstContacts(AtomicU8);
+
+impl FirstContacts {
+    /// Starts at "exists", one finding from "new": a handle's first
+    /// acquisitions are usually of names other processes use too.
+    fn new() -> FirstContacts {
+        FirstContacts(AtomicU8::new(1))
+    }
+
+    fn likely_new(&self) -> bool {
+        self.0.load(Ordering::Relaxed) >= 2
+    }
+
+    fn found(&self, new: bool) {
+        let _ = self
+            .0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(if new {
+                    (n + 1).min(3)
+                } else {
+                    n.saturating_sub(1)
+                })
+            });
+    }
 }
 
 /// A scope as this handle last knew it: the reads of `Etcd::tracked`'s
@@ -299,6 +336,7 @@ impl Etcd {
             },
             wakes: Wakes::new(false),
             cache: Mutex::new(HashMap::new()),
+            first_contacts: FirstContacts::new(),
         })
     }
 
@@ -651,6 +689,14 @@ impl Etcd {
         }
     }
 
+    /// Whether this handle knows anything of `scope`.
+    fn seen(&self, scope: &str) -> bool {
+        self.cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(scope)
+    }
+
     /// Forgets what this handle knew of `scope` (after an answer was lost,
     /// its state is unknown).
     fn forget(&self, scope: &str) {
@@ -675,16 +721,29 @@ impl Etcd {
         scope: &str,
         extra: &[Vec<u8>],
         count: bool,
-        mut decide: impl FnMut(&mut Loaded) -> Result<Step<T>>,
+        decide: impl FnMut(&mut Loaded) -> Result<Step<T>>,
     ) -> Result<T> {
-        let keys = self.tracked(scope, extra);
-        // With where it came from: a read (of the cluster, or at the
-        // revision of a commit that failed), or this handle's memory or guess.
-        let mut known = if count {
+        let known = if count {
             None
         } else {
             self.cached(scope, extra)
         };
+        self.update_from(scope, extra, count, known, decide)
+    }
+
+    /// [`Etcd::update`], its first try on `known` (with where it came
+    /// from: a read of the cluster, or at the revision of a commit that
+    /// failed, or this handle's memory or guess); on a read of its own
+    /// when `None`.
+    fn update_from<T>(
+        &self,
+        scope: &str,
+        extra: &[Vec<u8>],
+        count: bool,
+        mut known: Option<(Vec<Read>, Source)>,
+        mut decide: impl FnMut(&mut Loaded) -> Result<Step<T>>,
+    ) -> Result<T> {
+        let keys = self.tracked(scope, extra);
         for _ in 0..MAX_TRIES {
             let (reads, entries, source) = match known.take() {
                 Some((reads, source)) => (reads, 0, source),
@@ -722,8 +781,14 @@ impl Etcd {
                 Ok(Step::Done(out)) if fresh => return Ok(out),
                 // A failure of the cluster (a grant whose answer was lost)
                 // is one whatever the guess was.
-                Err(e) if fresh || matches!(e, Error::Backend(_)) => {
+                Err(e) if matches!(e, Error::Backend(_)) => {
                     self.forget(scope);
+                    return Err(e);
+                }
+                // A rule's refusal on a read: what was read is what this
+                // handle knows (a waiter's next poll starts from it).
+                Err(e) if fresh => {
+                    self.remember(scope, extra, &reads);
                     return Err(e);
                 }
                 // A rule decided on a guess without writing: ask the cluster.
@@ -812,8 +877,42 @@ impl Etcd {
                 Ok(Step::Write((lease, None), vec![self.put_record(scope, l)]))
             });
         }
-        let mut granted: Option<(i64, Duration)> = None;
-        let outcome = self.update(scope, &[], false, |l| {
+        // A scope this handle never saw is guessed new, or read while the
+        // lease is granted (the two requests at once: neither needs the
+        // other), as its last such acquisitions found ([`FirstContacts`]).
+        // A grant that fails here is asked for again when the rule needs
+        // it, and its error told then.
+        let seen = self.seen(scope);
+        let guess = match seen || self.first_contacts.likely_new() {
+            true => self.cached(scope, &[]),
+            false => None,
+        };
+        let (known, mut granted) = match guess {
+            Some(guess) => (Some(guess), None),
+            None => {
+                let keys = self.tracked(scope, &[]);
+                // No thread to spare (the system's limit): the rule grants.
+                let (read, granted) = std::thread::scope(|s| {
+                    let grant = std::thread::Builder::new().spawn_scoped(s, || self.grant(ttl));
+                    let read = self.read(scope, &keys, false);
+                    let granted = grant.ok().and_then(|g| g.join().ok()?.ok());
+                    (read, granted)
+                });
+                match read {
+                    Ok((reads, _)) => (Some((reads, Source::Read)), granted),
+                    Err(e) => {
+                        if let Some((id, _)) = granted {
+                            self.revoke(id);
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        // Whether the scope existed, as the last state decided on found it.
+        let existed = std::cell::Cell::new(None);
+        let outcome = self.update_from(scope, &[], false, known, |l| {
+            existed.set(Some(l.exists));
             // Refused before any grant when the rule refuses anyway; a
             // held lease's time left is etcd's, not its TTL.
             match take(&mut l.record.core.clone(), ttl, 0) {
@@ -859,6 +958,12 @@ impl Etcd {
                 self.revoke(id)
             }
             _ => {}
+        }
+        // The last state decided on is the truth once the commit held or a
+        // rule refused (on a fresh read); not after a failure of the cluster.
+        let decided = !matches!(&outcome, Err(Error::Backend(_)));
+        if let (false, true, Some(existed)) = (seen, decided, existed.get()) {
+            self.first_contacts.found(!existed);
         }
         outcome
     }
@@ -1350,5 +1455,36 @@ impl Backend for Etcd {
                 .push((self.keys.ceiling(), raised.to_string().into_bytes()));
         }
         Ok(check)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FirstContacts;
+
+    #[test]
+    fn first_contacts_turn_after_two_findings_in_a_row() {
+        let f = FirstContacts::new();
+        assert!(!f.likely_new(), "a new handle reads");
+        f.found(true);
+        assert!(f.likely_new());
+        for _ in 0..5 {
+            f.found(true);
+        }
+        // One scope that exists among new ones does not turn it...
+        f.found(false);
+        assert!(f.likely_new());
+        f.found(true);
+        // ...two in a row do, and two new ones turn it back.
+        f.found(false);
+        f.found(false);
+        assert!(!f.likely_new());
+        for _ in 0..5 {
+            f.found(false);
+        }
+        f.found(true);
+        assert!(!f.likely_new());
+        f.found(true);
+        assert!(f.likely_new());
     }
 }
