@@ -565,9 +565,10 @@ fn raft_index(members: &str) -> u64 {
 /// classic etcd acquisition costs, the grant and one transaction: it reads
 /// the scope beside the grant instead of guessing it new (a guess that
 /// fails is a proposal too). Where the read finds the scope held, the
-/// grant is revoked, and the handle's next polls grant nothing.
+/// grant is revoked, and the handle's next polls grant nothing. A writer's
+/// first put on a scope that exists is one transaction.
 #[test]
-fn a_first_acquisition_of_an_existing_scope_costs_two_proposals() {
+fn a_first_contact_with_an_existing_scope_makes_no_failed_proposal() {
     let Some(cluster) = OwnEtcd::start() else {
         return;
     };
@@ -578,9 +579,12 @@ fn a_first_acquisition_of_an_existing_scope_costs_two_proposals() {
     let freed = a.acquire("freed", "A", ttl).unwrap();
     assert!(a.release("freed", freed.token).unwrap());
     let held = a.acquire("held", "A", ttl).unwrap();
-    // B knows one scope, so that it has something to guess from.
+    // B knows one scope, so that it has something to guess from; it
+    // existed, so B's next first contact reads (a run of new names would
+    // turn it to guessing).
+    a.next_token("other").unwrap();
     let b = Store::open(&url).unwrap();
-    b.next_token("b's own").unwrap();
+    b.next_token("other").unwrap();
 
     let before = raft_index(&members);
     let lease = b.acquire("freed", "B", ttl).unwrap();
@@ -607,6 +611,18 @@ fn a_first_acquisition_of_an_existing_scope_costs_two_proposals() {
         raft_index(&members),
         polled,
         "polls of a held scope propose nothing"
+    );
+
+    // A resource's own handle, that only writes: its first put reads (its
+    // memory is empty), and so does its next on another scope.
+    let c = Store::open(&url).unwrap();
+    c.put("freed", "k", b"c", &Fence::new(lease.token)).unwrap();
+    let before = raft_index(&members);
+    c.put("held", "k", b"c", &Fence::new(held.token)).unwrap();
+    assert_eq!(
+        raft_index(&members) - before,
+        1,
+        "a first put: one transaction"
     );
     // The revoked grant left no lease behind: only A's and B's are live.
     let mut answer = ureq::post(&format!(

@@ -73,23 +73,24 @@ pub(crate) struct Etcd {
     /// What this handle last knew of each scope it wrote (`update`): a
     /// guess its next commit checks, never an answer.
     cache: Mutex<HashMap<String, Known>>,
-    /// What this handle's last acquisitions of scopes it never saw found
+    /// What this handle's last operations on scopes it never saw found
     /// ([`FirstContacts`]).
     first_contacts: FirstContacts,
 }
 
-/// Whether an acquisition of a scope a handle never saw should guess it
-/// new (no read: right for a new name's first acquisition) or read it
-/// beside the grant (right for a scope that exists: a wrong guess costs a
-/// failed transaction, a proposal). A two-bit saturating counter of what
-/// the handle's last such acquisitions found, as a branch predictor keeps
+/// Whether an operation on a scope a handle never saw should guess it new
+/// (no read: right for a new name's first token or lease) or read it first
+/// (an acquisition beside its grant; right for a scope that exists, since
+/// a wrong guess that leads to a write costs a failed transaction, a
+/// proposal). A two-bit saturating counter of what the handle's last such
+/// operations found, as a branch predictor keeps
 /// one: from either end, two findings in a row turn it. Only cost rides
 /// on it; every decision is still checked by the commit's comparisons.
 struct FirstContacts(AtomicU8);
 
 impl FirstContacts {
     /// Starts at "exists", one finding from "new": a handle's first
-    /// acquisitions are usually of names other processes use too.
+    /// operations are usually on names other processes use too.
     fn new() -> FirstContacts {
         FirstContacts(AtomicU8::new(1))
     }
@@ -723,19 +724,47 @@ impl Etcd {
         count: bool,
         decide: impl FnMut(&mut Loaded) -> Result<Step<T>>,
     ) -> Result<T> {
-        let known = if count {
-            None
-        } else {
-            self.cached(scope, extra)
+        // A scope this handle never saw is guessed new only while its last
+        // first contacts found new scopes ([`FirstContacts`]): a wrong guess
+        // that leads to a write costs a failed commit, a proposal, where a
+        // read costs none.
+        let seen = self.seen(scope);
+        let known = match count || !(seen || self.first_contacts.likely_new()) {
+            true => None,
+            false => self.cached(scope, extra),
         };
-        self.update_from(scope, extra, count, known, decide)
+        self.update_from(scope, extra, count, seen, known, decide)
     }
 
     /// [`Etcd::update`], its first try on `known` (with where it came
     /// from: a read of the cluster, or at the revision of a commit that
     /// failed, or this handle's memory or guess); on a read of its own
-    /// when `None`.
+    /// when `None`. Of a scope not `seen` before, what it found (new or
+    /// not) is told to [`FirstContacts`] once it is the truth: the commit
+    /// held, or the rule decided on a read.
     fn update_from<T>(
+        &self,
+        scope: &str,
+        extra: &[Vec<u8>],
+        count: bool,
+        seen: bool,
+        known: Option<(Vec<Read>, Source)>,
+        mut decide: impl FnMut(&mut Loaded) -> Result<Step<T>>,
+    ) -> Result<T> {
+        let existed = std::cell::Cell::new(None);
+        let outcome = self.tries(scope, extra, count, known, |l| {
+            existed.set(Some(l.exists));
+            decide(l)
+        });
+        let decided = !matches!(&outcome, Err(Error::Backend(_)));
+        if let (false, true, Some(existed)) = (seen, decided, existed.get()) {
+            self.first_contacts.found(!existed);
+        }
+        outcome
+    }
+
+    /// The tries of [`Etcd::update_from`].
+    fn tries<T>(
         &self,
         scope: &str,
         extra: &[Vec<u8>],
@@ -879,7 +908,7 @@ impl Etcd {
         }
         // A scope this handle never saw is guessed new, or read while the
         // lease is granted (the two requests at once: neither needs the
-        // other), as its last such acquisitions found ([`FirstContacts`]).
+        // other), as its last first contacts found ([`FirstContacts`]).
         // A grant that fails here is asked for again when the rule needs
         // it, and its error told then.
         let seen = self.seen(scope);
@@ -909,10 +938,7 @@ impl Etcd {
                 }
             }
         };
-        // Whether the scope existed, as the last state decided on found it.
-        let existed = std::cell::Cell::new(None);
-        let outcome = self.update_from(scope, &[], false, known, |l| {
-            existed.set(Some(l.exists));
+        let outcome = self.update_from(scope, &[], false, seen, known, |l| {
             // Refused before any grant when the rule refuses anyway; a
             // held lease's time left is etcd's, not its TTL.
             match take(&mut l.record.core.clone(), ttl, 0) {
@@ -958,12 +984,6 @@ impl Etcd {
                 self.revoke(id)
             }
             _ => {}
-        }
-        // The last state decided on is the truth once the commit held or a
-        // rule refused (on a fresh read); not after a failure of the cluster.
-        let decided = !matches!(&outcome, Err(Error::Backend(_)));
-        if let (false, true, Some(existed)) = (seen, decided, existed.get()) {
-            self.first_contacts.found(!existed);
         }
         outcome
     }
