@@ -35,8 +35,8 @@
 //!   (`create_revision == 0`); the revision it commits at, the lock key's
 //!   create revision, is the token. On etcd:// fencing's acquisition of a
 //!   scope its handle never saw is the lease grant and one transaction, and
-//!   a linearizable read beside the grant unless the handle's last such
-//!   acquisitions found new scopes (docs/etcd.md, "A handle's memory").
+//!   a linearizable read beside the grant unless the handle's last first
+//!   contacts found new scopes (docs/etcd.md, "A handle's memory").
 //! - acquire + release (postgres://, sqlite:): fencing `acquire` then
 //!   `release`; the classic way the same acquisition then `LeaseRevoke`,
 //!   which deletes the lock key.
