@@ -436,7 +436,7 @@ fn unnamed_vs_prepared(bench: &mut Bench, cs: &mut [ClientState]) {
         "get/s",
         1,
         "the same prepared statement, on a direct client",
-        None,
+        Some(Goal::ratio_at_least(0.9)),
         &|store, c, _| {
             store
                 .get(&format!("report-{}", c.id), "body", None)
