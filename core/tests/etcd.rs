@@ -15,7 +15,7 @@ use base64::Engine as _;
 use fencing::{BackendErrorKind, Error, ErrorCode, Fence, Store, Token};
 
 mod support;
-use support::{etcd_test_members, fresh_schema, OwnEtcd};
+use support::{etcd_raw, etcd_test_members, fresh_schema, OwnEtcd};
 
 fn open(members: &str, tag: &str, options: &str) -> Store {
     let url = format!("etcd://{members}/{}{options}", fresh_schema(tag));
@@ -547,11 +547,7 @@ fn raft_index(members: &str) -> u64 {
     members
         .split(',')
         .map(|member| {
-            let mut answer = ureq::post(&format!("http://{member}/v3/maintenance/status"))
-                .send_json(serde_json::json!({}))
-                .unwrap_or_else(|e| panic!("status of {member}: {e}"));
-            let status: serde_json::Value = answer.body_mut().read_json().unwrap();
-            status["raftIndex"]
+            etcd_raw(member, "maintenance/status", &serde_json::json!({}))["raftIndex"]
                 .as_str()
                 .unwrap()
                 .parse::<u64>()
@@ -625,13 +621,8 @@ fn a_first_contact_with_an_existing_scope_makes_no_failed_proposal() {
         "a first put: one transaction"
     );
     // The revoked grant left no lease behind: only A's and B's are live.
-    let mut answer = ureq::post(&format!(
-        "http://{}/v3/lease/leases",
-        members.split(',').next().unwrap()
-    ))
-    .send_json(serde_json::json!({}))
-    .unwrap();
-    let leases: serde_json::Value = answer.body_mut().read_json().unwrap();
+    let first = members.split(',').next().unwrap();
+    let leases = etcd_raw(first, "lease/leases", &serde_json::json!({}));
     assert_eq!(
         leases["leases"].as_array().map_or(0, Vec::len),
         2,

@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use fencing::{BackendErrorKind, Error, ErrorCode, Fence, Op, Store, Token};
-use serde_json::{json, Value};
+use serde_json::json;
 
 mod support;
-use support::{etcd_test_members, fresh_schema, OwnEtcd, Rng};
+use support::{etcd_raw as raw, etcd_test_members, fresh_schema, OwnEtcd, Rng};
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -55,14 +55,6 @@ fn raw_key(prefix: &str, kind: u8, parts: &[&str]) -> Vec<u8> {
         key.extend_from_slice(part.as_bytes());
     }
     key
-}
-
-/// `POST /v3/{path}` on one member, as any etcd client may send it.
-fn raw(member: &str, path: &str, body: &Value) -> Value {
-    let mut answer = ureq::post(&format!("http://{member}/v3/{path}"))
-        .send_json(body)
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    answer.body_mut().read_json().unwrap()
 }
 
 /// A key's mod revision and value, as etcd holds it now.

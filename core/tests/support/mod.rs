@@ -207,6 +207,15 @@ pub fn etcd_test_members() -> Option<String> {
     }
 }
 
+/// `POST /v3/{path}` on one etcd member, as any etcd client may send it.
+#[cfg(feature = "etcd")]
+pub fn etcd_raw(member: &str, path: &str, body: &serde_json::Value) -> serde_json::Value {
+    let mut answer = ureq::post(&format!("http://{member}/v3/{path}"))
+        .send_json(body)
+        .unwrap_or_else(|e| panic!("{path} on {member}: {e}"));
+    answer.body_mut().read_json().unwrap()
+}
+
 /// A three-member etcd cluster of the test's own (`scripts/etcd-cluster` in
 /// a temp dir), so that killing and pausing its members disturbs no other
 /// test. Started only when the tests have a cluster (`etcd_test_members`).

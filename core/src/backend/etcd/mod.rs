@@ -690,12 +690,15 @@ impl Etcd {
         }
     }
 
-    /// Whether this handle knows anything of `scope`.
-    fn seen(&self, scope: &str) -> bool {
-        self.cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(scope)
+    /// Whether this handle saw `scope` before, and what an operation's
+    /// first try may run on instead of a read: what [`Etcd::cached`] knows
+    /// or guesses, a guess only while the last first contacts found new
+    /// scopes ([`FirstContacts`]).
+    fn first_try(&self, scope: &str, extra: &[Vec<u8>]) -> (bool, Option<(Vec<Read>, Source)>) {
+        let cached = self.cached(scope, extra);
+        let seen = matches!(cached, Some((_, Source::Remembered)));
+        let trusted = seen || self.first_contacts.likely_new();
+        (seen, cached.filter(|_| trusted))
     }
 
     /// Forgets what this handle knew of `scope` (after an answer was lost,
@@ -728,11 +731,8 @@ impl Etcd {
         // first contacts found new scopes ([`FirstContacts`]): a wrong guess
         // that leads to a write costs a failed commit, a proposal, where a
         // read costs none.
-        let seen = self.seen(scope);
-        let known = match count || !(seen || self.first_contacts.likely_new()) {
-            true => None,
-            false => self.cached(scope, extra),
-        };
+        let (seen, known) = self.first_try(scope, extra);
+        let known = known.filter(|_| !count);
         self.update_from(scope, extra, count, seen, known, decide)
     }
 
@@ -911,11 +911,7 @@ impl Etcd {
         // other), as its last first contacts found ([`FirstContacts`]).
         // A grant that fails here is asked for again when the rule needs
         // it, and its error told then.
-        let seen = self.seen(scope);
-        let guess = match seen || self.first_contacts.likely_new() {
-            true => self.cached(scope, &[]),
-            false => None,
-        };
+        let (seen, guess) = self.first_try(scope, &[]);
         let (known, mut granted) = match guess {
             Some(guess) => (Some(guess), None),
             None => {
