@@ -10,6 +10,11 @@ cd "$(dirname "$0")/.."
 
 CBINDGEN_VERSION=0.29.4
 BUILD=target/c-tests
+# The host's triple named, as napi build (the Node face) names it: cargo keeps
+# an explicitly named target's build apart from an unnamed one's, and the
+# faces share one release build of every dependency only if all name it.
+HOST=$(rustc -vV | sed -n 's/^host: //p')
+LIB=target/$HOST/release
 step() { printf '\n== c: %s ==\n' "$*"; }
 
 install_cbindgen() {
@@ -56,21 +61,21 @@ printf '#include "fencing.h"\n#include "fencing.h"\n' |
 echo "ok"
 
 step "build libfencing.so and libfencing.a (release)"
-cargo build --release --locked -p fencing-ffi
-ls -l target/release/libfencing.so target/release/libfencing.a
-readelf -d target/release/libfencing.so | grep SONAME
+make -s -C ffi build RUST_TARGET="$HOST"
+ls -l "$LIB/libfencing.so" "$LIB/libfencing.a"
+readelf -d "$LIB/libfencing.so" | grep SONAME
 # Every exported symbol carries the prefix.
-bad=$(nm -D --defined-only target/release/libfencing.so | awk '$2 == "T" {print $3}' | grep -v '^fencing_' || true)
+bad=$(nm -D --defined-only "$LIB/libfencing.so" | awk '$2 == "T" {print $3}' | grep -v '^fencing_' || true)
 if [ -n "$bad" ]; then
   echo "exported symbols without the fencing_ prefix:"; echo "$bad"; exit 1
 fi
-echo "$(nm -D --defined-only target/release/libfencing.so | awk '$2 == "T"' | wc -l) exported functions, all fencing_*"
+echo "$(nm -D --defined-only "$LIB/libfencing.so" | awk '$2 == "T"' | wc -l) exported functions, all fencing_*"
 
 step "install into a temporary prefix; build consumers with pkg-config"
 prefix=$(mktemp -d /tmp/fencing-prefix-XXXXXX)
 work=$(mktemp -d /tmp/fencing-consumer-XXXXXX)
 trap 'rm -rf "$prefix" "$work"' EXIT
-make -s -C ffi install PREFIX="$prefix"
+make -s -C ffi install PREFIX="$prefix" RUST_TARGET="$HOST"
 find "$prefix" -type f | sort
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 echo "pkg-config: $(pkg-config --modversion fencing) $(pkg-config --cflags --libs fencing)"
@@ -119,13 +124,13 @@ scripts/doc-snippets run c -- sh -c 'gcc -std=c11 -Wall -Wextra -Wpedantic -Werr
 
 step "benchmark smoke: C ABI put beside Store::put (every path once, no timing claims)"
 # Debug test profile (shared with the Rust tests), loading the release library.
-FENCING_LIB="$PWD/target/release/libfencing.so" cargo test --locked -p fencing-ffi --benches
+FENCING_LIB="$PWD/$LIB/libfencing.so" cargo test --locked -p fencing-ffi --benches
 
 run_ctest() { # name, cmake options...
   local name=$1
   shift
   step "C tests: $name"
-  cmake -S ffi/tests -B "$BUILD/$name" -DCMAKE_BUILD_TYPE=Debug "$@" >/dev/null
+  cmake -S ffi/tests -B "$BUILD/$name" -DCMAKE_BUILD_TYPE=Debug -DFENCING_LIB_DIR="$PWD/$LIB" "$@" >/dev/null
   cmake --build "$BUILD/$name" -j2 >/dev/null
   ctest --test-dir "$BUILD/$name" --output-on-failure -j2
 }
