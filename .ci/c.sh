@@ -10,10 +10,8 @@ cd "$(dirname "$0")/.."
 
 CBINDGEN_VERSION=0.29.4
 BUILD=target/c-tests
-# The host's triple named, as napi build (the Node face) names it: cargo keeps
-# an explicitly named target's build apart from an unnamed one's, and the
-# faces share one release build of every dependency only if all name it.
-HOST=$(rustc -vV | sed -n 's/^host: //p')
+# shellcheck source=.ci/host-target.sh
+. .ci/host-target.sh
 LIB=target/$HOST/release
 step() { printf '\n== c: %s ==\n' "$*"; }
 

@@ -31,8 +31,8 @@ done
 # twice (exit 1 with duplicates > 0: proof it sees the hole); with no hook,
 # and with a synchronous standby under sync_replication=required, no
 # violation.
-# For the host's triple named, as .ci/torture.sh builds it (one build).
-HOST=$(rustc -vV | sed -n 's/^host: //p')
+# shellcheck source=.ci/host-target.sh
+. .ci/host-target.sh
 cargo build --release --locked -q -p fencing-torture --target "$HOST"
 BIN=$PWD/target/$HOST/release/torture
 DURATION=${FAILOVER_TORTURE_DURATION:-24s}

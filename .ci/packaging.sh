@@ -61,8 +61,10 @@ for bad in "one.h pe-foreign" "two.h pe-good"; do
 done
 
 step "make -C ffi install; CMake and pkg-config consumers (shared, static)"
-# The C face's release build, for the host's triple named (.ci/c.sh).
-make -s -C ffi install PREFIX="$tmp/prefix" RUST_TARGET="$(rustc -vV | sed -n 's/^host: //p')"
+# The C face's release build (.ci/host-target.sh).
+# shellcheck source=.ci/host-target.sh
+. .ci/host-target.sh
+make -s -C ffi install PREFIX="$tmp/prefix" RUST_TARGET="$HOST"
 (cd "$tmp/prefix" && find . -type f | sort)
 scripts/test-c-package "$tmp/prefix"
 

@@ -35,10 +35,8 @@ cargo clippy -p fencing-python --features abi3-py39 --locked -- -D warnings
 cargo clippy -p fencing-python --features abi3-py310 --locked -- -D warnings
 
 step "wheels: abi3 for CPython 3.9+, and abi3 for 3.10+"
-# The host's triple named, as napi build (the Node face) names it: cargo keeps
-# an explicitly named target's build apart from an unnamed one's, and the
-# faces share one release build of every dependency only if all name it.
-HOST=$(rustc -vV | sed -n 's/^host: //p')
+# shellcheck source=.ci/host-target.sh
+. .ci/host-target.sh
 (
   cd bindings/python
   "$WORK/build/bin/maturin" build --release --locked --target "$HOST" -i "$PYTHON" --out "$WORK/wheels"

@@ -29,10 +29,8 @@ if ! command -v etcd >/dev/null 2>&1 || ! command -v etcdctl >/dev/null 2>&1; th
 fi
 
 step "torture: build (release)"
-# The host's triple named, as napi build (the Node face) names it: cargo keeps
-# an explicitly named target's build apart from an unnamed one's, and the
-# faces share one release build of every dependency only if all name it.
-HOST=$(rustc -vV | sed -n 's/^host: //p')
+# shellcheck source=.ci/host-target.sh
+. .ci/host-target.sh
 cargo build --release --locked -p fencing-torture --target "$HOST"
 BIN=$PWD/target/$HOST/release/torture
 
