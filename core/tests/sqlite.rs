@@ -278,6 +278,8 @@ fn a_new_stores_sidecar_knows_it_before_its_first_write() {
     let path = dir.path().join("new.db");
     let _store = Store::open(&sqlite_url(&path)).unwrap();
     let sidecar = std::fs::read(dir.path().join(".new.db-fencing")).unwrap();
-    assert_eq!(sidecar.len(), 48);
+    // The record at its place, then the high-water mark (sidecar.rs).
+    assert_eq!(sidecar.len(), 128);
     assert_eq!(&sidecar[..8], b"fencing1");
+    assert_eq!(&sidecar[64..72], b"fencingH");
 }

@@ -429,6 +429,44 @@ fn a_newer_backup_restored_after_an_older_one_is_stepped_too() {
     assert!(next > lost, "token {next} again after {lost}");
 }
 
+/// A writer's sidecar record that lands late must not take the sidecar
+/// back. The record is written after COMMIT, outside SQLite's write lock:
+/// a process paused between the two (a GC pause, SIGSTOP) writes its
+/// record after other handles committed and recorded newer ones. Modelled
+/// here by the write such a process makes: its record's bytes, taken when
+/// it committed, written again at the record's place after three newer
+/// commits. A backup of the state between its commit and theirs, restored,
+/// must still be stepped.
+#[test]
+fn a_late_sidecar_write_from_an_older_commit_never_hides_a_restore() {
+    use std::io::{Seek, SeekFrom, Write};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let backup = dir.path().join("backup.db");
+    let sidecar = dir.path().join(".store.db-fencing");
+    let store = open(&path);
+    let t = store.next_token("job").unwrap();
+    store.put("job", "k", b"old", &fence(t)).unwrap();
+    // The paused writer's record: the one its commit (this put) wrote.
+    let late = std::fs::read(&sidecar).unwrap()[..48].to_vec();
+    snapshot(&path, &backup);
+    let older = store.next_token("job").unwrap();
+    let newer = store.next_token("job").unwrap();
+    store.put("job", "k", b"new", &fence(newer)).unwrap();
+    // The paused writer resumes: its one write, as it makes it.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&sidecar)
+        .unwrap();
+    f.seek(SeekFrom::Start(0)).unwrap();
+    f.write_all(&late).unwrap();
+    drop(f);
+    store.close();
+    std::fs::copy(&backup, &path).unwrap();
+    assert_stepped(&path, older, newer);
+}
+
 #[test]
 fn a_handle_numbers_its_write_past_another_handles_on_the_same_file() {
     // A handle reuses what its own last write left in the file only while

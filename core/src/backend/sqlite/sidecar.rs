@@ -4,24 +4,50 @@
 //! of its latest library write transaction and a bound on every value that
 //! history could have reached. A restored or copied file is behind it.
 //!
-//! One fixed record of 48 bytes at offset 0, written with one `pwrite`
-//! inside the write transaction, under the store's write lock, so writers
-//! never interleave. A record that does not read back whole (torn by a
-//! crash, foreign, truncated) counts as none, which can only make the next
-//! write step, never miss one. No fsync: see the residual in
-//! docs/semantics.md. Its name starts with a dot so that `rm store.db*` or
-//! `cp store.db* backup/` leaves it alone: it must never come back from a
-//! backup, nor go away with the store's files.
+//! Two parts, both written after each COMMIT that moved tokens, outside
+//! SQLite's write lock:
+//!
+//! - the **record**, 48 bytes at offset 0 (the store's id, the number and
+//!   the mark, checked by a hash), written with one `pwrite`. A record that
+//!   does not read back whole (torn by a crash, foreign, truncated) counts
+//!   as none, which can only make the next write step, never miss one. It is
+//!   all that versions before this one read and write;
+//! - the **high-water mark**, three words at offset 64 (a tag, the greatest
+//!   number and the greatest mark ever recorded here), raised with atomic
+//!   `fetch_max` in a shared mapping of the file: never lowered. A record
+//!   alone can go back: a writer paused between its COMMIT and its `pwrite`
+//!   writes its older record over newer ones, and a backup of the state in
+//!   between would then pass for current
+//!   (`a_late_sidecar_write_from_an_older_commit_never_hides_a_restore`).
+//!   What a write reads is the record with the high-water mark's number and
+//!   mark where they are greater.
+//!
+//! No fsync: see the residual in docs/semantics.md. Its name starts with a
+//! dot so that `rm store.db*` or `cp store.db* backup/` leaves it alone: it
+//! must never come back from a backup, nor go away with the store's files.
+//! Like SQLite's own `-shm`, which SQLite maps the same way, it must not be
+//! truncated while the store is open: a process touching a mapped page
+//! past the end of its file is killed (`SIGBUS`).
 
 use std::fs::{File, OpenOptions};
 #[cfg(unix)]
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{BackendErrorKind, Error, Result};
 
 const MAGIC: &[u8; 8] = b"fencing1";
 const LEN: usize = 48;
+/// The high-water mark: its tag, then the greatest mark and number, one
+/// 8-byte word each from this offset, in the host's byte order (like
+/// SQLite's `-shm`: only processes of one host share a store).
+const HIGH: usize = 64;
+const HIGH_TAG: u64 = u64::from_ne_bytes(*b"fencingH");
+/// The file's length, at least: every word above inside it (bytes of a
+/// mapped page past the end of its file are not kept).
+const FILE_LEN: usize = 128;
 /// Reads of a record that fails its check before it counts as none.
 const TORN_READS: usize = 3;
 
@@ -79,6 +105,7 @@ pub(super) fn path_of(store: &Path) -> PathBuf {
 pub(super) struct Sidecar {
     file: File,
     path: PathBuf,
+    map: Map,
 }
 
 impl Sidecar {
@@ -110,63 +137,175 @@ impl Sidecar {
             let e = std::io::Error::other("it is a symlink, which fencing never follows here");
             return Err(io_error(&path, "open", e));
         }
-        Ok(Sidecar { file, path })
+        // Longer, never shorter: a record written by an earlier version
+        // stays where it is.
+        let len = file
+            .metadata()
+            .map_err(|e| io_error(&path, "open", e))?
+            .len();
+        if len < FILE_LEN as u64 {
+            file.set_len(FILE_LEN as u64)
+                .map_err(|e| io_error(&path, "extend", e))?;
+        }
+        let map = Map::new(&file).map_err(|e| io_error(&path, "map", e))?;
+        Ok(Sidecar { file, path, map })
     }
 
-    /// The record, or `None` when there is none whole.
+    /// The record, or `None` when there is none whole; its number and
+    /// mark raised to the high-water mark's.
     pub fn read(&self) -> Result<Option<Record>> {
-        // The sidecar is written after COMMIT, outside the write lock, so a
+        let Some(mut record) = self.record() else {
+            return Ok(None);
+        };
+        // The number last, as `raise` writes it last: a number seen comes
+        // with a mark at least the one written with it.
+        let words = self.map.words();
+        if words[HIGH / 8].load(Ordering::Acquire) == HIGH_TAG {
+            let gen = words[HIGH / 8 + 2].load(Ordering::Acquire);
+            let mark = words[HIGH / 8 + 1].load(Ordering::Acquire);
+            record.gen = record.gen.max(gen);
+            record.mark = record.mark.max(mark);
+        }
+        Ok(Some(record))
+    }
+
+    /// The record alone.
+    fn record(&self) -> Option<Record> {
+        // The record is written after COMMIT, outside the write lock, so a
         // reader can meet a write in progress: a record that fails its check
         // is read again before it counts as none (which would step).
-        let mut b = [0u8; LEN];
+        let words = self.map.words();
         for _ in 0..TORN_READS {
-            match read_exact_at(&self.file, &mut b, 0) {
-                Ok(()) => match Record::decode(&b) {
-                    Some(r) => return Ok(Some(r)),
-                    None if &b[..8] == MAGIC => std::thread::yield_now(),
-                    None => return Ok(None),
-                },
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-                Err(e) => return Err(io_error(&self.path, "read", e)),
+            let mut b = [0u8; LEN];
+            for (chunk, word) in b.chunks_exact_mut(8).zip(&words[..LEN / 8]) {
+                chunk.copy_from_slice(&word.load(Ordering::Acquire).to_ne_bytes());
+            }
+            match Record::decode(&b) {
+                Some(r) => return Some(r),
+                None if &b[..8] == MAGIC => std::thread::yield_now(),
+                None => return None,
             }
         }
-        Ok(None)
+        None
     }
 
-    /// Writes `record`, or (`None`) a record that reads as none.
+    /// Writes `record`, or (`None`) a record that reads as none; raises the
+    /// high-water mark to its number and mark.
     pub fn write(&self, record: Option<&Record>) -> Result<()> {
         let bytes = record.map_or([0u8; LEN], Record::encode);
+        if let Some(r) = record {
+            self.raise(r);
+        }
         write_all_at(&self.file, &bytes, 0).map_err(|e| io_error(&self.path, "write", e))
+    }
+
+    /// The high-water mark to at least `record`'s number and mark: the
+    /// mark first, so that whoever reads the number reads a mark at least
+    /// as high with it.
+    fn raise(&self, record: &Record) {
+        let words = self.map.words();
+        words[HIGH / 8 + 1].fetch_max(record.mark, Ordering::AcqRel);
+        words[HIGH / 8 + 2].fetch_max(record.gen, Ordering::AcqRel);
+        words[HIGH / 8].store(HIGH_TAG, Ordering::Release);
     }
 }
 
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    file.read_exact_at(buf, offset)
+/// The sidecar's first bytes, mapped shared (`FILE_LEN` of them, in one
+/// page): other processes' writes show in it, and its words are updated
+/// with atomic instructions that hold across processes.
+struct Map {
+    base: NonNull<AtomicU64>,
+    #[cfg(windows)]
+    section: windows_sys::Win32::Foundation::HANDLE,
+}
+
+// SAFETY: the mapping lives as long as the `Map` and is only ever touched
+// through atomics.
+unsafe impl Send for Map {}
+unsafe impl Sync for Map {}
+
+impl Map {
+    #[cfg(unix)]
+    fn new(file: &File) -> std::io::Result<Map> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a fresh shared mapping of an open file at least FILE_LEN
+        // long; checked for failure below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                FILE_LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let base = NonNull::new(p.cast()).ok_or_else(|| std::io::Error::other("null mapping"))?;
+        Ok(Map { base })
+    }
+
+    #[cfg(windows)]
+    fn new(file: &File) -> std::io::Result<Map> {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::Memory::{
+            CreateFileMappingW, MapViewOfFile, FILE_MAP_READ, FILE_MAP_WRITE, PAGE_READWRITE,
+        };
+        // SAFETY: plain calls on an open handle; each result checked.
+        unsafe {
+            let section = CreateFileMappingW(
+                file.as_raw_handle(),
+                std::ptr::null(),
+                PAGE_READWRITE,
+                0,
+                FILE_LEN as u32,
+                std::ptr::null(),
+            );
+            if section.is_null() {
+                return Err(std::io::Error::last_os_error());
+            }
+            let view = MapViewOfFile(section, FILE_MAP_READ | FILE_MAP_WRITE, 0, 0, FILE_LEN);
+            let Some(base) = NonNull::new(view.Value.cast()) else {
+                let e = std::io::Error::last_os_error();
+                CloseHandle(section);
+                return Err(e);
+            };
+            Ok(Map { base, section })
+        }
+    }
+
+    /// The mapped words: the record's six, then the high-water mark's.
+    fn words(&self) -> &[AtomicU64; FILE_LEN / 8] {
+        // SAFETY: FILE_LEN bytes mapped at a page boundary (so aligned for
+        // u64), valid until `drop`.
+        unsafe { &*self.base.as_ptr().cast::<[AtomicU64; FILE_LEN / 8]>() }
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        #[cfg(unix)]
+        unsafe {
+            libc::munmap(self.base.as_ptr().cast(), FILE_LEN);
+        }
+        #[cfg(windows)]
+        unsafe {
+            use windows_sys::Win32::System::Memory::{UnmapViewOfFile, MEMORY_MAPPED_VIEW_ADDRESS};
+            UnmapViewOfFile(MEMORY_MAPPED_VIEW_ADDRESS {
+                Value: self.base.as_ptr().cast(),
+            });
+            windows_sys::Win32::Foundation::CloseHandle(self.section);
+        }
+    }
 }
 
 #[cfg(unix)]
 fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
     file.write_all_at(buf, offset)
-}
-
-/// `read_exact_at` with Windows's positioned reads (which also move the
-/// file's cursor: nothing here uses it).
-#[cfg(windows)]
-fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset) {
-            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 #[cfg(windows)]
@@ -214,6 +353,52 @@ mod tests {
         b[30] ^= 1;
         assert_eq!(Record::decode(&b), None);
         assert_eq!(Record::decode(&[0; LEN]), None);
+    }
+
+    fn record(gen: u64, mark: u64) -> Record {
+        Record {
+            store_id: [7; 16],
+            gen,
+            mark,
+        }
+    }
+
+    #[test]
+    fn a_late_older_record_never_lowers_what_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s.db");
+        let (a, b) = (
+            Sidecar::open(&store).unwrap(),
+            Sidecar::open(&store).unwrap(),
+        );
+        b.write(Some(&record(6, 900))).unwrap();
+        // A writer that committed number 5 before 6 writes last.
+        a.write(Some(&record(5, 800))).unwrap();
+        assert_eq!(
+            b.record(),
+            Some(record(5, 800)),
+            "the record itself went back"
+        );
+        for side in [&a, &b] {
+            assert_eq!(side.read().unwrap(), Some(record(6, 900)));
+        }
+        // Number and mark each at their greatest.
+        a.write(Some(&record(7, 850))).unwrap();
+        assert_eq!(b.read().unwrap(), Some(record(7, 900)));
+    }
+
+    #[test]
+    fn a_sidecar_an_earlier_version_wrote_reads_as_its_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s.db");
+        std::fs::write(path_of(&store), record(4, 70).encode()).unwrap();
+        let side = Sidecar::open(&store).unwrap();
+        assert_eq!(std::fs::metadata(path_of(&store)).unwrap().len(), 128);
+        assert_eq!(side.read().unwrap(), Some(record(4, 70)));
+        // No record: nothing, whatever the high-water mark says.
+        side.write(Some(&record(9, 90))).unwrap();
+        side.write(None).unwrap();
+        assert_eq!(side.read().unwrap(), None);
     }
 
     #[test]
