@@ -348,6 +348,58 @@ fn a_stopped_majority_fails_calls_with_backend_and_they_resume() {
     assert!(store.release("l", lease.token).unwrap());
 }
 
+/// A member cut off from its leader answers no claim. A claim at the fence
+/// the record already has writes nothing: its transaction is the
+/// comparisons alone, and etcd answers a transaction without requests as a
+/// serializable read, from the member's own copy, leader or not. Cut off
+/// from the majority (here: the two others paused), that copy may lack a
+/// put with a newer token the majority accepted meanwhile, and the claim
+/// passed on it: the torture soak found a stale claim accepted so
+/// (docs/etcd.md, "Every operation is one read and one transaction"). The
+/// member must ask the leader first, and fail (`BACKEND`) without one.
+#[test]
+fn a_member_cut_off_from_its_leader_never_answers_a_claim() {
+    let Some(cluster) = OwnEtcd::start() else {
+        return;
+    };
+    let members: Vec<&str> = cluster.members.split(',').collect();
+    let prefix = fresh_schema("cutoff");
+    let on = |hosts: &str| {
+        Store::open(&format!("etcd://{hosts}/{prefix}?call_timeout_ms=1500")).unwrap()
+    };
+    let alone = on(members[2]);
+    let t = alone.next_token("s").unwrap();
+    alone.claim("s", &Fence::new(t)).unwrap();
+    // Again at the same fence: nothing to write, and it passes while the
+    // member has its leader.
+    alone.claim("s", &Fence::new(t)).unwrap();
+
+    cluster.run(&["pause", "0"]);
+    cluster.run(&["pause", "1"]);
+    let e = alone
+        .claim("s", &Fence::new(t))
+        .expect_err("a claim passed on a member without a leader");
+    assert_eq!(e.code(), ErrorCode::Backend, "{e}");
+    cluster.run(&["resume", "0"]);
+    cluster.run(&["resume", "1"]);
+
+    // With the majority back, a newer token's put, then the same claim:
+    // stale, wherever it is asked.
+    let others = on(&format!("{},{}", members[0], members[1]));
+    let newer = others.next_token("s").unwrap();
+    others.put("s", "k", b"newer", &Fence::new(newer)).unwrap();
+    let stale = (0..20)
+        .find_map(|_| match alone.claim("s", &Fence::new(t)) {
+            Err(e) if e.code() == ErrorCode::Backend => {
+                std::thread::sleep(Duration::from_millis(250));
+                None
+            }
+            other => Some(other),
+        })
+        .expect("the cluster serves again");
+    assert_eq!(stale.unwrap_err().code(), ErrorCode::StaleToken);
+}
+
 #[test]
 fn a_batch_over_etcds_transaction_limit_is_refused_and_changes_nothing() {
     let Some(members) = etcd_test_members() else {

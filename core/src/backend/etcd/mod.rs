@@ -607,7 +607,19 @@ impl Etcd {
                 .zip(&l.extra)
                 .map(|(k, r)| unchanged(k, r.rev)),
         );
-        let success: Vec<Value> = changes.iter().map(Change::json).collect();
+        let mut success: Vec<Value> = changes.iter().map(Change::json).collect();
+        // A transaction of compares alone (a claim at the fence it has: the
+        // record, unchanged, left out above) is not a write, and etcd takes
+        // one without a single request for a serializable read
+        // (`isTxnSerializable`): whichever member gets it answers from its
+        // own copy, which may be behind the leader's, and the compares pass
+        // against an old state (a stale claim accepted: docs/etcd.md,
+        // "Every operation is one read and one transaction"). A
+        // linearizable range of the record makes it a read that member
+        // first confirms with the leader.
+        if success.is_empty() {
+            success.push(range(&tracked[0]));
+        }
         let mut body = json!({ "compare": compare, "success": success });
         // A commit on what this handle remembers of a scope usually holds
         // (a scope has one writer at a time: its holder), so it carries no
