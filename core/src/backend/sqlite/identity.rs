@@ -298,7 +298,7 @@ pub(super) fn commit(
     // its COMMIT and this write (docs/semantics.md, "SQLite file identity").
     let gen = record.map_or(pending.before, |r| r.gen);
     if let Some(record) = record {
-        let _ = sidecar.write(Some(&record));
+        let _ = sidecar.write(&record);
     }
     Ok(Recorded {
         store_id: pending.store_id,

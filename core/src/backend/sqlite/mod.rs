@@ -636,7 +636,7 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
         // made anew where one was deleted must step past it.
         let sidecar = Sidecar::open(path)?;
         if sidecar.read()?.is_none() {
-            sidecar.write(Some(&identity::current(&tx)?))?;
+            sidecar.write(&identity::current(&tx)?)?;
         }
     }
     install_check(&tx, &check, &ours, installed)?;

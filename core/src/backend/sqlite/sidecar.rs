@@ -40,10 +40,12 @@ use crate::error::{BackendErrorKind, Error, Result};
 
 const MAGIC: &[u8; 8] = b"fencing1";
 const LEN: usize = 48;
-/// The high-water mark: its tag, then the greatest mark and number, one
-/// 8-byte word each from this offset, in the host's byte order (like
-/// SQLite's `-shm`: only processes of one host share a store).
-const HIGH: usize = 64;
+/// The high-water mark's words (8 bytes each, from offset 64): its tag,
+/// the greatest mark and the greatest number, in the host's byte order
+/// (like SQLite's `-shm`: only processes of one host share a store).
+const TAG_WORD: usize = 8;
+const MARK_WORD: usize = 9;
+const GEN_WORD: usize = 10;
 const HIGH_TAG: u64 = u64::from_ne_bytes(*b"fencingH");
 /// The file's length, at least: every word above inside it (bytes of a
 /// mapped page past the end of its file are not kept).
@@ -160,9 +162,9 @@ impl Sidecar {
         // The number last, as `raise` writes it last: a number seen comes
         // with a mark at least the one written with it.
         let words = self.map.words();
-        if words[HIGH / 8].load(Ordering::Acquire) == HIGH_TAG {
-            let gen = words[HIGH / 8 + 2].load(Ordering::Acquire);
-            let mark = words[HIGH / 8 + 1].load(Ordering::Acquire);
+        if words[TAG_WORD].load(Ordering::Acquire) == HIGH_TAG {
+            let gen = words[GEN_WORD].load(Ordering::Acquire);
+            let mark = words[MARK_WORD].load(Ordering::Acquire);
             record.gen = record.gen.max(gen);
             record.mark = record.mark.max(mark);
         }
@@ -189,14 +191,11 @@ impl Sidecar {
         None
     }
 
-    /// Writes `record`, or (`None`) a record that reads as none; raises the
-    /// high-water mark to its number and mark.
-    pub fn write(&self, record: Option<&Record>) -> Result<()> {
-        let bytes = record.map_or([0u8; LEN], Record::encode);
-        if let Some(r) = record {
-            self.raise(r);
-        }
-        write_all_at(&self.file, &bytes, 0).map_err(|e| io_error(&self.path, "write", e))
+    /// Writes `record` and raises the high-water mark to its number and
+    /// mark.
+    pub fn write(&self, record: &Record) -> Result<()> {
+        self.raise(record);
+        write_all_at(&self.file, &record.encode(), 0).map_err(|e| io_error(&self.path, "write", e))
     }
 
     /// The high-water mark to at least `record`'s number and mark: the
@@ -204,9 +203,9 @@ impl Sidecar {
     /// as high with it.
     fn raise(&self, record: &Record) {
         let words = self.map.words();
-        words[HIGH / 8 + 1].fetch_max(record.mark, Ordering::AcqRel);
-        words[HIGH / 8 + 2].fetch_max(record.gen, Ordering::AcqRel);
-        words[HIGH / 8].store(HIGH_TAG, Ordering::Release);
+        words[MARK_WORD].fetch_max(record.mark, Ordering::AcqRel);
+        words[GEN_WORD].fetch_max(record.gen, Ordering::AcqRel);
+        words[TAG_WORD].store(HIGH_TAG, Ordering::Release);
     }
 }
 
@@ -371,9 +370,9 @@ mod tests {
             Sidecar::open(&store).unwrap(),
             Sidecar::open(&store).unwrap(),
         );
-        b.write(Some(&record(6, 900))).unwrap();
+        b.write(&record(6, 900)).unwrap();
         // A writer that committed number 5 before 6 writes last.
-        a.write(Some(&record(5, 800))).unwrap();
+        a.write(&record(5, 800)).unwrap();
         assert_eq!(
             b.record(),
             Some(record(5, 800)),
@@ -383,7 +382,7 @@ mod tests {
             assert_eq!(side.read().unwrap(), Some(record(6, 900)));
         }
         // Number and mark each at their greatest.
-        a.write(Some(&record(7, 850))).unwrap();
+        a.write(&record(7, 850)).unwrap();
         assert_eq!(b.read().unwrap(), Some(record(7, 900)));
     }
 
@@ -395,9 +394,10 @@ mod tests {
         let side = Sidecar::open(&store).unwrap();
         assert_eq!(std::fs::metadata(path_of(&store)).unwrap().len(), 128);
         assert_eq!(side.read().unwrap(), Some(record(4, 70)));
-        // No record: nothing, whatever the high-water mark says.
-        side.write(Some(&record(9, 90))).unwrap();
-        side.write(None).unwrap();
+        // No record whole (here: zeroed): nothing, whatever the high-water
+        // mark says.
+        side.write(&record(9, 90)).unwrap();
+        write_all_at(&side.file, &[0u8; LEN], 0).unwrap();
         assert_eq!(side.read().unwrap(), None);
     }
 
