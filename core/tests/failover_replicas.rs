@@ -36,6 +36,7 @@ struct Bed {
     ctl: String,
     multi: String,
     primary: String,
+    standby: String,
 }
 
 impl Bed {
@@ -46,12 +47,14 @@ impl Bed {
             var("FENCING_TEST_PG_REPLICAS_CTL"),
             var("FENCING_TEST_PG_MULTI_URL"),
             var("FENCING_TEST_PG_PRIMARY_URL"),
+            var("FENCING_TEST_PG_STANDBY_URLS"),
         ) {
-            (Some(dir), Some(ctl), Some(multi), Some(primary)) => Some(Bed {
+            (Some(dir), Some(ctl), Some(multi), Some(primary), Some(standbys)) => Some(Bed {
                 dir,
                 ctl,
                 multi,
                 primary,
+                standby: standbys.split(' ').next().unwrap().to_owned(),
             }),
             _ if std::env::var("FENCING_REQUIRE_REPLICAS").as_deref() == Ok("1") => {
                 panic!("FENCING_REQUIRE_REPLICAS=1 but no scripts/pg-replicas bed is set up")
@@ -248,6 +251,7 @@ fn tokens_across_a_failover() {
         return;
     };
     let mode = std::env::var("FENCING_FAILOVER_MODE").unwrap_or_else(|_| "async".into());
+    fenced_reads_refuse_a_standby(&bed);
     if mode == "async" {
         return clients_racing_a_failover(&bed);
     }
@@ -340,6 +344,27 @@ fn tokens_across_a_failover() {
     } else {
         assert_eq!(ledger.twice(), 0, "{mode}: a token was handed out twice");
     }
+}
+
+/// A read that presents a token checks it against the fence; a standby's
+/// copy of the fence may lag (a newer holder's claim not replayed yet), so
+/// a stale reader could be told it is current. Through a URL that reaches
+/// only a standby the fenced read is refused, naming the fix, and the
+/// plain read (a replica read, documented as one) still answers.
+fn fenced_reads_refuse_a_standby(bed: &Bed) {
+    let primary = Store::open(&bed.primary).unwrap();
+    let token = primary.next_token("standby-read").unwrap();
+    let fence = Fence::new(token);
+    primary.put("standby-read", "k", b"v", &fence).unwrap();
+    bed.caught_up();
+    let standby = Store::open(&bed.standby).unwrap();
+    let plain = standby.get("standby-read", "k", None).unwrap().unwrap();
+    assert_eq!(plain.value, b"v");
+    let refused = standby
+        .get("standby-read", "k", Some(&fence))
+        .expect_err("a fenced read was checked against a standby's copy of the fence");
+    assert_eq!(refused.code(), ErrorCode::Backend, "{refused}");
+    assert!(refused.to_string().contains("standby"), "{refused}");
 }
 
 /// The asynchronous failover with no hook: four clients, each its own

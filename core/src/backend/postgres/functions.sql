@@ -1107,6 +1107,10 @@ END
 $$;
 
 -- A read that presents a token: check 2 only, nothing raised or created.
+-- Never on a standby: its copy of the fence may lag the primary's (a newer
+-- holder's claim not replayed yet), and a stale reader would be told it is
+-- current. Refused as the server refuses a write there (SQLSTATE 25006),
+-- so that the library reconnects and, given every host, finds the primary.
 CREATE OR REPLACE FUNCTION @schema@.get_checked(p_scope text, p_key text, p_token bigint,
     OUT value bytea, OUT version bigint, OUT token bigint)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -1117,6 +1121,11 @@ BEGIN
                         @schema@.bad_token(p_token));
     IF problem IS NOT NULL THEN
         PERFORM @schema@.reject_invalid(problem);
+    END IF;
+    IF pg_is_in_recovery() THEN
+        RAISE EXCEPTION USING ERRCODE = 'read_only_sql_transaction',
+            MESSAGE = 'a read that presents a token is checked on the primary, '
+                      'never on a standby, whose fence may lag';
     END IF;
     PERFORM @schema@.check_fence(@schema@.peek_scope(p_scope, @schema@.history_now()), p_token, NULL, false);
     SELECT e.value, e.version, e.token INTO value, version, token
