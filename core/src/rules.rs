@@ -470,11 +470,21 @@ pub(crate) fn failover_base(ceiling: u64, limit: u64) -> u64 {
         .min(Token::MAX.get())
 }
 
-/// The most failover steps a PostgreSQL store takes by itself when it finds
-/// itself on another server history than the one it recorded
-/// (docs/semantics.md, "Failover"): 2 per timeline crossed plus one, at most
-/// this many (about 0.2% of the tokens); past it, an operator who knows of
-/// more lost steps runs `fencing failover` for each.
+/// The failover steps a PostgreSQL store takes by itself when it finds
+/// itself on a later timeline of the cluster it recorded
+/// (docs/semantics.md, "How many steps"): this many per timeline crossed,
+/// less one. A promotion that crossed one timeline then takes 2, and a
+/// history it lacks holds at most 3 per timeline (such a promotion and one
+/// explicit step) and one explicit step more, so a copy always takes one
+/// more step than the history it lacks.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub(crate) const STEPS_PER_TIMELINE: u64 = 3;
+
+/// The most failover steps a PostgreSQL store takes by itself, and what it
+/// takes on another cluster or an earlier timeline, where it cannot count
+/// the timelines it lacks (about 0.2% of the tokens: a lost history of up to
+/// 21 promotions, each with an explicit step); past it, an operator who
+/// knows of more lost steps runs `fencing failover` for each.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const MAX_AUTOMATIC_STEPS: u64 = 64;
 

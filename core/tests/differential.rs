@@ -79,8 +79,9 @@ enum Step {
     Failover,
     /// PostgreSQL's store finds itself on the next timeline (its recorded
     /// one set back by the owner, as a promoted standby sees it) and its
-    /// next call steps by itself, three steps (docs/semantics.md, "Noticed
-    /// without a hook"); the other backends take the same three explicitly.
+    /// next call steps by itself, two steps for one timeline crossed
+    /// (docs/semantics.md, "How many steps"); the other backends take the
+    /// same two explicitly.
     Promotion,
     /// The store's record, of one scope or of all.
     Events(Option<&'static str>),
@@ -332,7 +333,7 @@ impl Replay {
                     .unwrap();
                     "Ok".to_owned()
                 }
-                None => match (0..3).try_for_each(|_| st.failover().map(drop)) {
+                None => match (0..2).try_for_each(|_| st.failover().map(drop)) {
                     Ok(()) => "Ok".to_owned(),
                     Err(e) => error(&e),
                 },

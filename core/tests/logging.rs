@@ -431,7 +431,7 @@ fn a_postgres_automatic_failover_step_is_a_warning() {
     );
     let w = &steps[0];
     assert_eq!((w.level, w.target.as_str()), (Level::WARN, "fencing"));
-    assert_eq!(w.field("steps"), Some("3"));
+    assert_eq!(w.field("steps"), Some("2"));
     let base: u64 = w.field("base").unwrap().parse().unwrap();
     assert_eq!(token.get(), base + 1);
     assert!(

@@ -10,13 +10,13 @@ use crate::limits::{
 };
 use crate::rules::{
     ttl_ms, CEILING_HEADROOM, FAILOVER_STEP, FLOOR_BUCKETS, FNV32_OFFSET, FNV32_PRIME, JUMP_ROOM,
-    LAST_WRITE_STEP_MS, MAX_AUTOMATIC_STEPS,
+    LAST_WRITE_STEP_MS, MAX_AUTOMATIC_STEPS, STEPS_PER_TIMELINE,
 };
 use crate::token::Token;
 use crate::waiting::{PLACE_LIFE_MAX, PLACE_LIFE_MIN, REFRESH_QUARTERS, SLEEP_PARTS};
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 28] {
+pub(crate) fn constants() -> [(&'static str, u64); 29] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -43,6 +43,7 @@ pub(crate) fn constants() -> [(&'static str, u64); 28] {
         ("jump_room", JUMP_ROOM),
         ("failover_step", FAILOVER_STEP),
         ("max_automatic_steps", MAX_AUTOMATIC_STEPS),
+        ("steps_per_timeline", STEPS_PER_TIMELINE),
         ("last_write_step_ms", LAST_WRITE_STEP_MS),
         ("rejection_log", REJECTION_LOG as u64),
         ("record_interval_ms", RECORD_INTERVAL.as_millis() as u64),

@@ -79,12 +79,12 @@ $$;
 
 -- The history row as this server must use it. On the server history it
 -- records, as it is. On another one, the steps the store takes by itself,
--- one more than the steps the history it lacks may hold: a step comes with
--- a promotion, which moves the timeline, and each timeline holds at most
--- two (this one and an operator's explicit step), so 2 per timeline
--- crossed plus one, 3 when the system or the order of timelines changed
--- (at most `rules::MAX_AUTOMATIC_STEPS`). The identity is recorded with
--- them. A row with none recorded records this server's without a step.
+-- one more than the steps the history it lacks may hold (docs/semantics.md,
+-- "How many steps"): on a later timeline of the same cluster 3 per timeline
+-- crossed, less one (`rules::STEPS_PER_TIMELINE`); on another cluster or an
+-- earlier timeline, which cannot be counted, `rules::MAX_AUTOMATIC_STEPS`,
+-- also the most ever taken. The identity is recorded with them. A row with
+-- none recorded records this server's without a step.
 CREATE OR REPLACE FUNCTION @schema@.here(h @schema@.history) RETURNS @schema@.history
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -97,8 +97,8 @@ BEGIN
     s := @schema@.server_history();
     IF h.system_id IS NOT NULL THEN
         n := CASE WHEN h.system_id = s.system_id AND s.timeline > h.timeline
-                  THEN least(2 * (s.timeline - h.timeline) + 1, @max_automatic_steps@)
-                  ELSE 3 END;
+                  THEN least(@steps_per_timeline@ * (s.timeline - h.timeline) - 1, @max_automatic_steps@)
+                  ELSE @max_automatic_steps@ END;
     END IF;
     FOR i IN 1..n LOOP
         h := @schema@.step(h);
