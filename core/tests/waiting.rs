@@ -535,3 +535,46 @@ fn a_cancellable_waiter_does_not_ask_the_store_every_time_it_asks_its_caller() {
         check(&holder, &waiting);
     }
 }
+
+/// A place in one scope's line is that scope's: an acquire of another
+/// scope that names it (any role allowed to wait can name any number) takes
+/// it from nobody's line.
+#[test]
+fn postgres_a_waiting_acquire_never_takes_another_scopes_place() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let (holder, _, schema) = pg_pair(&base, "place");
+    holder.acquire("held", "holder", TTL).unwrap();
+    let mut c = base
+        .parse::<postgres::Config>()
+        .unwrap()
+        .connect(postgres::NoTls)
+        .unwrap();
+    let waiting = |c: &mut postgres::Client| -> i64 {
+        c.query_one(
+            &format!("SELECT count(*) FROM {schema}.waiting WHERE scope = 'held'"),
+            &[],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let place: i64 = c
+        .query_one(
+            &format!("SELECT place FROM {schema}.acquire_waiting('held', 'w', 30000, true, NULL)"),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(waiting(&mut c), 1);
+    let token: i64 = c
+        .query_one(
+            &format!("SELECT token FROM {schema}.acquire_waiting('free', 'x', 30000, true, $1)"),
+            &[&place],
+        )
+        .unwrap()
+        .get(0);
+    assert!(token > 0, "the free scope is acquired");
+    assert_eq!(waiting(&mut c), 1, "the held scope's waiter lost its place");
+    holder.close();
+}

@@ -821,7 +821,7 @@ BEGIN
         SELECT a.holder, a.token, a.ttl_ms, a.expires_ms, a.now_ms
           INTO holder, token, ttl_ms, expires_ms, now_ms
           FROM @schema@.acquire(p_scope, p_holder, p_ttl_ms, p_eager) a;
-        DELETE FROM @schema@.waiting w WHERE w.place = p_place;
+        DELETE FROM @schema@.waiting w WHERE w.place = p_place AND w.scope = p_scope;
         RETURN;
     END IF;
     SELECT w.until_ms INTO kept FROM @schema@.waiting w
