@@ -316,6 +316,74 @@ async fn a_writer_whose_own_claim_was_collected_and_created_again_is_not_told_re
     );
 }
 
+/// Promise (a), on a store whose listing is not one moment. A stale writer
+/// S (token 1) is held before it creates claim 2; a newer writer (token 2)
+/// writes on until claim 2 is collected; S then creates claim 2 again, and
+/// its confirming listing misses every key made or deleted while it ran,
+/// during which one or two more collections publish floors and delete
+/// what is below them. S must not be told its write took.
+#[tokio::test]
+async fn a_confirming_listing_that_misses_the_floors_made_meanwhile_still_refuses_a_recreated_claim(
+) {
+    for during in [1, 10] {
+        recreated_claim_confirmed_by_a_torn_listing(during).await;
+    }
+}
+
+async fn recreated_claim_confirmed_by_a_torn_listing(during: usize) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mem = memory();
+    let b = aio::Objects::with_store(mem.clone(), "").unwrap();
+    b.put("obj", &fence(1), b"v1", None).await.unwrap(); // version 1
+
+    // S's requests go through two stores: the inner one holds its listing
+    // after its claim was created, and tears it; the outer holds the create.
+    let created = Arc::new(AtomicBool::new(false));
+    let seen = created.clone();
+    let (torn, list_reached, list_go) = Hooked::hold(
+        mem.clone(),
+        Box::new(move |op| match op {
+            Op::Put { at, create: true } if objects_support::is_claim(at) => {
+                seen.store(true, Ordering::SeqCst);
+                false
+            }
+            Op::List => seen.load(Ordering::SeqCst),
+            _ => false,
+        }),
+    );
+    let torn = Hooked { torn: true, ..torn };
+    let (s_store, s_reached, s_go) = Hooked::hold(
+        Arc::new(torn),
+        Box::new(|op| matches!(op, Op::Put { at, create: true } if objects_support::is_claim(at))),
+    );
+    let s = aio::Objects::with_store(Arc::new(s_store), "").unwrap();
+    let s_write = tokio::spawn(async move { s.put("obj", &fence(1), b"S, stale", None).await });
+    s_reached.await.unwrap();
+
+    for i in 0..30 {
+        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    s_go.send(()).unwrap();
+    list_reached.await.unwrap();
+    for i in 30..30 + during {
+        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    list_go.send(()).unwrap();
+    let s_outcome = s_write.await.unwrap();
+    assert_eq!(
+        s_outcome.as_ref().err().and_then(|e| e.backend_kind()),
+        Some(BackendErrorKind::OutcomeUnknown),
+        "{during} writes during the listing: a write with token 1, after token 2 was \
+         accepted, was reported {s_outcome:?}"
+    );
+    let now = b.get("obj").await.unwrap().unwrap();
+    assert_eq!(now.bytes, format!("B {}", 29 + during).as_bytes());
+}
+
 /// The same, with one token for everyone (a holder's concurrent writes, no
 /// expected_version): A's write, taken at version 2, must not be applied a
 /// second time over the 15 writes made after it.

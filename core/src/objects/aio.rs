@@ -79,6 +79,20 @@ impl Listing {
     fn floor(&self) -> u64 {
         self.floors.iter().copied().max().unwrap_or(0)
     }
+
+    /// Whether this listing shows claim `version` as one no writer can have
+    /// created again after it was collected: the claim is there, no floor
+    /// is above it, and no claim is [`KEEP`] versions or more above it (a
+    /// floor above `version` is published only by the writer of such a
+    /// claim, and the newest claim is never deleted). In a listing that is
+    /// one moment the floor alone would tell; one merged from parts read at
+    /// different moments can miss keys made or deleted while it ran
+    /// (docs/semantics.md, "Fenced objects").
+    fn holds(&self, version: u64) -> bool {
+        self.claims.contains(&version)
+            && version >= self.floor()
+            && self.head().is_some_and(|h| h - version < KEEP)
+    }
 }
 
 impl Objects {
@@ -207,7 +221,7 @@ impl Objects {
             // claim read may be one created again after it was collected
             // (docs/semantics.md, "Fenced objects"), never the newest.
             let (found, after) = tokio::join!(self.read_data(&folder, &claim), self.list(&folder));
-            if head < after?.floor() {
+            if !after?.holds(head) {
                 continue;
             }
             let found = match found {
@@ -373,7 +387,7 @@ impl Objects {
                 .list(&folder)
                 .await
                 .map_err(|e| Error::backend(BackendErrorKind::OutcomeUnknown, e.to_string()))?;
-            if version < after.floor() {
+            if !after.holds(version) {
                 let why = format!(
                     "version {version} was passed by {KEEP} newer versions before it could \
                      be confirmed: superseded, or never taken"
@@ -532,7 +546,7 @@ impl Objects {
         match self.read_claim(folder, version).await {
             Ok(Some(taken)) if taken.nonce == nonce => Whose::Mine,
             Ok(Some(_)) => match self.list(folder).await {
-                Ok(after) if version >= after.floor() => Whose::Another,
+                Ok(after) if after.holds(version) => Whose::Another,
                 Ok(_) => Whose::Undecided(format!(
                     "version {version} was taken and collected before it could tell whose \
                      claim took it"
@@ -625,8 +639,11 @@ impl Objects {
                     .filter(|(v, _)| *v < floor)
                     .map(|(_, p)| p.clone()),
             )
+            // The floor before this one stays: a listing that misses the
+            // new floor (not one moment) still finds that one.
             .chain(
-                (listing.floors.iter().filter(|&&f| f < floor)).map(|&f| layout::floor(folder, f)),
+                (listing.floors.iter().filter(|&&f| f < listing.floor()))
+                    .map(|&f| layout::floor(folder, f)),
             );
         // One request where the store deletes in bulk (S3's DeleteObjects).
         let doomed: Vec<object_store::Result<Path>> = doomed.map(Ok).collect();

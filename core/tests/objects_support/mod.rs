@@ -63,6 +63,11 @@ pub struct Hooked {
     pub lose_put_data: Mutex<Option<Answer>>,
     /// Pseudo-random pauses before each request and before each answer.
     pub jitter: Option<Jitter>,
+    /// A listing is not one moment: it is read before and after its hold,
+    /// and shows only what both found, so every key made or deleted while
+    /// it was held is missed (as a listing merged from index shards each
+    /// read at its own moment may miss it: RADOS Gateway's).
+    pub torn: bool,
 }
 
 /// Pauses of up to `max_us` microseconds, and one in `long_every` of
@@ -110,6 +115,7 @@ impl Hooked {
             fail_get_data: Mutex::new(None),
             lose_put_data: Mutex::new(None),
             jitter: None,
+            torn: false,
         }
     }
 
@@ -300,8 +306,17 @@ impl ObjectStore for Hooked {
         self.inner.list(prefix)
     }
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+        let before = match self.torn {
+            true => Some(self.inner.list_with_delimiter(prefix).await?),
+            false => None,
+        };
         let held = self.pass(Op::List).await;
-        let done = self.inner.list_with_delimiter(prefix).await;
+        let mut done = self.inner.list_with_delimiter(prefix).await;
+        if let (Some(before), Ok(after)) = (before, done.as_mut()) {
+            after
+                .objects
+                .retain(|o| before.objects.iter().any(|b| b.location == o.location));
+        }
         self.answer(held).await;
         done
     }
