@@ -1590,3 +1590,43 @@ async fn bad_input_is_refused_as_the_store_refuses_it() {
         assert!(err.to_string().contains(says), "{err}");
     }
 }
+
+/// Promise (a) against deletes from outside: a bucket lifecycle rule (or a
+/// cleanup job) removes the claims of a path that was written 20 times.
+/// Its floors, or a handle's memory of a version, show that the path had
+/// claims: a write with an older token is refused as a damaged store
+/// (BACKEND corrupt), never accepted against a fence read as 0, and a read
+/// says so instead of "never written".
+#[tokio::test]
+async fn claims_deleted_from_outside_are_noticed_not_read_as_a_new_path() {
+    use object_store::ObjectStoreExt;
+    let mem = memory();
+    let remembering = aio::Objects::with_store(mem.clone(), "").unwrap();
+    for i in 0..20 {
+        remembering
+            .put("obj", &fence(5), format!("v{i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+    let f = folder(&mem, "obj").await;
+    assert!(!f.floors.is_empty(), "20 writes publish a floor");
+    for c in &f.claims {
+        let at = object_store::path::Path::from(format!("obj.fenced/{c:020}"));
+        mem.delete(&at).await.unwrap();
+    }
+    let fresh = aio::Objects::with_store(mem.clone(), "").unwrap();
+    for (who, o) in [("a fresh handle", &fresh), ("the writer", &remembering)] {
+        let stale = o.put("obj", &fence(1), b"stale", None).await;
+        assert_eq!(
+            stale.as_ref().err().and_then(|e| e.backend_kind()),
+            Some(BackendErrorKind::Corrupt),
+            "{who}: a write with token 1 on a path whose fence was 5 got {stale:?}"
+        );
+        let read = o.get("obj").await;
+        assert_eq!(
+            read.as_ref().err().and_then(|e| e.backend_kind()),
+            Some(BackendErrorKind::Corrupt),
+            "{who}: {read:?}"
+        );
+    }
+}

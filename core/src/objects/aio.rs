@@ -88,6 +88,24 @@ impl Listing {
     /// one moment the floor alone would tell; one merged from parts read at
     /// different moments can miss keys made or deleted while it ran
     /// (docs/semantics.md, "Fenced objects").
+    /// A path this handle saw written, or that has a floor (published only
+    /// after eight versions), always has a claim: the newest is never
+    /// deleted. With none, something else deleted them, and the path would
+    /// read as never written and take any token.
+    fn lost_claims(&self, path: &str, known: &Option<Known>) -> Result<()> {
+        if self.claims.is_empty() && (known.is_some() || !self.floors.is_empty()) {
+            return Err(Error::backend(
+                BackendErrorKind::Corrupt,
+                format!(
+                    "objects: {path:?} was written, and its claims are gone: something other than \
+                     this library deleted in its .fenced folder (a bucket lifecycle rule, a cleanup \
+                     job: docs/objects.md); nothing was written"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn holds(&self, version: u64) -> bool {
         self.claims.contains(&version)
             && version >= self.floor()
@@ -185,6 +203,7 @@ impl Objects {
                 }
                 None => (self.list(&folder).await?, None),
             };
+            listing.lost_claims(path, &known)?;
             let Some(head) = listing.head() else {
                 return Ok(None);
             };
@@ -422,6 +441,7 @@ impl Objects {
         listing: &Listing,
         known: &Option<Known>,
     ) -> Result<Option<u64>> {
+        listing.lost_claims(path, known)?;
         let head = listing.head().unwrap_or(0);
         let current = match listing.head() {
             None => None,
