@@ -101,6 +101,10 @@ enum Lie {
     /// Sends the real answer's head and half of its body, then closes (a
     /// member that died while answering).
     CutBody,
+    /// Holds the request until released ([`Proxy::held`],
+    /// [`Proxy::release`]), then passes it and its answer as they are (a
+    /// caller paused between its read and its commit).
+    Hold,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +123,8 @@ struct Proxy {
     addr: String,
     plan: Arc<Mutex<Option<(Lie, Target)>>>,
     lies: Arc<AtomicUsize>,
+    /// For [`Lie::Hold`]: 0 nothing held, 1 a request held, 2 released.
+    gate: Arc<(Mutex<u8>, std::sync::Condvar)>,
 }
 
 impl Proxy {
@@ -127,17 +133,48 @@ impl Proxy {
         let addr = listener.local_addr().unwrap().to_string();
         let plan: Arc<Mutex<Option<(Lie, Target)>>> = Arc::new(Mutex::new(None));
         let lies = Arc::new(AtomicUsize::new(0));
-        let (p, l, up) = (Arc::clone(&plan), Arc::clone(&lies), upstream.to_owned());
+        let gate = Arc::new((Mutex::new(0), std::sync::Condvar::new()));
+        let (p, l, g, up) = (
+            Arc::clone(&plan),
+            Arc::clone(&lies),
+            Arc::clone(&gate),
+            upstream.to_owned(),
+        );
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
-                let (p, l, up) = (Arc::clone(&p), Arc::clone(&l), up.clone());
+                let (p, l, g, up) = (Arc::clone(&p), Arc::clone(&l), Arc::clone(&g), up.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(conn, &up, &p, &l);
+                    let _ = serve(conn, &up, &p, &l, &g);
                 });
             }
         });
-        Proxy { addr, plan, lies }
+        Proxy {
+            addr,
+            plan,
+            lies,
+            gate,
+        }
+    }
+
+    /// Waits until the armed [`Lie::Hold`] holds its request.
+    fn held(&self) {
+        let (state, changed) = &*self.gate;
+        let state = state.lock().unwrap();
+        let (state, timeout) = changed
+            .wait_timeout_while(state, Duration::from_secs(30), |s| *s != 1)
+            .unwrap();
+        assert!(
+            !timeout.timed_out(),
+            "no request was held (state {})",
+            *state
+        );
+    }
+
+    fn release(&self) {
+        let (state, changed) = &*self.gate;
+        *state.lock().unwrap() = 2;
+        changed.notify_all();
     }
 
     fn arm(&self, lie: Lie, target: Target) {
@@ -218,6 +255,7 @@ fn serve(
     upstream: &str,
     plan: &Mutex<Option<(Lie, Target)>>,
     lies: &AtomicUsize,
+    gate: &(Mutex<u8>, std::sync::Condvar),
 ) -> std::io::Result<()> {
     client.set_read_timeout(Some(Duration::from_secs(60)))?;
     let (head, body) = read_request(&mut client)?;
@@ -250,6 +288,18 @@ fn serve(
             .eq_ignore_ascii_case("authorization")
             .then(|| v.trim().to_owned())
     });
+    let lie = match lie {
+        Some(Lie::Hold) => {
+            let (state, changed) = gate;
+            *state.lock().unwrap() = 1;
+            changed.notify_all();
+            let held = state.lock().unwrap();
+            drop(changed.wait_while(held, |s| *s != 2).unwrap());
+            lies.fetch_add(1, Ordering::SeqCst);
+            None
+        }
+        lie => lie,
+    };
     let mut up = TcpStream::connect(upstream)?;
     let mut request = format!(
         "POST {path} HTTP/1.1\r\nHost: {upstream}\r\nContent-Type: application/json\r\n\
@@ -278,7 +328,7 @@ fn serve(
                         body.len()
                     )?;
                 }
-                Lie::Drop => {}
+                Lie::Drop | Lie::Hold => {}
                 Lie::CutBody => {
                     let head_end = find(&answer, b"\r\n\r\n").unwrap() + 4;
                     let cut = head_end + (answer.len() - head_end) / 2;
@@ -298,6 +348,39 @@ fn through_proxy(members: &str, tag: &str) -> (Proxy, Store, String) {
     let prefix = fresh_schema(tag);
     let store = open_url(&url(&format!("{},{members}", proxy.addr), &prefix, ""));
     (proxy, store, prefix)
+}
+
+// ---------------------------------------------------------------------------
+// A decision on what a read counted
+// ---------------------------------------------------------------------------
+
+/// `retire` refuses a scope with entries. A retire that counted none, and
+/// was paused before its commit, must not commit over an entry written
+/// meanwhile by the token that last wrote: such a write leaves the scope's
+/// record as it was (nothing in it changes), so the record's comparison
+/// cannot see it; the retire's transaction compares the entries as well.
+#[test]
+fn a_retire_never_commits_over_an_entry_written_after_it_counted() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let (proxy, retiring, prefix) = through_proxy(&members, "retire_count");
+    let writer = open_url(&url(&members, &prefix, ""));
+    let fence = Fence::new(writer.next_token("s").unwrap());
+    writer.put("s", "a", b"x", &fence).unwrap();
+    writer.delete("s", "a", &fence).unwrap();
+    proxy.arm(Lie::Hold, Target::Write);
+    let retire = std::thread::spawn(move || retiring.retire("s"));
+    proxy.held();
+    let put = writer.put("s", "b", b"y", &fence);
+    proxy.release();
+    let retired = retire.join().unwrap();
+    assert!(put.is_ok(), "{put:?}");
+    assert!(
+        !matches!(retired, Ok(true)),
+        "retired with an entry written after its count: {retired:?}"
+    );
+    assert!(writer.get("s", "b", None).unwrap().is_some());
 }
 
 // ---------------------------------------------------------------------------

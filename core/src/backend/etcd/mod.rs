@@ -159,6 +159,8 @@ struct Loaded {
     extra_keys: Vec<Vec<u8>>,
     /// The scope's number of entries, when asked for.
     entries: u64,
+    /// The revision they were counted at, when they were.
+    counted_at: Option<i64>,
     /// Whether the decision read only the record's counter, fence, seal and
     /// seq (a token, a counter raise, a write, a claim): then the commit
     /// compares neither the lease key nor, on a scope with a record, the
@@ -456,8 +458,13 @@ impl Etcd {
 
     /// One linearizable read of the tracked keys (one transaction of
     /// ranges, so all at one revision); with the number of entries if
-    /// `count`.
-    fn read(&self, scope: &str, keys: &[Vec<u8>], count: bool) -> Result<(Vec<Read>, u64)> {
+    /// `count`, and the revision they were counted at.
+    fn read(
+        &self,
+        scope: &str,
+        keys: &[Vec<u8>],
+        count: bool,
+    ) -> Result<(Vec<Read>, u64, Option<i64>)> {
         let mut reads: Vec<Value> = keys.iter().map(|k| range(k)).collect();
         if count {
             let from = self.keys.entries(scope);
@@ -466,19 +473,20 @@ impl Etcd {
         }
         let answer = self.txn(json!({ "success": reads }), Repeat::Safe)?;
         let found = ranges(&answer, keys.len())?;
-        let entries = if count {
-            let counted = &answer["responses"][keys.len()]["response_range"]["count"];
-            u64::try_from(int(counted)?).unwrap_or(0)
-        } else {
-            0
-        };
-        Ok((found, entries))
+        if !count {
+            return Ok((found, 0, None));
+        }
+        let counted = &answer["responses"][keys.len()]["response_range"]["count"];
+        let at = int(&answer["header"]["revision"])?;
+        Ok((found, u64::try_from(int(counted)?).unwrap_or(0), Some(at)))
     }
 
     /// One linearizable read of the scope ([`Etcd::read`]), assembled.
     fn load(&self, scope: &str, extra: &[Vec<u8>], count: bool) -> Result<Loaded> {
-        let (reads, entries) = self.read(scope, &self.tracked(scope, extra), count)?;
-        self.assemble(extra, reads, entries)
+        let (reads, entries, counted_at) = self.read(scope, &self.tracked(scope, extra), count)?;
+        let mut l = self.assemble(extra, reads, entries)?;
+        l.counted_at = counted_at;
+        Ok(l)
     }
 
     /// The scope as `reads` (of [`Etcd::tracked`]'s keys) found it: its
@@ -561,6 +569,7 @@ impl Etcd {
             extra: extra_reads,
             extra_keys: extra.to_vec(),
             entries,
+            counted_at: None,
             fence_only: false,
         })
     }
@@ -607,6 +616,16 @@ impl Etcd {
                 .zip(&l.extra)
                 .map(|(k, r)| unchanged(k, r.rev)),
         );
+        // A decision on the number of entries (retire: none may be left)
+        // holds only while no entry was written since they were counted: a
+        // write by the token that last wrote leaves the record alone
+        // (above), so the record's comparison would not see it. Every key
+        // of the range must be older than the count (an empty range is).
+        if let Some(at) = l.counted_at {
+            let from = self.keys.entries(scope);
+            compare.push(json!({ "key": b64(&from), "range_end": b64(&end(&from)),
+                "target": "MOD", "result": "LESS", "mod_revision": (at + 1).to_string() }));
+        }
         let mut success: Vec<Value> = changes.iter().map(Change::json).collect();
         // A transaction of compares alone (a claim at the fence it has: the
         // record, unchanged, left out above) is not a write, and etcd takes
@@ -786,15 +805,16 @@ impl Etcd {
     ) -> Result<T> {
         let keys = self.tracked(scope, extra);
         for _ in 0..MAX_TRIES {
-            let (reads, entries, source) = match known.take() {
-                Some((reads, source)) => (reads, 0, source),
+            let (reads, entries, counted_at, source) = match known.take() {
+                Some((reads, source)) => (reads, 0, None, source),
                 None => {
-                    let (reads, entries) = self.read(scope, &keys, count)?;
-                    (reads, entries, Source::Read)
+                    let (reads, entries, counted_at) = self.read(scope, &keys, count)?;
+                    (reads, entries, counted_at, Source::Read)
                 }
             };
             let fresh = source == Source::Read;
             let mut l = self.assemble(extra, reads.clone(), entries)?;
+            l.counted_at = counted_at;
             match decide(&mut l) {
                 Ok(Step::Write(out, changes)) => match self.commit(scope, &l, changes, source) {
                     Ok(Commit::Applied(revision, changes)) => {
@@ -936,7 +956,7 @@ impl Etcd {
                     (read, granted)
                 });
                 match read {
-                    Ok((reads, _)) => (Some((reads, Source::Read)), granted),
+                    Ok((reads, _, _)) => (Some((reads, Source::Read)), granted),
                     Err(e) => {
                         if let Some((id, _)) = granted {
                             self.revoke(id);
