@@ -38,6 +38,13 @@ fn free_port() -> u16 {
 }
 
 fn start(tls: Option<&Path>) -> Member {
+    start_with(tls, false)
+}
+
+/// A member; with `jwt`, its auth tokens are JWTs signed by a key made for
+/// it (they carry the auth store's revision, which etcd compares), not the
+/// default simple tokens.
+fn start_with(tls: Option<&Path>, jwt: bool) -> Member {
     let dir = tempfile::Builder::new()
         .prefix("fencing-etcd-tls-")
         .tempdir()
@@ -60,6 +67,29 @@ fn start(tls: Option<&Path>) -> Member {
         .arg(format!("--initial-cluster=m=http://127.0.0.1:{peer}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    if jwt {
+        let (key, public) = (dir.path().join("jwt.key"), dir.path().join("jwt.pub"));
+        let made = Command::new("openssl")
+            .args(["genrsa", "-out"])
+            .arg(&key)
+            .arg("2048")
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{made:?}");
+        let made = Command::new("openssl")
+            .args(["rsa", "-pubout", "-in"])
+            .arg(&key)
+            .arg("-out")
+            .arg(&public)
+            .output()
+            .unwrap();
+        assert!(made.status.success(), "{made:?}");
+        etcd.arg(format!(
+            "--auth-token=jwt,pub-key={},priv-key={},sign-method=RS256,ttl=10m",
+            public.display(),
+            key.display()
+        ));
+    }
     if let Some(certs) = tls {
         etcd.arg(format!(
             "--cert-file={}",
@@ -298,7 +328,13 @@ fn users_and_passwords_are_etcds_and_a_password_is_never_shown() {
     if etcd_test_members().is_none() {
         return;
     }
-    let member = start(None);
+    for jwt in [false, true] {
+        users_and_passwords(jwt);
+    }
+}
+
+fn users_and_passwords(jwt: bool) {
+    let member = start_with(None, jwt);
     let port = member.client;
     // Wait for a leader: a write that succeeds.
     let until = Instant::now() + Duration::from_secs(20);
@@ -382,4 +418,24 @@ fn users_and_passwords_are_etcds_and_a_password_is_never_shown() {
         "no permission",
     );
     assert!(e.contains("permission denied"), "{e}");
+
+    // The auth store changes (a user added, as an operator does): etcd then
+    // refuses every token issued before ("revision of auth store is old");
+    // a handle authenticates again, as etcd's own client does, and goes on.
+    let root = gateway(
+        port,
+        "auth/authenticate",
+        r#"{"name":"root","password":"s3cret pw"}"#,
+        None,
+    );
+    let token = root["token"].as_str().unwrap().to_owned();
+    let added = gateway(
+        port,
+        "auth/user/add",
+        r#"{"name":"later","password":"laterpw"}"#,
+        Some(&token),
+    );
+    assert!(added["header"].is_object(), "{added}");
+    assert_eq!(store.next_token("s").unwrap().get(), 2);
+    assert_eq!(app.next_token("s").unwrap().get(), 2);
 }

@@ -142,8 +142,11 @@ impl Client {
     ) -> Result<Value, Failed> {
         let token = self.token(member, timeout)?;
         match self.post(member, path, body, timeout, token.as_deref()) {
-            // An expired token (the cluster restarted, or revoked it) was
-            // refused before anything applied: once more with a new one.
+            // An expired token (the cluster restarted, or revoked it), or a
+            // JWT from before the auth store last changed (a user or role
+            // added: "revision of auth store is old"), was refused before
+            // anything applied: once more with a new one, as etcd's own
+            // client does.
             Err(Failed::Refused(e)) if self.user.is_some() && is_bad_token(&e) => {
                 *self.auth_token.lock().unwrap_or_else(|p| p.into_inner()) = None;
                 let token = self.token(member, timeout)?;
@@ -349,7 +352,9 @@ impl Client {
 
 fn is_bad_token(e: &Error) -> bool {
     let text = e.to_string();
-    text.contains("invalid auth token") || text.contains("user name is empty")
+    text.contains("invalid auth token")
+        || text.contains("user name is empty")
+        || text.contains("revision of auth store is old")
 }
 
 fn tls_config(tls: &EtcdTls) -> Result<ureq::tls::TlsConfig> {
