@@ -37,27 +37,32 @@ $$;
 
 -- The server history this database runs on (docs/semantics.md,
 -- "Failover"): the cluster's system identifier (a restore into a new
--- cluster has another) and the timeline its WAL is written on (a promotion
--- and every point-in-time recovery start a new one). Nothing on a standby,
--- which writes nothing.
-CREATE OR REPLACE FUNCTION @schema@.server_history(OUT system_id bigint, OUT timeline bigint)
+-- cluster has another), the timeline its WAL is written on (a promotion
+-- and every point-in-time recovery start a new one) and the OID of the
+-- schema (a dump restored into the same cluster makes it anew). Nothing on
+-- a standby, which writes nothing.
+CREATE OR REPLACE FUNCTION @schema@.server_history(OUT system_id bigint, OUT timeline bigint,
+    OUT schema_oid bigint)
 LANGUAGE sql VOLATILE AS $$
     SELECT (pg_control_system()).system_identifier,
-           ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint
+           ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint,
+           '@schema@'::regnamespace::oid::bigint
      WHERE NOT pg_is_in_recovery()
 $$;
 
 -- Whether the store's history row h records the server history this
 -- session runs on (a standby counts as such: it writes nothing). Asked by
--- every call, so written to be inlined, and cheap: the timeline is read
--- each time (a promotion changes it under open sessions), the system
--- identifier once a session (a server process never changes cluster; the
+-- every call, so written to be inlined, and cheap: the timeline and the
+-- schema's OID are read each time (a promotion changes the one under open
+-- sessions; the other is a catalog cache lookup), the system identifier
+-- once a session (a server process never changes cluster; the
 -- session's note of it, `fencing.system_id`, only spares reading the
 -- control file).
 CREATE OR REPLACE FUNCTION @schema@.on_recorded_server(h @schema@.history) RETURNS boolean
 LANGUAGE sql VOLATILE AS $$
     SELECT pg_is_in_recovery()
         OR coalesce(h.timeline = ('x' || substr(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8))::bit(32)::bigint
+                    AND h.schema_oid = '@schema@'::regnamespace::oid::bigint
                     AND (current_setting('fencing.system_id', true) = h.system_id::text
                          OR (h.system_id = (pg_control_system()).system_identifier
                              AND set_config('fencing.system_id', h.system_id::text, false) IS NOT NULL)),
@@ -81,9 +86,9 @@ $$;
 -- records, as it is. On another one, the steps the store takes by itself,
 -- one more than the steps the history it lacks may hold (docs/semantics.md,
 -- "How many steps"): on a later timeline of the same cluster 3 per timeline
--- crossed, less one (`rules::STEPS_PER_TIMELINE`); on another cluster or an
--- earlier timeline, which cannot be counted, `rules::MAX_AUTOMATIC_STEPS`,
--- also the most ever taken. The identity is recorded with them. A row with
+-- crossed, less one (`rules::STEPS_PER_TIMELINE`); on another cluster, an
+-- earlier timeline or in a schema made anew (a dump restored), which cannot
+-- be counted, `rules::MAX_AUTOMATIC_STEPS`, also the most ever taken. The identity is recorded with them. A row with
 -- none recorded records this server's without a step.
 CREATE OR REPLACE FUNCTION @schema@.here(h @schema@.history) RETURNS @schema@.history
 LANGUAGE plpgsql VOLATILE AS $$
@@ -97,6 +102,7 @@ BEGIN
     s := @schema@.server_history();
     IF h.system_id IS NOT NULL THEN
         n := CASE WHEN h.system_id = s.system_id AND s.timeline > h.timeline
+                       AND h.schema_oid = s.schema_oid
                   THEN least(@steps_per_timeline@ * (s.timeline - h.timeline) - 1, @max_automatic_steps@)
                   ELSE @max_automatic_steps@ END;
     END IF;
@@ -105,6 +111,7 @@ BEGIN
     END LOOP;
     h.system_id := s.system_id;
     h.timeline := s.timeline;
+    h.schema_oid := s.schema_oid;
     RETURN h;
 END
 $$;
@@ -198,7 +205,7 @@ BEGIN
         h := @schema@.here(h);
         UPDATE @schema@.history
            SET ceiling = h.ceiling, epoch = h.epoch, base = h.base,
-               system_id = h.system_id, timeline = h.timeline;
+               system_id = h.system_id, timeline = h.timeline, schema_oid = h.schema_oid;
         IF h.epoch > was THEN
             PERFORM @schema@.announce(NULL, NULL);
             RAISE WARNING USING ERRCODE = 'FN100',

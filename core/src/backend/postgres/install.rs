@@ -14,7 +14,7 @@ use crate::error::{BackendErrorKind, Error, Result};
 /// The tables by schema version. Version 5 is every table of the
 /// development builds, squashed: a schema below it was written before the
 /// squash and is refused. Each later file moves tables and data only.
-const MIGRATIONS: [(i32, &str); 7] = [
+const MIGRATIONS: [(i32, &str); 8] = [
     (5, include_str!("schema.sql")),
     (6, include_str!("v6.sql")),
     (7, include_str!("v7.sql")),
@@ -22,6 +22,7 @@ const MIGRATIONS: [(i32, &str); 7] = [
     (9, include_str!("v9.sql")),
     (10, include_str!("v10.sql")),
     (11, include_str!("v11.sql")),
+    (12, include_str!("v12.sql")),
 ];
 const FIRST: i32 = MIGRATIONS[0].0;
 const LATEST: i32 = MIGRATIONS[MIGRATIONS.len() - 1].0;
