@@ -280,6 +280,38 @@ fn bad_input_to_check_is_invalid_argument_and_changes_nothing() {
     assert_eq!(scopes, 0, "a rejected check created a scope");
 }
 
+/// A program in another language may bind a scope's name as bytes that are
+/// not UTF-8 (Latin-1, say); `fencing_check` takes it, as SQLite stores any
+/// text. The failover step must still move that scope (it read every name
+/// as UTF-8, and failed for good: no library write could run, and the
+/// stale tokens stayed accepted through plain SQL).
+#[test]
+fn a_scope_named_in_bytes_that_are_not_utf8_is_stepped_too() {
+    if child_args().is_some() {
+        return;
+    }
+    use rusqlite::types::{ToSqlOutput, ValueRef};
+    struct Latin1(&'static [u8]);
+    impl rusqlite::ToSql for Latin1 {
+        fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+            Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.0)))
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = setup(dir.path());
+    let c = user(&path);
+    let insert = "INSERT INTO fencing_check (scope, token, seq) VALUES (?1, ?2, NULL)";
+    c.execute(insert, params![Latin1(b"caf\xe9"), 7]).unwrap();
+    let store = Store::open(&sqlite_url(&path)).unwrap();
+    let base = store.failover().unwrap();
+    assert!(base > 7);
+    let stale = c
+        .execute(insert, params![Latin1(b"caf\xe9"), 7])
+        .expect_err("token 7 was accepted after the step");
+    assert_eq!(typed(&stale).code(), ErrorCode::StaleToken, "{stale}");
+    assert_eq!(store.next_token("s").unwrap().get(), base + 1);
+}
+
 /// A racing worker as a process: loops lease, then a fenced update of the
 /// shared row in its own transaction, sometimes "pausing" past its TTL
 /// before writing. Prints one line per transaction.

@@ -741,9 +741,9 @@ fn cover(tx: &Connection, value: u64) -> Result<u64> {
 fn step(tx: &Connection, at_least: u64) -> Result<u64> {
     let ceiling = ceiling(tx)?;
     let base = failover_base(ceiling.max(at_least), jump_limit_of(tx)?);
-    let scopes: Vec<String> = tx
-        .prepare_cached("SELECT scope FROM fencing_scopes")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+    let scopes: Vec<StoredName> = tx
+        .prepare_cached("SELECT CAST(scope AS BLOB) FROM fencing_scopes")
+        .and_then(|mut s| s.query_map([], |r| r.get(0).map(StoredName))?.collect())
         .map_err(backend)?;
     for scope in &scopes {
         if let Some(mut core) = load_scope(tx, scope)? {
@@ -759,6 +759,18 @@ fn step(tx: &Connection, at_least: u64) -> Result<u64> {
         .and_then(|mut s| s.execute([sql(base)]))
         .map_err(backend)?;
     Ok(base)
+}
+
+/// A scope's name as the file stores it, bound again as text byte for byte:
+/// `fencing_check` takes a name from plain SQL that need not be UTF-8 (a
+/// program binding Latin-1), and the step must move that scope too.
+struct StoredName(Vec<u8>);
+
+impl rusqlite::ToSql for StoredName {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(&self.0)))
+    }
 }
 
 /// The earliest live place queued for `scope` (`crate::waiting`).
@@ -784,7 +796,7 @@ fn leave(tx: &Connection, place: u64) -> Result<()> {
         .map_err(backend)
 }
 
-fn load_scope(tx: &Connection, scope: &str) -> Result<Option<ScopeCore>> {
+fn load_scope(tx: &Connection, scope: impl rusqlite::ToSql) -> Result<Option<ScopeCore>> {
     type Row = (
         i64,
         i64,
@@ -872,7 +884,7 @@ fn moves(before: Option<&ScopeCore>, after: &ScopeCore, mark: Option<u64>) -> Mo
     }
 }
 
-fn save_scope(tx: &Connection, scope: &str, core: &ScopeCore) -> Result<()> {
+fn save_scope(tx: &Connection, scope: impl rusqlite::ToSql, core: &ScopeCore) -> Result<()> {
     let lease = core.lease.as_ref();
     let last = core.last_write.as_ref();
     tx.prepare_cached(
