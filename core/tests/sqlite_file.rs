@@ -243,6 +243,27 @@ fn a_backup_copied_over_the_same_inode_while_nothing_runs_is_stepped() {
     assert_stepped(&path, older, newer);
 }
 
+/// A read that presents a token, the first call after a restore (no
+/// library write since): against the restored file's fence it would pass
+/// with the token the backup holds, which the lost history had fenced out
+/// (a stale reader told it is current). It is checked after the step.
+#[test]
+fn a_fenced_read_first_after_a_restore_is_checked_after_the_step() {
+    let (_dir, path, _older, newer) = restored(|backup, path| {
+        std::fs::copy(backup, path).unwrap();
+    });
+    let store = open(&path);
+    let in_backup = Token::new(1).unwrap();
+    assert!(
+        is_stale(store.get("job", "k", Some(&fence(in_backup)))),
+        "the backup's own fence"
+    );
+    assert!(
+        is_stale(store.get("job", "k", Some(&fence(newer)))),
+        "the lost history's"
+    );
+}
+
 #[test]
 fn an_older_copy_renamed_over_the_path_while_nothing_runs_is_stepped() {
     let (_dir, path, older, newer) = restored(|backup, path| {

@@ -761,6 +761,28 @@ fn step(tx: &Connection, at_least: u64) -> Result<u64> {
     Ok(base)
 }
 
+/// The entry at `scope`/`key`, if any.
+fn read_entry(tx: &Connection, scope: &str, key: &str) -> Result<Option<Entry>> {
+    let row: Option<(Vec<u8>, i64, i64)> = tx
+        .prepare_cached(
+            "SELECT value, version, token FROM fencing_entries WHERE scope = ?1 AND key = ?2",
+        )
+        .and_then(|mut s| {
+            s.query_row([scope, key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()
+        })
+        .map_err(backend)?;
+    row.map(|(value, version, token)| {
+        Ok(Entry {
+            key: key.to_owned(),
+            value,
+            version: stored(version)?,
+            token: stored_token(token)?,
+        })
+    })
+    .transpose()
+}
+
 /// A scope's name as the file stores it, bound again as text byte for byte:
 /// `fencing_check` takes a name from plain SQL that need not be UTF-8 (a
 /// program binding Latin-1), and the step must move that scope too.
@@ -1163,29 +1185,17 @@ impl Backend for Sqlite {
     }
 
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
-        self.read_tx(|tx| {
-            if let Some(f) = fence {
-                load_or_fresh(tx, scope)?.check_token(scope, f.token)?;
-            }
-            let row: Option<(Vec<u8>, i64, i64)> = tx
-                .prepare_cached(
-                    "SELECT value, version, token FROM fencing_entries \
-                     WHERE scope = ?1 AND key = ?2",
-                )
-                .and_then(|mut s| {
-                    s.query_row([scope, key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                        .optional()
-                })
-                .map_err(backend)?;
-            row.map(|(value, version, token)| {
-                Ok(Entry {
-                    key: key.to_owned(),
-                    value,
-                    version: stored(version)?,
-                    token: stored_token(token)?,
-                })
-            })
-            .transpose()
+        let Some(f) = fence else {
+            return self.read_tx(|tx| read_entry(tx, scope, key));
+        };
+        // A read that presents a token checks it where the fence is
+        // current: a file restored, copied or moved since the last library
+        // write holds a lost history's fence until the step, which only a
+        // write transaction takes (docs/semantics.md, "SQLite file
+        // identity"). So it runs as one, and writes nothing of its own.
+        self.write_tx_moving(|tx| {
+            load_or_fresh(tx, scope)?.check_token(scope, f.token)?;
+            Ok((read_entry(tx, scope, key)?, Moves::OnlyData))
         })
     }
 
