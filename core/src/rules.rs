@@ -480,9 +480,10 @@ pub(crate) fn failover_base(ceiling: u64, limit: u64) -> u64 {
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const STEPS_PER_TIMELINE: u64 = 3;
 
-/// The most failover steps a PostgreSQL store takes by itself, and what it
-/// takes on another cluster or an earlier timeline, where it cannot count
-/// the timelines it lacks (about 0.2% of the tokens: a lost history of up to
+/// The most failover steps a store takes by itself, and what it takes where
+/// it cannot bound the history it lacks: on PostgreSQL another cluster, an
+/// earlier timeline or a schema made anew; on SQLite a file restored without
+/// its store's sidecar (about 0.2% of the tokens: a lost history of up to
 /// 21 promotions, each with an explicit step); past it, an operator who
 /// knows of more lost steps runs `fencing failover` for each.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

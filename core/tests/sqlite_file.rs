@@ -264,6 +264,38 @@ fn a_fenced_read_first_after_a_restore_is_checked_after_the_step() {
     );
 }
 
+/// One backup restored twice: over the original, where its store's sidecar
+/// is (one step above the sidecar's mark), and then, that copy's history
+/// lost with its disk, in a directory of its own, without the sidecar. The
+/// second must not take the first one's step from the same values, land on
+/// the same base and hand out the same tokens again.
+#[test]
+fn one_backup_restored_twice_never_issues_the_first_restores_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let backup = dir.path().join("backup.db");
+    let store = open(&path);
+    store.next_token("job").unwrap();
+    snapshot(&path, &backup);
+    store.next_token("job").unwrap();
+    store.close();
+    std::fs::copy(&backup, &path).unwrap();
+    let first = open(&path);
+    let issued: Vec<u64> = (0..5)
+        .map(|_| first.next_token("job").unwrap().get())
+        .collect();
+    first.close();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let second_path = elsewhere.path().join("store.db");
+    std::fs::copy(&backup, &second_path).unwrap();
+    let second = open(&second_path);
+    let next = second.next_token("job").unwrap().get();
+    assert!(
+        next > *issued.iter().max().unwrap(),
+        "the second restore handed out {next} again (the first: {issued:?})"
+    );
+}
+
 #[test]
 fn an_older_copy_renamed_over_the_path_while_nothing_runs_is_stepped() {
     let (_dir, path, older, newer) = restored(|backup, path| {

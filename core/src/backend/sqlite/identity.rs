@@ -24,7 +24,7 @@ use rusqlite::Connection;
 use super::sidecar::{Record, Sidecar};
 use super::{backend, run, sql, stored};
 use crate::error::{BackendErrorKind, Error, Result};
-use crate::rules::jump_limit;
+use crate::rules::{jump_limit, MAX_AUTOMATIC_STEPS};
 
 /// What the file records about itself (`fencing_file`, schema version 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -207,7 +207,7 @@ pub(super) fn enter(
     here: (u64, u64),
     sidecar: &Sidecar,
     known: Option<Recorded>,
-    step: impl FnOnce(&Connection, u64) -> Result<u64>,
+    step: impl FnOnce(&Connection, u64, u64) -> Result<u64>,
 ) -> Result<Pending> {
     let file = match known {
         Some(file) => file,
@@ -225,7 +225,15 @@ pub(super) fn enter(
         if has_moved(tx)? {
             return Err(moved(path));
         }
-        let base = step(tx, old.map_or(0, |r| r.mark))?;
+        // The sidecar of this store bounds what the lost history reached,
+        // its own steps included: one step above it. Without it (a copy
+        // moved elsewhere, the sidecar lost or another store's) the lost
+        // history cannot be bounded: the most steps a store takes by itself
+        // (docs/semantics.md, "SQLite file identity").
+        let base = match old.filter(|r| r.store_id == file.store_id) {
+            Some(r) => step(tx, r.mark, 1)?,
+            None => step(tx, 0, MAX_AUTOMATIC_STEPS)?,
+        };
         record(tx, here)?;
         // Logged before the commit that makes it final: a step that rolls
         // back is taken again by the next write, and logged again.

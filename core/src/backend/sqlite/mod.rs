@@ -689,15 +689,6 @@ fn set_floor(tx: &Connection, bucket: usize, floor: u64) -> Result<()> {
     .map_err(backend)
 }
 
-/// The store's ceiling (`rules::ceiling_covering`; schema version 6).
-fn ceiling(tx: &Connection) -> Result<u64> {
-    let v: i64 = tx
-        .prepare_cached("SELECT ceiling FROM fencing_ceiling WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| r.get(0)))
-        .map_err(backend)?;
-    stored(v)
-}
-
 /// The store's jump limit (`rules::jump_limit`): the latest failover
 /// step's base (0 before any) plus the store's jump room.
 fn jump_limit_of(tx: &Connection) -> Result<u64> {
@@ -733,14 +724,23 @@ fn cover(tx: &Connection, value: u64) -> Result<u64> {
     Ok(raised.max(limit))
 }
 
-/// The failover step (docs/semantics.md, "Failover") in the transaction
-/// `tx`: every scope, floor and the ceiling to the base, 2^40 above the
-/// greater of the jump limit, the ceiling and `at_least` (the sidecar's mark
-/// when a restored file takes the step: "SQLite file identity"). Returns the
-/// base.
-fn step(tx: &Connection, at_least: u64) -> Result<u64> {
-    let ceiling = ceiling(tx)?;
-    let base = failover_base(ceiling.max(at_least), jump_limit_of(tx)?);
+/// `steps` failover steps (docs/semantics.md, "Failover") in the
+/// transaction `tx`: every scope, floor and the ceiling to the last one's
+/// base. The first goes 2^40 above the greater of the jump limit, the
+/// ceiling and `at_least` (the sidecar's mark when a restored file takes the
+/// step: "SQLite file identity"); each next one 2^40 above the jump limit
+/// and ceiling the one before left. Returns the base.
+fn step(tx: &Connection, at_least: u64, steps: u64) -> Result<u64> {
+    let (c, b, r): (i64, i64, i64) = tx
+        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
+        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+        .map_err(backend)?;
+    let (mut ceiling, mut base, room) = (stored(c)?.max(at_least), stored(b)?, stored(r)?);
+    for _ in 0..steps.max(1) {
+        let next = failover_base(ceiling, jump_limit(base, room));
+        ceiling = ceiling_covering(ceiling, jump_limit(base, room), next);
+        base = next;
+    }
     let scopes: Vec<StoredName> = tx
         .prepare_cached("SELECT CAST(scope AS BLOB) FROM fencing_scopes")
         .and_then(|mut s| s.query_map([], |r| r.get(0).map(StoredName))?.collect())
@@ -754,7 +754,7 @@ fn step(tx: &Connection, at_least: u64) -> Result<u64> {
     for bucket in 0..FLOOR_BUCKETS {
         set_floor(tx, bucket, base)?;
     }
-    set_ceiling(tx, ceiling_covering(ceiling, jump_limit_of(tx)?, base))?;
+    set_ceiling(tx, ceiling)?;
     tx.prepare_cached("UPDATE fencing_ceiling SET base = ?1 WHERE id = 1")
         .and_then(|mut s| s.execute([sql(base)]))
         .map_err(backend)?;
@@ -1247,7 +1247,7 @@ impl Backend for Sqlite {
     }
 
     fn failover(&self) -> Result<u64> {
-        let base = self.write_tx(|tx| step(tx, 0))?;
+        let base = self.write_tx(|tx| step(tx, 0, 1))?;
         self.wakes.all_ended();
         Ok(base)
     }
