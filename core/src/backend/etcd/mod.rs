@@ -120,6 +120,15 @@ struct Known {
     entries: HashMap<Vec<u8>, Read>,
 }
 
+/// An etcd lease granted: its id, the TTL etcd granted (whole seconds, at
+/// least the one asked for) and when the grant was sent.
+#[derive(Clone, Copy)]
+struct Grant {
+    id: i64,
+    ttl: Duration,
+    sent: Instant,
+}
+
 /// One key as the read found it.
 #[derive(Clone)]
 struct Read {
@@ -866,8 +875,9 @@ impl Etcd {
     }
 
     /// A new etcd lease of at least `ttl` (whole seconds, at least the
-    /// cluster's minimum): its id and the TTL granted.
-    fn grant(&self, ttl: Duration) -> Result<(i64, Duration)> {
+    /// cluster's minimum), and when it was asked for.
+    fn grant(&self, ttl: Duration) -> Result<Grant> {
+        let sent = Instant::now();
         let seconds = ttl.as_millis().div_ceil(1000).max(1);
         let answer = self.client.call(
             "lease/grant",
@@ -885,7 +895,11 @@ impl Etcd {
         if id == 0 || granted <= 0 {
             return Err(corrupt("a lease grant's answer"));
         }
-        Ok((id, Duration::from_secs(granted as u64)))
+        Ok(Grant {
+            id,
+            ttl: Duration::from_secs(granted as u64),
+            sent,
+        })
     }
 
     /// Ends an etcd lease no key needs any more. Best effort: one left
@@ -958,8 +972,8 @@ impl Etcd {
                 match read {
                     Ok((reads, _, _)) => (Some((reads, Source::Read)), granted),
                     Err(e) => {
-                        if let Some((id, _)) = granted {
-                            self.revoke(id);
+                        if let Some(g) = granted {
+                            self.revoke(g.id);
                         }
                         return Err(e);
                     }
@@ -986,7 +1000,7 @@ impl Etcd {
                 }
                 other => other?,
             };
-            let (id, ttl) = match granted {
+            let Grant { id, ttl, sent } = match granted {
                 Some(g) => g,
                 None => *granted.insert(self.grant(ttl)?),
             };
@@ -1004,11 +1018,15 @@ impl Etcd {
             // The lease to revoke once the key has moved: never the one it
             // moved to.
             let old = old.filter(|old| *old != id);
-            Ok(Step::Write((with_remaining(lease, ttl), old), ops))
+            // etcd counts the TTL from when the leader applied the grant,
+            // after it was sent: counted from the send, the time left this
+            // lease reports is never more than etcd gives it.
+            let left = ttl.saturating_sub(sent.elapsed());
+            Ok(Step::Write((with_remaining(lease, left), old), ops))
         });
         match (&outcome, granted) {
             // Refused for sure: the grant is no one's.
-            (Err(e), Some((id, _))) if e.backend_kind() != Some(Kind::OutcomeUnknown) => {
+            (Err(e), Some(Grant { id, .. })) if e.backend_kind() != Some(Kind::OutcomeUnknown) => {
                 self.revoke(id)
             }
             _ => {}
