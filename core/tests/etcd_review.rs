@@ -101,6 +101,9 @@ enum Lie {
     /// Sends the real answer's head and half of its body, then closes (a
     /// member that died while answering).
     CutBody,
+    /// Answers 502 with an HTML page (a proxy or load balancer in front of
+    /// the member, whose upstream failed after the request was passed on).
+    BadGateway,
     /// Holds the request until released ([`Proxy::held`],
     /// [`Proxy::release`]), then passes it and its answer as they are (a
     /// caller paused between its read and its commit).
@@ -328,6 +331,15 @@ fn serve(
                         body.len()
                     )?;
                 }
+                Lie::BadGateway => {
+                    let body = "<html><body><h1>502 Bad Gateway</h1></body></html>";
+                    write!(
+                        client,
+                        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\n\
+                         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )?;
+                }
                 Lie::Drop | Lie::Hold => {}
                 Lie::CutBody => {
                     let head_end = find(&answer, b"\r\n\r\n").unwrap() + 4;
@@ -381,6 +393,25 @@ fn a_retire_never_commits_over_an_entry_written_after_it_counted() {
         "retired with an entry written after its count: {retired:?}"
     );
     assert!(writer.get("s", "b", None).unwrap().is_some());
+}
+
+/// A proxy in front of a member (members may be named by host) that
+/// passed a write on and then answers 502 with a page of its own: the write
+/// applied, so the answer is OUTCOME_UNKNOWN, never a refusal (which would
+/// say it did not).
+#[test]
+fn a_write_answered_by_a_proxys_error_page_is_outcome_unknown() {
+    let Some(members) = etcd_test_members() else {
+        return;
+    };
+    let (proxy, a, _prefix) = through_proxy(&members, "bad_gateway");
+    let t = a.next_token("s").unwrap();
+    proxy.arm(Lie::BadGateway, Target::Write);
+    let answer = a.put("s", "k", b"once", &Fence::new(t));
+    assert_eq!(proxy.lies(), 1);
+    let e = answer.expect_err("the proxy's page was read as success");
+    assert_eq!(kind(&e), Some(BackendErrorKind::OutcomeUnknown), "{e}");
+    assert_eq!(a.get("s", "k", None).unwrap().unwrap().value, b"once");
 }
 
 // ---------------------------------------------------------------------------

@@ -52,6 +52,10 @@ enum Failed {
     Unknown(Error),
     /// The cluster answered and refused: the same request fails anywhere.
     Refused(Error),
+    /// Something answered an HTTP error without etcd's JSON: not an etcd
+    /// client port, or a proxy in front of one (which may have passed the
+    /// request on before it failed). Its HTTP status.
+    Foreign(u16),
 }
 
 impl Client {
@@ -109,6 +113,7 @@ impl Client {
                     return Ok(answer);
                 }
                 Err(Failed::Refused(e)) => return Err(e),
+                Err(Failed::Foreign(status)) => return Err(self.foreign(member, status, repeat)),
                 Err(Failed::NotSent(e)) => last = Some(e),
                 // A read has no outcome to be unsure of: it just failed.
                 Err(Failed::Unknown(e)) if repeat == Repeat::Safe => {
@@ -179,6 +184,9 @@ impl Client {
         let answer = match answer {
             // Authentication changes nothing: any failure may try elsewhere.
             Err(Failed::Unknown(e)) => return Err(Failed::NotSent(e)),
+            Err(Failed::Foreign(status)) => {
+                return Err(Failed::Refused(self.foreign(member, status, Repeat::Safe)))
+            }
             other => other?,
         };
         let token = answer["token"].as_str().map(str::to_owned).ok_or_else(|| {
@@ -232,19 +240,32 @@ impl Client {
                 ),
             ))),
             (_, Ok(answer)) => Err(self.refusal(member, status, &answer)),
-            (_, Err(_)) => Err(Failed::Refused(Error::backend(
-                Kind::Refused,
-                format!(
-                    "etcd: member {} answered HTTP {status} without etcd's JSON (is it an etcd \
-                     member's client port?)",
-                    self.name(member)
-                ),
-            ))),
+            (_, Err(_)) => Err(Failed::Foreign(status)),
         }
     }
 
     /// A read whose answer was lost, said as what it is: nothing was read,
     /// nothing changed.
+    /// An HTTP error without etcd's JSON ([`Failed::Foreign`]): a read
+    /// changed nothing wherever it went; a write may have been passed on by
+    /// a proxy before it failed, so its outcome is unknown.
+    fn foreign(&self, member: usize, status: u16, repeat: Repeat) -> Error {
+        let what = format!(
+            "etcd: member {} answered HTTP {status} without etcd's JSON (is it an etcd member's \
+             client port, or a proxy in front of one?)",
+            self.name(member)
+        );
+        match repeat {
+            Repeat::Safe => Error::backend(Kind::Refused, what),
+            Repeat::Once => Error::backend(
+                Kind::OutcomeUnknown,
+                format!(
+                    "{what}: the call may or may not have taken effect; read before redoing it"
+                ),
+            ),
+        }
+    }
+
     fn unread(&self, member: usize, lost: &Error) -> Error {
         let why = lost.to_string();
         let why = why
