@@ -95,13 +95,14 @@ fn fnv64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// The sidecar of the store at `store`: `.NAME-fencing` in its directory.
+/// The sidecar of the store at `store`: `.NAME-fencing` in its directory,
+/// NAME as the file system has it (two names that are not UTF-8 never share
+/// one sidecar, as a lossy conversion made them).
 pub(super) fn path_of(store: &Path) -> PathBuf {
-    let name = store
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    store.with_file_name(format!(".{name}-fencing"))
+    let mut name = std::ffi::OsString::from(".");
+    name.push(store.file_name().unwrap_or_default());
+    name.push("-fencing");
+    store.with_file_name(name)
 }
 
 pub(super) struct Sidecar {
@@ -408,5 +409,20 @@ mod tests {
             Path::new("/srv/x/.store.db-fencing")
         );
         assert_eq!(path_of(Path::new("a.db")), Path::new(".a.db-fencing"));
+    }
+
+    /// Names that are not UTF-8 keep their own bytes: two stores never
+    /// share a sidecar (each would find the other's id and step at every
+    /// write turn by turn).
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_have_sidecars_of_their_own() {
+        use std::os::unix::ffi::OsStrExt;
+        let name = |bytes: &[u8]| path_of(Path::new(std::ffi::OsStr::from_bytes(bytes)));
+        assert_ne!(name(b"a\xff.db"), name(b"a\xfe.db"));
+        assert_eq!(
+            name(b"a\xff.db").as_os_str().as_bytes(),
+            b".a\xff.db-fencing"
+        );
     }
 }
