@@ -124,6 +124,29 @@ fn a_deleted_file_fails_the_next_write_and_a_fresh_handle_never_reissues() {
     assert!(is_stale(fresh.put("job", "k", b"x", &fence(lease.token))));
 }
 
+/// The same, for a store far along: one that took more failover steps than
+/// a file without its own sidecar takes (64). The store made anew at the
+/// path must step past what the deleted one reached (its sidecar's mark),
+/// not only take as many steps from nothing.
+#[test]
+fn a_store_made_where_one_far_along_was_deleted_steps_past_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    let old = open(&path);
+    for _ in 0..65 {
+        old.failover().unwrap();
+    }
+    let issued = old.next_token("job").unwrap();
+    old.close();
+    unlink_all(&path);
+    let fresh = open(&path);
+    let next = fresh.next_token("job").unwrap();
+    assert!(
+        next > issued,
+        "token {next} at or below the deleted store's {issued}"
+    );
+}
+
 /// Where SQLite cannot ask whether its file moved (its Windows VFS has no
 /// SQLITE_FCNTL_HAS_MOVED), it holds the file open without
 /// FILE_SHARE_DELETE: the file can be neither deleted nor renamed over.

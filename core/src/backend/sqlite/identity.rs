@@ -229,10 +229,11 @@ pub(super) fn enter(
         // its own steps included: one step above it. Without it (a copy
         // moved elsewhere, the sidecar lost or another store's) the lost
         // history cannot be bounded: the most steps a store takes by itself
-        // (docs/semantics.md, "SQLite file identity").
-        let base = match old.filter(|r| r.store_id == file.store_id) {
-            Some(r) => step(tx, r.mark, 1)?,
-            None => step(tx, 0, MAX_AUTOMATIC_STEPS)?,
+        // (docs/semantics.md, "SQLite file identity"), and above another
+        // store's mark still (a store made anew where one was deleted).
+        let base = match old {
+            Some(r) if r.store_id == file.store_id => step(tx, r.mark, 1)?,
+            other => step(tx, other.map_or(0, |r| r.mark), MAX_AUTOMATIC_STEPS)?,
         };
         record(tx, here)?;
         // Logged before the commit that makes it final: a step that rolls
