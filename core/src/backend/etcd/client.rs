@@ -244,11 +244,9 @@ impl Client {
         }
     }
 
-    /// A read whose answer was lost, said as what it is: nothing was read,
-    /// nothing changed.
     /// An HTTP error without etcd's JSON ([`Failed::Foreign`]): a read
-    /// changed nothing wherever it went; a write may have been passed on by
-    /// a proxy before it failed, so its outcome is unknown.
+    /// changed nothing wherever it went; a write answered 5xx may have been
+    /// passed on by a proxy before it failed, so its outcome is unknown.
     fn foreign(&self, member: usize, status: u16, repeat: Repeat) -> Error {
         let what = format!(
             "etcd: member {} answered HTTP {status} without etcd's JSON (is it an etcd member's \
@@ -256,7 +254,10 @@ impl Client {
             self.name(member)
         );
         match repeat {
+            // A proxy answers 5xx when its upstream failed, perhaps after it
+            // passed the request on; a 4xx of its own it sends instead.
             Repeat::Safe => Error::backend(Kind::Refused, what),
+            Repeat::Once if status < 500 => Error::backend(Kind::Refused, what),
             Repeat::Once => Error::backend(
                 Kind::OutcomeUnknown,
                 format!(
@@ -266,6 +267,8 @@ impl Client {
         }
     }
 
+    /// A read whose answer was lost, said as what it is: nothing was read,
+    /// nothing changed.
     fn unread(&self, member: usize, lost: &Error) -> Error {
         let why = lost.to_string();
         let why = why
