@@ -80,14 +80,6 @@ impl Listing {
         self.floors.iter().copied().max().unwrap_or(0)
     }
 
-    /// Whether this listing shows claim `version` as one no writer can have
-    /// created again after it was collected: the claim is there, no floor
-    /// is above it, and no claim is [`KEEP`] versions or more above it (a
-    /// floor above `version` is published only by the writer of such a
-    /// claim, and the newest claim is never deleted). In a listing that is
-    /// one moment the floor alone would tell; one merged from parts read at
-    /// different moments can miss keys made or deleted while it ran
-    /// (docs/semantics.md, "Fenced objects").
     /// A path this handle saw written, or that has a floor (published only
     /// after eight versions), always has a claim: the newest is never
     /// deleted. With none, something else deleted them, and the path would
@@ -106,6 +98,14 @@ impl Listing {
         Ok(())
     }
 
+    /// Whether this listing shows claim `version` as one no writer can have
+    /// created again after it was collected: the claim is there, no floor
+    /// is above it, and no claim is [`KEEP`] versions or more above it (a
+    /// floor above `version` is published only by the writer of such a
+    /// claim, and the newest claim is never deleted). In a listing that is
+    /// one moment the floor alone would tell; one merged from parts read at
+    /// different moments can miss keys made or deleted while it ran
+    /// (docs/semantics.md, "Fenced objects").
     fn holds(&self, version: u64) -> bool {
         self.claims.contains(&version)
             && version >= self.floor()
