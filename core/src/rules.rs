@@ -484,7 +484,7 @@ pub(crate) const STEPS_PER_TIMELINE: u64 = 3;
 /// it cannot bound the history it lacks: on PostgreSQL another cluster, an
 /// earlier timeline or a schema made anew; on SQLite a file restored without
 /// its store's sidecar (about 0.2% of the tokens: a lost history of up to
-/// 21 promotions, each with an explicit step); past it, an operator who
+/// 20 promotions, each with an explicit step); past it, an operator who
 /// knows of more lost steps runs `fencing failover` for each.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) const MAX_AUTOMATIC_STEPS: u64 = 64;
