@@ -32,8 +32,7 @@ fn fence(token: Token) -> Fence {
     Fence::new(token)
 }
 
-/// The file, its -wal and its -shm, gone.
-#[cfg(unix)]
+/// The file, its -wal and its -shm, gone (on Windows only once closed).
 fn unlink_all(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let mut p = path.as_os_str().to_owned();
