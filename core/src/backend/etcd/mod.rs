@@ -129,6 +129,13 @@ struct Grant {
     sent: Instant,
 }
 
+/// A scope's entries as a read counted them, and the revision it read at.
+#[derive(Clone, Copy)]
+struct Counted {
+    entries: u64,
+    at: i64,
+}
+
 /// One key as the read found it.
 #[derive(Clone)]
 struct Read {
@@ -166,7 +173,7 @@ struct Loaded {
     extra: Vec<Read>,
     /// Keys of the extra reads, for the commit's comparisons.
     extra_keys: Vec<Vec<u8>>,
-    /// The scope's number of entries, when asked for.
+    /// The scope's number of entries, when asked for (0 otherwise).
     entries: u64,
     /// The revision they were counted at, when they were.
     counted_at: Option<i64>,
@@ -473,7 +480,7 @@ impl Etcd {
         scope: &str,
         keys: &[Vec<u8>],
         count: bool,
-    ) -> Result<(Vec<Read>, u64, Option<i64>)> {
+    ) -> Result<(Vec<Read>, Option<Counted>)> {
         let mut reads: Vec<Value> = keys.iter().map(|k| range(k)).collect();
         if count {
             let from = self.keys.entries(scope);
@@ -483,25 +490,33 @@ impl Etcd {
         let answer = self.txn(json!({ "success": reads }), Repeat::Safe)?;
         let found = ranges(&answer, keys.len())?;
         if !count {
-            return Ok((found, 0, None));
+            return Ok((found, None));
         }
         let counted = &answer["responses"][keys.len()]["response_range"]["count"];
-        let at = int(&answer["header"]["revision"])?;
-        Ok((found, u64::try_from(int(counted)?).unwrap_or(0), Some(at)))
+        Ok((
+            found,
+            Some(Counted {
+                entries: u64::try_from(int(counted)?).unwrap_or(0),
+                at: int(&answer["header"]["revision"])?,
+            }),
+        ))
     }
 
     /// One linearizable read of the scope ([`Etcd::read`]), assembled.
     fn load(&self, scope: &str, extra: &[Vec<u8>], count: bool) -> Result<Loaded> {
-        let (reads, entries, counted_at) = self.read(scope, &self.tracked(scope, extra), count)?;
-        let mut l = self.assemble(extra, reads, entries)?;
-        l.counted_at = counted_at;
-        Ok(l)
+        let (reads, counted) = self.read(scope, &self.tracked(scope, extra), count)?;
+        self.assemble(extra, reads, counted)
     }
 
     /// The scope as `reads` (of [`Etcd::tracked`]'s keys) found it: its
     /// record (a new scope's at its floor), moved by any failover step
     /// since, its lease only while the lease key says it is live.
-    fn assemble(&self, extra: &[Vec<u8>], reads: Vec<Read>, entries: u64) -> Result<Loaded> {
+    fn assemble(
+        &self,
+        extra: &[Vec<u8>],
+        reads: Vec<Read>,
+        counted: Option<Counted>,
+    ) -> Result<Loaded> {
         let mut reads = reads.into_iter();
         let mut next = || reads.next().ok_or_else(|| corrupt("a read's answer"));
         let (scope_read, lease, floor, base, ceiling) =
@@ -577,8 +592,8 @@ impl Etcd {
             now_ms,
             extra: extra_reads,
             extra_keys: extra.to_vec(),
-            entries,
-            counted_at: None,
+            entries: counted.map_or(0, |c| c.entries),
+            counted_at: counted.map(|c| c.at),
             fence_only: false,
         })
     }
@@ -814,16 +829,15 @@ impl Etcd {
     ) -> Result<T> {
         let keys = self.tracked(scope, extra);
         for _ in 0..MAX_TRIES {
-            let (reads, entries, counted_at, source) = match known.take() {
-                Some((reads, source)) => (reads, 0, None, source),
+            let (reads, counted, source) = match known.take() {
+                Some((reads, source)) => (reads, None, source),
                 None => {
-                    let (reads, entries, counted_at) = self.read(scope, &keys, count)?;
-                    (reads, entries, counted_at, Source::Read)
+                    let (reads, counted) = self.read(scope, &keys, count)?;
+                    (reads, counted, Source::Read)
                 }
             };
             let fresh = source == Source::Read;
-            let mut l = self.assemble(extra, reads.clone(), entries)?;
-            l.counted_at = counted_at;
+            let mut l = self.assemble(extra, reads.clone(), counted)?;
             match decide(&mut l) {
                 Ok(Step::Write(out, changes)) => match self.commit(scope, &l, changes, source) {
                     Ok(Commit::Applied(revision, changes)) => {
@@ -970,7 +984,7 @@ impl Etcd {
                     (read, granted)
                 });
                 match read {
-                    Ok((reads, _, _)) => (Some((reads, Source::Read)), granted),
+                    Ok((reads, _)) => (Some((reads, Source::Read)), granted),
                     Err(e) => {
                         if let Some(g) = granted {
                             self.revoke(g.id);
