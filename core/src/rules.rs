@@ -470,6 +470,14 @@ pub(crate) fn failover_base(ceiling: u64, limit: u64) -> u64 {
         .min(Token::MAX.get())
 }
 
+/// One failover step of a store whose ceiling is `ceiling` and whose jump
+/// limit is `limit`: the step's base ([`failover_base`]) and the ceiling
+/// that then covers it ([`ceiling_covering`]).
+pub(crate) fn failover_step(ceiling: u64, limit: u64) -> (u64, u64) {
+    let base = failover_base(ceiling, limit);
+    (base, ceiling_covering(ceiling, limit, base))
+}
+
 /// The failover steps a PostgreSQL store takes by itself when it finds
 /// itself on a later timeline of the cluster it recorded
 /// (docs/semantics.md, "How many steps"): this many per timeline crossed,

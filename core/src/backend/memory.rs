@@ -17,7 +17,7 @@ use crate::events::{
     REJECTION_LOG,
 };
 use crate::rules::{
-    ceiling_covering, check_jump, check_op, failover_base, floor_bucket, jump_limit, lowered_wedge,
+    ceiling_covering, check_jump, check_op, failover_step, floor_bucket, jump_limit, lowered_wedge,
     plan_ops, recordable, Mode, ScopeCore, FLOOR_BUCKETS, JUMP_ROOM,
 };
 use crate::token::Token;
@@ -537,8 +537,8 @@ impl Backend for Memory {
         }
         // No operation runs while every shard is locked: the ceiling covers
         // every counter, fence and floor there is.
-        let ceiling = self.ceiling.load(Ordering::SeqCst);
-        let base = failover_base(ceiling, self.jump_limit());
+        let (base, covering) =
+            failover_step(self.ceiling.load(Ordering::SeqCst), self.jump_limit());
         for floor in self.floors.iter() {
             floor.fetch_max(base, Ordering::SeqCst);
         }
@@ -547,10 +547,7 @@ impl Backend for Memory {
                 scope.core.fail_over(base);
             }
         }
-        self.ceiling.store(
-            ceiling_covering(ceiling, self.jump_limit(), base),
-            Ordering::SeqCst,
-        );
+        self.ceiling.store(covering, Ordering::SeqCst);
         self.base.store(base, Ordering::SeqCst);
         drop(locked);
         self.wakes.all_ended();

@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 use super::sidecar::{Record, Sidecar};
-use super::{backend, run, sql, stored};
+use super::{backend, run, sql, stored, CeilingRow};
 use crate::error::{BackendErrorKind, Error, Result};
-use crate::rules::{jump_limit, MAX_AUTOMATIC_STEPS};
+use crate::rules::MAX_AUTOMATIC_STEPS;
 
 /// What the file records about itself (`fencing_file`, schema version 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,11 +187,8 @@ pub(super) fn current(tx: &Connection) -> Result<Record> {
 /// The greater of the ceiling and the jump limit: at or above every value
 /// the state `tx` sees could reach.
 fn mark(tx: &Connection) -> Result<u64> {
-    let (ceiling, base, room): (i64, i64, i64) = tx
-        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-        .map_err(backend)?;
-    Ok(stored(ceiling)?.max(jump_limit(stored(base)?, stored(room)?)))
+    let row = CeilingRow::read(tx)?;
+    Ok(row.ceiling.max(row.limit()))
 }
 
 /// Starts a library write transaction (docs/semantics.md, "SQLite file

@@ -25,7 +25,7 @@ use crate::events::{
     REJECTION_LOG,
 };
 use crate::rules::{
-    ceiling_covering, check_jump, failover_base, floor_bucket, jump_limit, plan_ops, recordable,
+    ceiling_covering, check_jump, failover_step, floor_bucket, jump_limit, plan_ops, recordable,
     LeaseRecord, Mode, ScopeCore, WriteMark, FLOOR_BUCKETS,
 };
 use crate::token::Token;
@@ -689,14 +689,37 @@ fn set_floor(tx: &Connection, bucket: usize, floor: u64) -> Result<()> {
     .map_err(backend)
 }
 
+/// The store's ceiling (`rules::ceiling_covering`), the latest failover
+/// step's base (0 before any) and its jump room, as `tx` sees them.
+pub(super) struct CeilingRow {
+    pub ceiling: u64,
+    pub base: u64,
+    pub room: u64,
+}
+
+impl CeilingRow {
+    pub fn read(tx: &Connection) -> Result<CeilingRow> {
+        let (ceiling, base, room): (i64, i64, i64) = tx
+            .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
+            .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+            .map_err(backend)?;
+        Ok(CeilingRow {
+            ceiling: stored(ceiling)?,
+            base: stored(base)?,
+            room: stored(room)?,
+        })
+    }
+
+    /// The store's jump limit (`rules::jump_limit`).
+    pub fn limit(&self) -> u64 {
+        jump_limit(self.base, self.room)
+    }
+}
+
 /// The store's jump limit (`rules::jump_limit`): the latest failover
 /// step's base (0 before any) plus the store's jump room.
 fn jump_limit_of(tx: &Connection) -> Result<u64> {
-    let (base, room): (i64, i64) = tx
-        .prepare_cached("SELECT base, jump_room FROM fencing_ceiling WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?))))
-        .map_err(backend)?;
-    Ok(jump_limit(stored(base)?, stored(room)?))
+    Ok(CeilingRow::read(tx)?.limit())
 }
 
 fn set_ceiling(tx: &Connection, ceiling: u64) -> Result<()> {
@@ -711,14 +734,10 @@ fn set_ceiling(tx: &Connection, ceiling: u64) -> Result<()> {
 /// Returns the sidecar's mark of the state it leaves: the greater of the
 /// ceiling and the jump limit (`identity::Moves`).
 fn cover(tx: &Connection, value: u64) -> Result<u64> {
-    let (h, base, room): (i64, i64, i64) = tx
-        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-        .map_err(backend)?;
-    let h = stored(h)?;
-    let limit = jump_limit(stored(base)?, stored(room)?);
-    let raised = ceiling_covering(h, limit, value);
-    if raised != h {
+    let row = CeilingRow::read(tx)?;
+    let limit = row.limit();
+    let raised = ceiling_covering(row.ceiling, limit, value);
+    if raised != row.ceiling {
         set_ceiling(tx, raised)?;
     }
     Ok(raised.max(limit))
@@ -731,16 +750,12 @@ fn cover(tx: &Connection, value: u64) -> Result<u64> {
 /// step: "SQLite file identity"); each next one 2^40 above the jump limit
 /// and ceiling the one before left. Returns the base.
 fn step(tx: &Connection, at_least: u64, steps: u64) -> Result<u64> {
-    let (c, b, r): (i64, i64, i64) = tx
-        .prepare_cached("SELECT ceiling, base, jump_room FROM fencing_ceiling WHERE id = 1")
-        .and_then(|mut s| s.query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-        .map_err(backend)?;
-    let (mut ceiling, mut base, room) = (stored(c)?.max(at_least), stored(b)?, stored(r)?);
+    let mut row = CeilingRow::read(tx)?;
+    row.ceiling = row.ceiling.max(at_least);
     for _ in 0..steps.max(1) {
-        let next = failover_base(ceiling, jump_limit(base, room));
-        ceiling = ceiling_covering(ceiling, jump_limit(base, room), next);
-        base = next;
+        (row.base, row.ceiling) = failover_step(row.ceiling, row.limit());
     }
+    let CeilingRow { ceiling, base, .. } = row;
     let scopes: Vec<StoredName> = tx
         .prepare_cached("SELECT CAST(scope AS BLOB) FROM fencing_scopes")
         .and_then(|mut s| s.query_map([], |r| r.get(0).map(StoredName))?.collect())
