@@ -635,7 +635,8 @@ impl Objects {
             return;
         };
         let below = listing.claims.iter().filter(|&&c| c < floor).count() as u64;
-        if below < KEEP || floor <= listing.floor() {
+        let previous = listing.floor();
+        if below < KEEP || floor <= previous {
             return;
         }
         let published = self
@@ -662,7 +663,7 @@ impl Objects {
             // The floor before this one stays: a listing that misses the
             // new floor (not one moment) still finds that one.
             .chain(
-                (listing.floors.iter().filter(|&&f| f < listing.floor()))
+                (listing.floors.iter().filter(|&&f| f < previous))
                     .map(|&f| layout::floor(folder, f)),
             );
         // One request where the store deletes in bulk (S3's DeleteObjects).
