@@ -88,8 +88,9 @@ $$;
 -- "How many steps"): on a later timeline of the same cluster 3 per timeline
 -- crossed, less one (`rules::STEPS_PER_TIMELINE`); on another cluster, an
 -- earlier timeline or in a schema made anew (a dump restored), which cannot
--- be counted, `rules::MAX_AUTOMATIC_STEPS`, also the most ever taken. The identity is recorded with them. A row with
--- none recorded records this server's without a step.
+-- be counted, `rules::MAX_AUTOMATIC_STEPS`, also the most ever taken. The
+-- identity is recorded with them. A row with none recorded records this
+-- server's without a step.
 CREATE OR REPLACE FUNCTION @schema@.here(h @schema@.history) RETURNS @schema@.history
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
