@@ -294,9 +294,9 @@ fn serve(
     let lie = match lie {
         Some(Lie::Hold) => {
             let (state, changed) = gate;
-            *state.lock().unwrap() = 1;
+            let mut held = state.lock().unwrap();
+            *held = 1;
             changed.notify_all();
-            let held = state.lock().unwrap();
             drop(changed.wait_while(held, |s| *s != 2).unwrap());
             lies.fetch_add(1, Ordering::SeqCst);
             None

@@ -22,6 +22,16 @@ fn memory() -> Arc<dyn ObjectStore> {
     Arc::new(InMemory::new())
 }
 
+/// Writes "obj" once for each number, with token `token`, the bytes
+/// naming the number ("B 7"): a newer writer going on.
+async fn writes(o: &aio::Objects, token: u64, numbers: impl IntoIterator<Item = usize>) {
+    for i in numbers {
+        o.put("obj", &fence(token), format!("B {i}").as_bytes(), None)
+            .await
+            .unwrap();
+    }
+}
+
 /// Promise (a). A reader lists (head: version 2, token 2) and is paused
 /// before it reads claim 2; meanwhile B writes 20 more versions (claim 2 is
 /// collected) and a stale writer A (token 1), paused after it read the head
@@ -67,11 +77,7 @@ async fn reader_held_while_its_claim_is_created_again(reader_held: objects_suppo
     let read = tokio::spawn(async move { r.get("obj").await });
     r_reached.await.unwrap();
 
-    for i in 1..=20 {
-        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
-            .await
-            .unwrap();
-    }
+    writes(&b, 2, 1..=20).await;
     a_go.send(()).unwrap();
     let a_outcome = a_write.await.unwrap();
     assert_eq!(
@@ -294,11 +300,7 @@ async fn a_writer_whose_own_claim_was_collected_and_created_again_is_not_told_re
     let seen = b.get("obj").await.unwrap().unwrap();
     assert_eq!((seen.bytes.as_slice(), seen.version), (&b"A"[..], 2));
 
-    for i in 0..15 {
-        b.put("obj", &fence(3), format!("B {i}").as_bytes(), None)
-            .await
-            .unwrap();
-    }
+    writes(&b, 3, 0..15).await;
     s_go.send(()).unwrap();
     let s_outcome = s_write.await.unwrap();
     assert_eq!(
@@ -360,18 +362,10 @@ async fn recreated_claim_confirmed_by_a_torn_listing(during: usize) {
     let s_write = tokio::spawn(async move { s.put("obj", &fence(1), b"S, stale", None).await });
     s_reached.await.unwrap();
 
-    for i in 0..30 {
-        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
-            .await
-            .unwrap();
-    }
+    writes(&b, 2, 0..30).await;
     s_go.send(()).unwrap();
     list_reached.await.unwrap();
-    for i in 30..30 + during {
-        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
-            .await
-            .unwrap();
-    }
+    writes(&b, 2, 30..30 + during).await;
     list_go.send(()).unwrap();
     let s_outcome = s_write.await.unwrap();
     assert_eq!(
@@ -403,11 +397,7 @@ async fn a_write_that_took_is_never_applied_twice() {
     let a = aio::Objects::with_store(Arc::new(a_store), "").unwrap();
     let a_write = tokio::spawn(async move { a.put("obj", &fence(1), b"A", None).await });
     a_made.await.unwrap();
-    for i in 0..15 {
-        b.put("obj", &fence(1), format!("B {i}").as_bytes(), None)
-            .await
-            .unwrap();
-    }
+    writes(&b, 1, 0..15).await;
     s_go.send(()).unwrap();
     let _ = s_write.await.unwrap();
     a_release.send(()).unwrap();
@@ -874,11 +864,7 @@ async fn a_remembering_holder_held_before_its_claim_past_a_collection_never_beco
     let held = tokio::spawn(async move { h1.put("obj", &fence(1), b"stale", None).await });
     reached.await.unwrap();
     let b = aio::Objects::with_store(mem.clone(), "").unwrap();
-    for i in 2..=21 {
-        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
-            .await
-            .unwrap();
-    }
+    writes(&b, 2, 2..=21).await;
     go.send(()).unwrap();
     let outcome = held.await.unwrap();
     assert_eq!(
@@ -892,11 +878,7 @@ async fn a_remembering_holder_held_before_its_claim_past_a_collection_never_beco
     }
     let err = h.put("obj", &fence(1), b"stale", None).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::StaleToken, "{err}");
-    for i in 22..=29 {
-        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
-            .await
-            .unwrap();
-    }
+    writes(&b, 2, 22..=29).await;
     let f = folder(&mem, "obj").await;
     assert!(f.stray.is_empty(), "left behind: {:?}", f.stray);
     assert!(
@@ -928,11 +910,7 @@ async fn a_reader_whose_early_data_read_is_held_past_a_collection_looks_again() 
     let r1 = r.clone();
     let read = tokio::spawn(async move { r1.get("obj").await });
     reached.await.unwrap();
-    for i in 2..=21 {
-        b.put("obj", &fence(2), format!("B {i}").as_bytes(), None)
-            .await
-            .unwrap();
-    }
+    writes(&b, 2, 2..=21).await;
     go.send(()).unwrap();
     let now = read.await.unwrap().unwrap().unwrap();
     assert_eq!(
