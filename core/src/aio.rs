@@ -1,9 +1,11 @@
 //! The async face for Rust: [`Store`] has the operations, names and
-//! arguments of [`crate::Store`], each `async`. Inside a tokio runtime every
+//! arguments of [`crate::Store`], each `async`. Inside a tokio runtime a
 //! call runs on the runtime's blocking pool, so the executor's threads never
 //! wait for a lock, a file or the network; under any other executor (or
-//! none) a call runs in place, blocking its caller. Cheap to clone, usable
-//! from many tasks at once. Every backend works through it.
+//! none) it runs in place, blocking its caller. On PostgreSQL the writes and
+//! reads run on the calling task itself when a connection is idle
+//! (docs/postgres.md, "Async Rust"). Cheap to clone, usable from many tasks
+//! at once. Every backend works through it.
 //!
 //!
 //! **Cancelling** (dropping a future: `tokio::time::timeout`, a lost
@@ -11,9 +13,10 @@
 //! `lease`) leaves none behind: a wait stops within 20 ms and sends no
 //! further acquire, and a lease that arrived anyway is released at once. A
 //! `RejectionWatch::next` or `LeaseWatch::next` stops its wait and loses no
-//! item. Every other call runs to its end on the blocking pool: dropping it
-//! is like losing its answer, so its write may or may not have happened
-//! (read to find out).
+//! item. Dropping any other call is like losing its answer: its write may or
+//! may not have happened (read to find out). On the blocking pool it runs to
+//! its end; on the calling task (PostgreSQL) it stops, and its connection
+//! is dropped with it.
 //! docs/semantics.md, "Giving up a call".
 //!
 //! ```no_run
@@ -41,12 +44,14 @@ use tokio::sync::{oneshot, watch};
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::RecordedRejection;
 use crate::keepalive::{LeaseEnd, WorkOutcome};
-use crate::metrics::MetricsSnapshot;
+use crate::metrics::{Call, MetricsSnapshot};
 use crate::token::Token;
-use crate::types::{Entry, Fence, Lease, Op, Page, Receipt, ScopeStatus};
+use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
 
 /// Runs a blocking call off the executor when there is a tokio runtime.
-async fn off_executor<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+pub(crate) async fn off_executor<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T> {
     match Handle::try_current() {
         Ok(runtime) => runtime.spawn_blocking(f).await.map_err(unfinished),
         Err(_) => Ok(f()),
@@ -281,8 +286,12 @@ impl Store {
         }
     }
 
-    // The arguments are borrowed, as in the blocking API; each call copies
-    // what it borrowed for the blocking pool.
+    // The arguments are borrowed, as in the blocking API. On PostgreSQL the
+    // writes and reads below run on the calling task when a connection is
+    // idle (no thread of the blocking pool; dropping the future then drops
+    // the connection, and the write may or may not have happened); else,
+    // and on the other backends, on the blocking pool with copies of the
+    // arguments.
 
     pub async fn put(
         &self,
@@ -291,12 +300,36 @@ impl Store {
         value: &[u8],
         fence: &Fence,
     ) -> Result<Receipt> {
+        let op = OpRef {
+            key,
+            value: Some(value),
+            expected_version: None,
+        };
+        if let Some(done) = self
+            .inner
+            .write_one_on_task(Call::Put, scope, fence, op)
+            .await
+        {
+            return done;
+        }
         let (s, scope, key) = (self.inner.clone(), scope.to_owned(), key.to_owned());
         let (value, fence) = (value.to_vec(), fence.clone());
         off_executor(move || s.put(&scope, &key, &value, &fence)).await?
     }
 
     pub async fn delete(&self, scope: &str, key: &str, fence: &Fence) -> Result<Receipt> {
+        let op = OpRef {
+            key,
+            value: None,
+            expected_version: None,
+        };
+        if let Some(done) = self
+            .inner
+            .write_one_on_task(Call::Delete, scope, fence, op)
+            .await
+        {
+            return done;
+        }
         let (s, scope, key, fence) = (
             self.inner.clone(),
             scope.to_owned(),
@@ -307,11 +340,28 @@ impl Store {
     }
 
     pub async fn execute(&self, scope: &str, fence: &Fence, op: Op) -> Result<Receipt> {
+        let call = if op.as_ref().value.is_some() {
+            Call::Put
+        } else {
+            Call::Delete
+        };
+        if let Some(done) = self
+            .inner
+            .write_one_on_task(call, scope, fence, op.as_ref())
+            .await
+        {
+            return done;
+        }
         let (s, scope, fence) = (self.inner.clone(), scope.to_owned(), fence.clone());
         off_executor(move || s.execute(&scope, &fence, op)).await?
     }
 
     pub async fn apply(&self, scope: &str, fence: &Fence, ops: Vec<Op>) -> Result<Vec<Receipt>> {
+        let refs: Vec<OpRef<'_>> = ops.iter().map(Op::as_ref).collect();
+        if let Some(done) = self.inner.apply_on_task(scope, fence, &refs).await {
+            return done;
+        }
+        drop(refs);
         let (s, scope, fence) = (self.inner.clone(), scope.to_owned(), fence.clone());
         off_executor(move || s.apply(&scope, &fence, ops)).await?
     }
@@ -327,6 +377,9 @@ impl Store {
         key: &str,
         fence: Option<&Fence>,
     ) -> Result<Option<Entry>> {
+        if let Some(done) = self.inner.get_on_task(scope, key, fence).await {
+            return done;
+        }
         let (s, scope, key) = (self.inner.clone(), scope.to_owned(), key.to_owned());
         let fence = fence.cloned();
         off_executor(move || s.get(&scope, &key, fence.as_ref())).await?

@@ -330,6 +330,44 @@ impl Drop for CallTimer<'_> {
     }
 }
 
+/// A [`CallTimer`] for a call on a task (the async store), without the
+/// span. One that gave its call up to the blocking store is `forgotten`:
+/// the call is timed there.
+pub(crate) struct TaskTimer<'a> {
+    metrics: &'a Metrics,
+    call: Call,
+    start: Instant,
+    counts: bool,
+}
+
+impl TaskTimer<'_> {
+    pub fn forget(mut self) {
+        self.counts = false;
+    }
+}
+
+impl Drop for TaskTimer<'_> {
+    fn drop(&mut self) {
+        if self.counts {
+            self.metrics.record_call(self.call, self.start.elapsed());
+        }
+    }
+}
+
+/// A call's span (target `fencing`, fields `op` and `scope`). A span no
+/// subscriber wants costs one load; `otel.name` names it by its operation
+/// for OpenTelemetry. TRACE, not DEBUG: without a subscriber `tracing`
+/// sends a span's creation to `log` as a record of its own, which the
+/// faces' log bridges would pass on at DEBUG, once per call.
+fn call_span(call: Call, scope: Option<&str>) -> tracing::Span {
+    let op = CALL_OPS[call as usize];
+    if span_can_reach_anyone() {
+        tracing::trace_span!(target: "fencing", "call", op, scope, otel.name = op)
+    } else {
+        tracing::Span::none()
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Metrics {
     counters: Counters,
@@ -376,24 +414,27 @@ impl Metrics {
     }
 
     /// Times a Store API call on `scope` (`None`: every scope) until the
-    /// returned guard is dropped, inside its span. A span no subscriber
-    /// wants costs one load; `otel.name` names it by its operation for
-    /// OpenTelemetry. TRACE, not DEBUG: without a subscriber `tracing`
-    /// sends a span's creation to `log` as a record of its own, which the
-    /// faces' log bridges would pass on at DEBUG, once per call.
+    /// returned guard is dropped, inside its span.
     pub fn time(&self, call: Call, scope: Option<&str>) -> CallTimer<'_> {
-        let op = CALL_OPS[call as usize];
-        let span = if span_can_reach_anyone() {
-            tracing::trace_span!(target: "fencing", "call", op, scope, otel.name = op)
-        } else {
-            tracing::Span::none()
-        };
         CallTimer {
             metrics: self,
             call,
             start: Instant::now(),
-            _span: span.entered(),
+            _span: call_span(call, scope).entered(),
         }
+    }
+
+    /// [`Metrics::time`] for a call on a task, which cannot hold an
+    /// entered span across its awaits: the span is the caller's to
+    /// instrument its future with.
+    pub fn time_on_task(&self, call: Call, scope: Option<&str>) -> (TaskTimer<'_>, tracing::Span) {
+        let timer = TaskTimer {
+            metrics: self,
+            call,
+            start: Instant::now(),
+            counts: true,
+        };
+        (timer, call_span(call, scope))
     }
 
     fn record_call(&self, call: Call, took: Duration) {

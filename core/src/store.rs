@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use tracing::Instrument;
+
 #[cfg(feature = "etcd")]
 use crate::backend::etcd::Etcd;
 use crate::backend::memory::Memory;
@@ -18,7 +20,9 @@ use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{Events, Limiter, RejectionNote, MAX_EVENTS_LIMIT};
 use crate::limits;
-use crate::metrics::{prometheus_text, Call, CallTimer, Metrics, MetricsSnapshot, Rejection};
+use crate::metrics::{
+    prometheus_text, Call, CallTimer, Metrics, MetricsSnapshot, Rejection, TaskTimer,
+};
 use crate::rules::Mode;
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
@@ -642,11 +646,151 @@ impl Store {
         limits::scope(scope)?;
         limits::fence(fence)?;
         let result = write(self.backend()?);
-        match &result {
-            Ok(_) => self.inner.metrics.write_accepted(),
-            Err(e) => self.record_rejection(e, scope, key, fence),
+        if let (Some(skipped), Err(e)) = (self.count_verdict(&result, scope, key, fence), &result) {
+            self.record_in_store(e.code(), scope, key, fence, skipped);
         }
         result
+    }
+
+    /// A write's verdict counted, and a rejection logged; `Some(skipped)`
+    /// when the store takes a record of it too (`record_in_store`).
+    fn count_verdict<T>(
+        &self,
+        result: &Result<T>,
+        scope: &str,
+        key: Option<&str>,
+        fence: &Fence,
+    ) -> Option<u64> {
+        match result {
+            Ok(_) => {
+                self.inner.metrics.write_accepted();
+                None
+            }
+            Err(e) => self.note_rejection(e, scope, key, fence),
+        }
+    }
+
+    // ----- on the caller's task (the async store) -----
+
+    /// [`Store::put`], `delete` or `execute` (`call`) on the caller's task,
+    /// where the backend can await its answer there (PostgreSQL: the async
+    /// store's calls need no thread of the blocking pool). `None`: nothing
+    /// was done (no such path, or no connection idle); make the blocking
+    /// call.
+    pub(crate) async fn write_one_on_task(
+        &self,
+        call: Call,
+        scope: &str,
+        fence: &Fence,
+        op: OpRef<'_>,
+    ) -> Option<Result<Receipt>> {
+        let (timer, span) = self.inner.metrics.time_on_task(call, Some(scope));
+        let ops = [op];
+        let checked = limits::op(&op);
+        let out = self
+            .judged_on_task(timer, checked, scope, fence, Some(op.key), &ops)
+            .instrument(span)
+            .await?;
+        Some(out.map(|receipts| receipts[0]))
+    }
+
+    /// [`Store::apply`] on the caller's task, as `write_one_on_task`.
+    pub(crate) async fn apply_on_task(
+        &self,
+        scope: &str,
+        fence: &Fence,
+        ops: &[OpRef<'_>],
+    ) -> Option<Result<Vec<Receipt>>> {
+        let (timer, span) = self.inner.metrics.time_on_task(Call::Apply, Some(scope));
+        let checked = limits::batch(ops);
+        self.judged_on_task(timer, checked, scope, fence, None, ops)
+            .instrument(span)
+            .await
+    }
+
+    /// [`Store::judged`] on the caller's task, after the operations' own
+    /// checks (`checked`).
+    async fn judged_on_task(
+        &self,
+        timer: TaskTimer<'_>,
+        checked: Result<()>,
+        scope: &str,
+        fence: &Fence,
+        key: Option<&str>,
+        ops: &[OpRef<'_>],
+    ) -> Option<Result<Vec<Receipt>>> {
+        let Some(answer) = self.backend().ok()?.write_on_task(scope, fence, ops) else {
+            timer.forget();
+            return None;
+        };
+        if let Err(e) = checked
+            .and_then(|()| limits::scope(scope))
+            .and_then(|()| limits::fence(fence))
+        {
+            return Some(Err(e));
+        }
+        let Some(result) = answer.await else {
+            timer.forget();
+            return None;
+        };
+        if let Some(skipped) = self.count_verdict(&result, scope, key, fence) {
+            self.record_in_store_on_task(&result, scope, key, fence, skipped)
+                .await;
+        }
+        Some(result)
+    }
+
+    /// [`Store::get`] on the caller's task, as `write_one_on_task`.
+    pub(crate) async fn get_on_task(
+        &self,
+        scope: &str,
+        key: &str,
+        fence: Option<&Fence>,
+    ) -> Option<Result<Option<Entry>>> {
+        let (timer, span) = self.inner.metrics.time_on_task(Call::Get, Some(scope));
+        async {
+            let Some(answer) = self.backend().ok()?.get_on_task(scope, key, fence) else {
+                timer.forget();
+                return None;
+            };
+            if let Err(e) = limits::scope(scope)
+                .and_then(|()| limits::key(key))
+                .and_then(|()| fence.map_or(Ok(()), limits::fence))
+            {
+                return Some(Err(e));
+            }
+            let Some(result) = answer.await else {
+                timer.forget();
+                return None;
+            };
+            if let (Err(e), Some(f)) = (&result, fence) {
+                if let Some(skipped) = self.note_rejection(e, scope, Some(key), f) {
+                    self.record_in_store_on_task(&result, scope, Some(key), f, skipped)
+                        .await;
+                }
+            }
+            Some(result)
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// `record_in_store` off the executor: it is a call to the store.
+    async fn record_in_store_on_task<T>(
+        &self,
+        result: &Result<T>,
+        scope: &str,
+        key: Option<&str>,
+        fence: &Fence,
+        skipped: u64,
+    ) {
+        let Err(e) = result else { return };
+        let (store, code, scope) = (self.clone(), e.code(), scope.to_owned());
+        let (key, fence) = (key.map(str::to_owned), fence.clone());
+        let _ = crate::aio::off_executor(move || {
+            store.record_in_store(code, &scope, key.as_deref(), &fence, skipped)
+        })
+        .await;
     }
 
     /// Raises the fence to `fence.token` without writing, so that older
@@ -868,12 +1012,29 @@ impl Store {
     }
 
     fn record_rejection(&self, error: &Error, scope: &str, key: Option<&str>, fence: &Fence) {
+        if let Some(skipped) = self.note_rejection(error, scope, key, fence) {
+            self.record_in_store(error.code(), scope, key, fence, skipped);
+        }
+    }
+
+    /// A rejection logged and counted; `Some(skipped)` when the store takes
+    /// a record of it too (`record_in_store`).
+    fn note_rejection(
+        &self,
+        error: &Error,
+        scope: &str,
+        key: Option<&str>,
+        fence: &Fence,
+    ) -> Option<u64> {
         let metrics = &self.inner.metrics;
         let current = match error {
             Error::StaleToken { current, .. } => *current,
             Error::SequenceOutOfOrder { .. } => fence.token.get(),
-            Error::VersionMismatch { .. } => return metrics.version_conflict(),
-            _ => return,
+            Error::VersionMismatch { .. } => {
+                metrics.version_conflict();
+                return None;
+            }
+            _ => return None,
         };
         // The one place every stale or out-of-order refusal passes: names
         // the scope, the tokens, the holder and the key, never a value. At
@@ -912,9 +1073,7 @@ impl Store {
             holder: fence.holder.clone(),
             at: SystemTime::now(),
         });
-        if let Some(skipped) = admitted {
-            self.record_in_store(error.code(), scope, key, fence, skipped);
-        }
+        admitted
     }
 
     /// Best effort (and admitted by the rate limit, `skipped` since the

@@ -456,3 +456,109 @@ async fn etcd_check_on_another_backend_is_refused() {
     let refused = store.etcd_check("s", &Fence::new(token)).await.unwrap_err();
     assert_eq!(refused.code(), ErrorCode::InvalidArgument);
 }
+
+/// On PostgreSQL the async store's writes and reads run on their caller's
+/// task (docs/postgres.md, "Async Rust"): with the runtime's one blocking
+/// thread taken, they still finish. Through the blocking pool they would
+/// wait for that thread.
+#[test]
+fn postgres_writes_and_reads_need_no_thread_of_the_blocking_pool() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(1)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let url = format!("{base}?schema={}", fresh_schema("aio_task"));
+        let store = aio::Store::open(&url).await.unwrap();
+        let fence = Fence::new(store.next_token("s").await.unwrap());
+        // A connection made, and idle for the calls below.
+        store.put("s", "k", b"warm", &fence).await.unwrap();
+        let (free, freed) = std::sync::mpsc::channel::<()>();
+        let taken = tokio::task::spawn_blocking(move || freed.recv_timeout(HANG));
+        let calls = tokio::time::timeout(Duration::from_secs(10), async {
+            let put = store.put("s", "k", b"v", &fence).await.unwrap();
+            let got = store.get("s", "k", Some(&fence)).await.unwrap().unwrap();
+            let plain = store.get("s", "k", None).await.unwrap().unwrap();
+            let ops = vec![fencing::Op::put("a", b"1"), fencing::Op::put("b", b"2")];
+            let applied = store.apply("s", &fence, ops).await.unwrap();
+            let deleted = store.delete("s", "a", &fence).await.unwrap();
+            (put, got, plain, applied, deleted)
+        })
+        .await;
+        free.send(()).unwrap();
+        taken.await.unwrap().unwrap();
+        let (put, got, plain, applied, deleted) =
+            calls.expect("an async call waited for the blocking pool's thread");
+        assert_eq!((put.version, put.token), (2, fence.token));
+        assert_eq!((got.value.as_slice(), got.version), (&b"v"[..], 2));
+        assert_eq!(plain, got);
+        assert_eq!(
+            applied.iter().map(|r| r.version).collect::<Vec<_>>(),
+            [1, 1]
+        );
+        assert_eq!((deleted.version, deleted.token), (0, fence.token));
+        store.close().await;
+    });
+}
+
+/// A caller that gives up on a PostgreSQL write running on its task (its
+/// future dropped while the call waits for a row another session holds)
+/// takes the call's connection out of the pool: with a pool of one, the
+/// next write connects afresh instead of finding none free. Each call is
+/// timed once, and a stale write is refused, logged and recorded in the
+/// store as on the blocking pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_given_up_postgres_write_leaves_its_pool_usable() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("aio_drop");
+    let url = format!("{base}?schema={schema}&pool_size=1");
+    let store = aio::Store::open(&url).await.unwrap();
+    let old = Fence::new(store.next_token("s").await.unwrap());
+    let fence = Fence::new(store.next_token("s").await.unwrap());
+    store.put("s", "k", b"1", &fence).await.unwrap();
+
+    let (locked, is_locked) = std::sync::mpsc::channel();
+    let (unlock, until_unlocked) = std::sync::mpsc::channel::<()>();
+    let locker = std::thread::spawn(move || {
+        let mut c = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+        let mut tx = c.transaction().unwrap();
+        let sql = format!("SELECT 1 FROM {schema}.scopes WHERE scope = 's' FOR UPDATE");
+        tx.query(&sql, &[]).unwrap();
+        locked.send(()).unwrap();
+        let _ = until_unlocked.recv_timeout(HANG);
+        tx.rollback().unwrap();
+    });
+    is_locked.recv_timeout(HANG).unwrap();
+    let given_up = tokio::time::timeout(
+        Duration::from_millis(300),
+        store.put("s", "k", b"2", &fence),
+    )
+    .await;
+    assert!(given_up.is_err(), "the put was meant to wait for the row");
+    unlock.send(()).unwrap();
+    locker.join().unwrap();
+
+    let next = tokio::time::timeout(HANG, store.put("s", "other", b"3", &fence))
+        .await
+        .expect("the given-up call's connection was never returned or dropped")
+        .unwrap();
+    assert_eq!(next.version, 1);
+    let stale = store.put("s", "k", b"old", &old).await.unwrap_err();
+    assert_eq!(stale.code(), ErrorCode::StaleToken, "{stale}");
+
+    let metrics = store.metrics();
+    let puts = metrics.calls.iter().find(|c| c.op == "put").unwrap().count;
+    assert_eq!(puts, 4, "each put timed once");
+    assert_eq!(metrics.writes_accepted, 2);
+    assert_eq!(metrics.rejections.len(), 1);
+    let recorded = store.events(Some("s"), 10).await.unwrap().rejections;
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0].presented, old.token);
+    store.close().await;
+}

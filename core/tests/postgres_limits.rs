@@ -51,6 +51,19 @@ fn url_to_stop() -> Option<String> {
     postgres_test_url()
 }
 
+/// The server processes of the sessions named `application_name`.
+fn sessions(url: &str, application_name: &str) -> Vec<i32> {
+    client(url)
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
+            &[&application_name],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
 /// A PostgreSQL backend process stopped with SIGSTOP (a one-sided
 /// partition: its kernel still ACKs TCP); continued when dropped, so a
 /// failing test never leaves it stopped.
@@ -89,15 +102,7 @@ fn a_stopped_backend_fails_the_call_with_backend_instead_of_hanging() {
         .acquire("s", "holder", Duration::from_secs(60))
         .unwrap();
     // The one pooled connection is the only session with this name.
-    let pids: Vec<i32> = client(&base)
-        .query(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = $1",
-            &[&schema],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let pids = sessions(&base, &schema);
     assert_eq!(pids.len(), 1, "{pids:?}");
     let stopped = Stopped::new(pids[0]);
 
@@ -124,6 +129,49 @@ fn a_stopped_backend_fails_the_call_with_backend_instead_of_hanging() {
         .unwrap();
     assert_eq!(renewed.token, lease.token);
     store.close();
+}
+
+/// The async store's write on its caller's task (docs/postgres.md, "Async
+/// Rust") keeps the call's deadline on a runtime without timers: the timer
+/// is the backend runtime's, and nothing panics in the caller's runtime.
+/// The timed-out connection leaves the pool, which serves the next call.
+#[test]
+fn an_async_write_on_a_stopped_backend_times_out_on_a_runtime_without_timers() {
+    let Some(base) = url_to_stop() else {
+        return;
+    };
+    let schema = fresh_schema("aio_sigstop");
+    fencing::migrate(&format!("{base}?schema={schema}")).unwrap();
+    let url =
+        format!("{base}?schema={schema}&pool_size=1&call_timeout_ms=300&application_name={schema}");
+    let (err, after) = bounded(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let store = fencing::aio::Store::open(&url).await.unwrap();
+            let fence = fencing::Fence::new(store.next_token("s").await.unwrap());
+            store.put("s", "k", b"before", &fence).await.unwrap();
+            // The blocking client runs a runtime of its own: not on this one.
+            let pids = std::thread::spawn(move || sessions(&base, &schema))
+                .join()
+                .unwrap();
+            assert_eq!(pids.len(), 1, "{pids:?}");
+            let stopped = Stopped::new(pids[0]);
+            let err = store.put("s", "k", b"during", &fence).await.unwrap_err();
+            // A new connection, while the old backend is still stopped.
+            let after = store.put("s", "other", b"after", &fence).await;
+            drop(stopped);
+            store.close().await;
+            (err, after)
+        })
+    })
+    .expect("an async put hung on a stopped backend");
+    assert_eq!(err.code(), ErrorCode::Backend, "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    assert!(err.to_string().contains("outcome is unknown"), "{err}");
+    assert_eq!(after.unwrap().version, 1);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! The one internal interface between `Store` and where state lives.
 //! Arguments arrive validated; each method is one atomic step.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 use crate::error::{BackendErrorKind, Error, Result};
@@ -42,6 +44,11 @@ pub(crate) struct WatchRead {
     /// back-off.
     pub announced: bool,
 }
+
+/// A call a backend runs on the caller's task (the async store) instead of
+/// a thread. It ends with `None` when it could not start (no connection
+/// idle): nothing was sent, and the caller makes the blocking call instead.
+pub(crate) type OnTask<'a, T> = Pin<Box<dyn Future<Output = Option<Result<T>>> + Send + 'a>>;
 
 pub(crate) trait Backend: Send + Sync {
     fn next_token(&self, scope: &str) -> Result<Token>;
@@ -105,8 +112,27 @@ pub(crate) trait Backend: Send + Sync {
             )
         })
     }
+    /// [`Backend::write`] on the caller's task, where the backend can wait
+    /// for its answer without a thread (PostgreSQL); `None` elsewhere.
+    fn write_on_task<'a>(
+        &'a self,
+        _scope: &'a str,
+        _fence: &'a Fence,
+        _ops: &'a [OpRef<'a>],
+    ) -> Option<OnTask<'a, Vec<Receipt>>> {
+        None
+    }
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()>;
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>>;
+    /// [`Backend::get`] on the caller's task, as `write_on_task`.
+    fn get_on_task<'a>(
+        &'a self,
+        _scope: &'a str,
+        _key: &'a str,
+        _fence: Option<&'a Fence>,
+    ) -> Option<OnTask<'a, Option<Entry>>> {
+        None
+    }
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page>;
     fn status(&self, scope: &str) -> Result<ScopeStatus>;
     fn retire(&self, scope: &str) -> Result<bool>;

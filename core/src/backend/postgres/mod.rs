@@ -25,7 +25,7 @@ use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, Config, Row};
 
 use super::wakes::Ticket;
-use super::{Backend, WatchRead};
+use super::{Backend, OnTask, WatchRead};
 use crate::error::{BackendErrorKind, Error, Result};
 use crate::events::{at_ms, code_from_str, Events, LastWrite, RecordedRejection, RejectionNote};
 use crate::rules::{ttl_ms, Mode};
@@ -388,35 +388,59 @@ impl Postgres {
     }
 
     /// Every row of statement `q` about `scope` (None: the whole store), on
-    /// a pooled connection. A lock wait that the server ended says who held
-    /// what the call waited for (`waited`).
+    /// a pooled connection.
     fn rows(&self, q: Q, scope: Option<&str>, params: &Params<'_>) -> Result<Vec<Row>> {
+        self.pool
+            .with(q.name(), async |c| self.query(c, q, scope, params).await)?
+    }
+
+    /// [`Postgres::rows`] on the calling task (the async store); `None`
+    /// when no connection was idle and nothing was sent.
+    async fn rows_on_task(
+        &self,
+        q: Q,
+        scope: Option<&str>,
+        params: &Params<'_>,
+    ) -> Option<Result<Vec<Row>>> {
+        let answer = self
+            .pool
+            .with_on_task(q.name(), async |c| self.query(c, q, scope, params).await)
+            .await?;
+        Some(answer.and_then(|rows| rows))
+    }
+
+    /// Statement `q` on connection `c`. A lock wait that the server ended
+    /// says who held what the call waited for (`waited`).
+    async fn query(
+        &self,
+        c: &mut pool::Conn,
+        q: Q,
+        scope: Option<&str>,
+        params: &Params<'_>,
+    ) -> Result<Result<Vec<Row>>, tokio_postgres::Error> {
         let sql = &self.sql[q as usize];
         let types = QUERIES[q as usize].2;
         debug_assert_eq!(params.len(), types.len());
-        let answer = self.pool.with(q.name(), async |c| {
-            let out = if self.unnamed {
-                let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
-                    .iter()
-                    .zip(types)
-                    .map(|(p, t)| (*p, t.clone()))
-                    .collect();
-                c.client.query_typed(sql, &typed).await
-            } else {
-                match c.statement(q as usize, sql, types).await {
-                    Ok(statement) => c.client.query(&statement, params).await,
-                    Err(e) => Err(e),
-                }
-            };
-            match out {
-                Err(e) if lock_wait::ended(&e) => {
-                    let holders = lock_wait::holders(&c.client, &self.holders_sql, scope).await;
-                    Ok(Err(lock_wait::error(q.name(), scope, e, holders)))
-                }
-                out => out.map(Ok),
+        let out = if self.unnamed {
+            let typed: Vec<(&(dyn ToSql + Sync), Type)> = params
+                .iter()
+                .zip(types)
+                .map(|(p, t)| (*p, t.clone()))
+                .collect();
+            c.client.query_typed(sql, &typed).await
+        } else {
+            match c.statement(q as usize, sql, types).await {
+                Ok(statement) => c.client.query(&statement, params).await,
+                Err(e) => Err(e),
             }
-        })?;
-        answer
+        };
+        match out {
+            Err(e) if lock_wait::ended(&e) => {
+                let holders = lock_wait::holders(&c.client, &self.holders_sql, scope).await;
+                Ok(Err(lock_wait::error(q.name(), scope, e, holders)))
+            }
+            out => out.map(Ok),
+        }
     }
 
     /// The first column of the one row statement `q` returns.
@@ -431,12 +455,103 @@ impl Postgres {
 
     /// The one row statement `q` returns.
     fn one(&self, q: Q, scope: Option<&str>, params: &Params<'_>) -> Result<Row> {
-        let n = q.name();
-        self.rows(q, scope, params)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| corrupt(format!("postgres: {n} returned no row")))
+        only_row(q, self.rows(q, scope, params)?)
     }
+
+    /// [`Postgres::one`] on the calling task; `None`: nothing was sent.
+    async fn one_on_task(
+        &self,
+        q: Q,
+        scope: Option<&str>,
+        params: &Params<'_>,
+    ) -> Option<Result<Row>> {
+        let rows = self.rows_on_task(q, scope, params).await?;
+        Some(rows.and_then(|rows| only_row(q, rows)))
+    }
+}
+
+/// `apply`'s arguments as the statement takes them, and its answer read.
+struct Apply<'a> {
+    keys: Vec<&'a str>,
+    values: Vec<Option<&'a [u8]>>,
+    expected: Vec<Option<i64>>,
+    token: i64,
+    seq: Option<i64>,
+    /// The token each receipt names.
+    fence: Token,
+}
+
+impl<'a> Apply<'a> {
+    fn new(fence: &Fence, ops: &[OpRef<'a>]) -> Apply<'a> {
+        Apply {
+            keys: ops.iter().map(|op| op.key).collect(),
+            values: ops.iter().map(|op| op.value).collect(),
+            expected: ops.iter().map(|op| op.expected_version.map(sql)).collect(),
+            token: sql(fence.token.get()),
+            seq: fence.seq.map(sql),
+            fence: fence.token,
+        }
+    }
+
+    fn params<'p>(
+        &'p self,
+        scope: &'p &str,
+        pg: &'p Postgres,
+        fence: &'p Fence,
+    ) -> [&'p (dyn ToSql + Sync); 8] {
+        [
+            scope,
+            &self.token,
+            &self.seq,
+            &pg.mode.strict,
+            &self.keys,
+            &self.values,
+            &self.expected,
+            &fence.holder,
+        ]
+    }
+
+    /// A receipt per operation, each with the version the row gives it.
+    fn receipts(&self, row: &Row) -> Result<Vec<Receipt>> {
+        let versions: Vec<i64> = col(row, 0)?;
+        if versions.len() != self.keys.len() {
+            return Err(corrupt(format!(
+                "postgres: apply returned {} receipts for {} operations",
+                versions.len(),
+                self.keys.len()
+            )));
+        }
+        versions
+            .into_iter()
+            .map(|v| {
+                Ok(Receipt {
+                    version: stored(v)?,
+                    token: self.fence,
+                })
+            })
+            .collect()
+    }
+}
+
+/// What `get` or `get_checked` returned for `key`: nothing, or its entry.
+fn entry_from(key: &str, row: Option<Row>) -> Result<Option<Entry>> {
+    let Some(row) = row else { return Ok(None) };
+    let Some(value) = col::<Option<Vec<u8>>>(&row, 0)? else {
+        return Ok(None);
+    };
+    Ok(Some(Entry {
+        key: key.to_owned(),
+        value,
+        version: stored(col(&row, 1)?)?,
+        token: stored_token(col(&row, 2)?)?,
+    }))
+}
+
+/// The first of the rows statement `q` returned, which always returns one.
+fn only_row(q: Q, rows: Vec<Row>) -> Result<Row> {
+    rows.into_iter()
+        .next()
+        .ok_or_else(|| corrupt(format!("postgres: {} returned no row", q.name())))
 }
 
 /// A host that is a path (`/run/postgresql`, or `C:\\pg` as libpq reads it
@@ -683,41 +798,23 @@ impl Backend for Postgres {
         ops: &[OpRef<'_>],
         _called: Instant,
     ) -> Result<Vec<Receipt>> {
-        let keys: Vec<&str> = ops.iter().map(|op| op.key).collect();
-        let values: Vec<Option<&[u8]>> = ops.iter().map(|op| op.value).collect();
-        let expected: Vec<Option<i64>> =
-            ops.iter().map(|op| op.expected_version.map(sql)).collect();
-        let row = self.one(
-            Q::Apply,
-            Some(scope),
-            &[
-                &scope,
-                &sql(fence.token.get()),
-                &fence.seq.map(sql),
-                &self.mode.strict,
-                &keys,
-                &values,
-                &expected,
-                &fence.holder,
-            ],
-        )?;
-        let versions: Vec<i64> = col(&row, 0)?;
-        if versions.len() != ops.len() {
-            return Err(corrupt(format!(
-                "postgres: apply returned {} receipts for {} operations",
-                versions.len(),
-                ops.len()
-            )));
-        }
-        versions
-            .into_iter()
-            .map(|v| {
-                Ok(Receipt {
-                    version: stored(v)?,
-                    token: fence.token,
-                })
-            })
-            .collect()
+        let args = Apply::new(fence, ops);
+        let row = self.one(Q::Apply, Some(scope), &args.params(&scope, self, fence))?;
+        args.receipts(&row)
+    }
+
+    fn write_on_task<'a>(
+        &'a self,
+        scope: &'a str,
+        fence: &'a Fence,
+        ops: &'a [OpRef<'a>],
+    ) -> Option<OnTask<'a, Vec<Receipt>>> {
+        Some(Box::pin(async move {
+            let args = Apply::new(fence, ops);
+            let params = args.params(&scope, self, fence);
+            let row = self.one_on_task(Q::Apply, Some(scope), &params).await?;
+            Some(row.and_then(|row| args.receipts(&row)))
+        }))
     }
 
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
@@ -730,26 +827,36 @@ impl Backend for Postgres {
     }
 
     fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
-        let row = match fence {
+        let token = fence.map(|f| sql(f.token.get()));
+        let row = match &token {
             None => self
                 .rows(Q::Get, Some(scope), &[&scope, &key])?
                 .into_iter()
                 .next(),
-            Some(f) => Some(self.one(
-                Q::GetChecked,
-                Some(scope),
-                &[&scope, &key, &sql(f.token.get())],
-            )?),
+            Some(t) => Some(self.one(Q::GetChecked, Some(scope), &[&scope, &key, t])?),
         };
-        let Some(row) = row else { return Ok(None) };
-        let Some(value) = col::<Option<Vec<u8>>>(&row, 0)? else {
-            return Ok(None);
-        };
-        Ok(Some(Entry {
-            key: key.to_owned(),
-            value,
-            version: stored(col(&row, 1)?)?,
-            token: stored_token(col(&row, 2)?)?,
+        entry_from(key, row)
+    }
+
+    fn get_on_task<'a>(
+        &'a self,
+        scope: &'a str,
+        key: &'a str,
+        fence: Option<&'a Fence>,
+    ) -> Option<OnTask<'a, Option<Entry>>> {
+        Some(Box::pin(async move {
+            let token = fence.map(|f| sql(f.token.get()));
+            let row = match &token {
+                None => self
+                    .rows_on_task(Q::Get, Some(scope), &[&scope, &key])
+                    .await?
+                    .map(|rows| rows.into_iter().next()),
+                Some(t) => self
+                    .one_on_task(Q::GetChecked, Some(scope), &[&scope, &key, t])
+                    .await?
+                    .map(Some),
+            };
+            Some(row.and_then(|row| entry_from(key, row)))
         }))
     }
 

@@ -8,8 +8,11 @@
 //! that ran out of time is dropped alone, since its protocol state is
 //! unknown. The next operation connects afresh.
 
+use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::types::Type;
@@ -28,6 +31,21 @@ pub(crate) struct Conn {
     /// Named statements, prepared once per connection (not behind a
     /// transaction pooler, which would not keep them).
     statements: Vec<Option<Statement>>,
+}
+
+/// A connection out of the pool for a call on a task: dropped with the
+/// task's future before the call ended, it is dropped from the pool too.
+struct Lent<'a> {
+    pool: &'a Pool,
+    conn: Option<Pooled>,
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.discard_one(conn);
+        }
+    }
 }
 
 /// A connection of the pool: the client half, and the socket that the
@@ -156,6 +174,64 @@ impl Pool {
             self.discard_one(conn);
             return Err(self.timed_out(what));
         };
+        self.settle(what, conn, out)
+    }
+
+    /// [`Pool::with`] on the calling task instead of its thread (the async
+    /// store): the socket is driven by the task's polls, woken by the
+    /// pool's runtime as for a thread, and the deadline is a timer of that
+    /// runtime (the caller's may have none). `None` when no connection is
+    /// idle: nothing was sent, and the caller runs the blocking call, which
+    /// connects or waits for one. A future dropped mid-call drops its
+    /// connection, whose state is unknown, as a call past its deadline does.
+    pub async fn with_on_task<T>(
+        &self,
+        what: &str,
+        f: impl AsyncFnOnce(&mut Conn) -> Result<T, tokio_postgres::Error>,
+    ) -> Option<Result<T>> {
+        let deadline = Instant::now() + self.call_timeout;
+        let runtime = self.runtime();
+        let conn = {
+            let mut state = self.lock();
+            match self.take_idle(&mut state) {
+                Ok(idle) => idle?,
+                Err(e) => return Some(Err(e)),
+            }
+        };
+        let mut lent = Lent {
+            pool: self,
+            conn: Some(conn),
+        };
+        let out = {
+            let Pooled { conn, socket } = lent.conn.as_mut()?;
+            socket.take_warning();
+            let mut call = pin!(socket.run(f(conn)));
+            let mut timer = pin!(runtime.sleep_until(deadline));
+            poll_fn(|cx| match call.as_mut().poll(cx) {
+                Poll::Ready(out) => Poll::Ready(Some(out)),
+                Poll::Pending => timer.as_mut().poll(cx).map(|()| None),
+            })
+            .await
+        };
+        let conn = lent.conn.take()?;
+        Some(match out {
+            Some(out) => self.settle(what, conn, out),
+            None => {
+                self.discard_one(conn);
+                Err(self.timed_out(what))
+            }
+        })
+    }
+
+    /// A call's end: the connection back to the pool, or dropped (with
+    /// every idle one when the server went away), and the answer mapped to
+    /// the store's errors.
+    fn settle<T>(
+        &self,
+        what: &str,
+        mut conn: Pooled,
+        out: Result<T, tokio_postgres::Error>,
+    ) -> Result<T> {
         if let (true, Some(warning)) = (self.sync_replication, conn.socket.take_warning()) {
             // Committed locally, perhaps not on any standby: a promoted
             // standby may not have it, so it is no answer to hand on.
@@ -232,20 +308,26 @@ impl Pool {
         Ok(())
     }
 
-    fn checkout(&self, deadline: Instant) -> Result<Pooled> {
-        let mut state = self.lock();
-        self.leave_the_parent(&mut state)?;
+    /// An idle connection, if one is (after forgetting a parent's, and
+    /// the idle ones the listener found suspect).
+    fn take_idle(&self, state: &mut State) -> Result<Option<Pooled>> {
+        self.leave_the_parent(state)?;
         if self.suspect.swap(false, Ordering::SeqCst) {
             let stale = std::mem::take(&mut state.idle);
             state.open -= stale.len();
             state.reconnecting |= !stale.is_empty();
             drop(stale);
         }
+        if state.closed {
+            return Err(Error::Closed);
+        }
+        Ok(state.idle.pop())
+    }
+
+    fn checkout(&self, deadline: Instant) -> Result<Pooled> {
+        let mut state = self.lock();
         loop {
-            if state.closed {
-                return Err(Error::Closed);
-            }
-            if let Some(conn) = state.idle.pop() {
+            if let Some(conn) = self.take_idle(&mut state)? {
                 return Ok(conn);
             }
             if state.open < self.size {

@@ -60,6 +60,13 @@ impl Runtime {
         })
     }
 
+    /// A timer of this runtime, which its thread fires: a task of another
+    /// runtime (perhaps one without timers) can await it.
+    pub fn sleep_until(&self, deadline: std::time::Instant) -> tokio::time::Sleep {
+        let _here = self.handle.enter();
+        tokio::time::sleep_until(deadline.into())
+    }
+
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
