@@ -384,15 +384,19 @@ pub(crate) fn jump_limit(base: u64, room: u64) -> u64 {
     base.saturating_add(room).min(Token::MAX.get())
 }
 
-/// A counter or fence of `scope` (whose greatest token is `top`) may move
-/// to `value` when that is at most one past `top` (an issue) or within the
-/// jump limit `limit`: above it, `INVALID_ARGUMENT`, nothing changed.
+/// A value a caller presents (a write's, a claim's or a check's token, an
+/// `advance_counter` floor) may move a counter or fence of `scope` (whose
+/// greatest token is `top`) when it is at most `top` or within the jump
+/// limit `limit`: above both, `INVALID_ARGUMENT`, nothing changed. Only the
+/// store's own issues count past the limit (one past `top` each), so a value
+/// above it that the store did not issue was there before the limit
+/// (docs/semantics.md, "Failover" and "Lowering a wedged scope").
 pub(crate) fn check_jump(scope: &str, top: u64, value: u64, limit: u64) -> Result<()> {
-    if value > top.saturating_add(1) && value > limit {
+    if value > top && value > limit {
         return Err(Error::invalid(format!(
             "token {value} for scope {scope:?} is above the store's jump limit {limit}: a \
-             counter or fence moves past its next token only up to it (docs/semantics.md, \
-             \"Failover\")"
+             token the store did not issue moves a counter or fence only up to it \
+             (docs/semantics.md, \"Failover\")"
         )));
     }
     Ok(())

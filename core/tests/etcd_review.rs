@@ -1518,8 +1518,12 @@ fn concurrent_issues_past_the_jump_limit_keep_the_ceiling_above_them() {
                 store.advance_counter(&scope, token(limit)).unwrap();
                 let mut tokens = Vec::new();
                 if i == 3 {
-                    // A caller's own transaction with the next token.
-                    let t = token(limit + 1);
+                    // A caller's own transaction with the next token: taken
+                    // once the store issued it, refused before (only the
+                    // store's own issues count past the limit).
+                    let err = store.etcd_check(&scope, &Fence::new(token(limit + 1)));
+                    assert_eq!(err.unwrap_err().code(), ErrorCode::InvalidArgument);
+                    let t = store.next_token(&scope).unwrap();
                     loop {
                         let check = store.etcd_check(&scope, &Fence::new(t)).unwrap();
                         if raw(&member, "kv/txn", &check.to_gateway_json())["succeeded"] == true {
@@ -1528,6 +1532,8 @@ fn concurrent_issues_past_the_jump_limit_keep_the_ceiling_above_them() {
                     }
                     tokens.push((scope.clone(), t.get()));
                     tokens.push((scope.clone(), store.next_token(&scope).unwrap().get()));
+                    let err = store.etcd_check(&scope, &Fence::new(token(t.get() + 2)));
+                    assert_eq!(err.unwrap_err().code(), ErrorCode::InvalidArgument);
                 } else {
                     for _ in 0..5 {
                         tokens.push((scope.clone(), store.next_token(&scope).unwrap().get()));

@@ -6,8 +6,8 @@
 //!
 //! The numbers: each store keeps a ceiling H (0 at first) at or above every
 //! counter, fence and floor; a value above H moves it to that value plus
-//! 2^32 (`HEADROOM`), saturating at the maximum token. A counter or fence
-//! jumps past its next token only up to the jump limit J: the latest step's
+//! 2^32 (`HEADROOM`), saturating at the maximum token. A presented token
+//! moves a counter or fence past its greatest only up to the jump limit J: the latest step's
 //! base (0 before any) + 2^48 (`JUMP_ROOM`). The step's base is max(H, J) +
 //! `FAILOVER_STEP` (saturating); every counter, fence and floor moves to at
 //! least the base, and `failover` returns it.
@@ -297,6 +297,51 @@ fn the_base_is_the_step_above_the_ceiling_and_steps_repeat_from_it() {
         assert_eq!(store.failover().unwrap(), second, "{url}");
         assert_eq!(store.next_token("s").unwrap().get(), second + 1, "{url}");
         assert_eq!(store.next_token("new").unwrap().get(), second + 1, "{url}");
+        store.close();
+    }
+}
+
+/// A token a caller presents (a write, a claim, an `advance_counter`)
+/// moves no fence or counter past the jump limit, not even one past the
+/// scope's greatest token: only the store's own issues count past it. Else
+/// a caller could step a fence past the limit one token at a time, and the
+/// owner's `lower_wedged`, which takes every value above the limit for a
+/// wedge from before the limit existed, would lower the fence below tokens
+/// this store accepted (docs/semantics.md, "Lowering a wedged scope").
+#[test]
+fn a_presented_token_never_steps_a_fence_past_the_jump_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = |v: u64| Fence::new(Token::new(v).unwrap());
+    let j = JUMP_ROOM;
+    for url in backends(&dir) {
+        let store = Store::open(&url).unwrap();
+        store.claim("s", &t(j)).unwrap();
+        let refused = [
+            store.put("s", "k", b"a", &t(j + 1)).map(drop),
+            store.claim("s", &t(j + 1)),
+            store
+                .advance_counter("s", Token::new(j + 1).unwrap())
+                .map(drop),
+        ];
+        for r in refused {
+            let err = r.unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument(_)), "{url}: {err:?}");
+        }
+        let status = store.status("s").unwrap();
+        assert_eq!((status.counter, status.fence), (0, j), "{url}");
+        // Nothing above the limit: nothing to take for a wedge.
+        let err = store.lower_wedged("s", Token::new(1).unwrap()).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{url}: {err:?}");
+        // The store's own next token counts past the limit, and is taken.
+        let issued = store.next_token("s").unwrap();
+        assert_eq!(issued.get(), j + 1, "{url}");
+        store.put("s", "k", b"b", &Fence::new(issued)).unwrap();
+        let err = store.put("s", "k", b"c", &t(j + 2)).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{url}: {err:?}");
+        // The counter past the limit: a lowering is refused, as before.
+        let err = store.lower_wedged("s", Token::new(j).unwrap()).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{url}: {err:?}");
+        assert_eq!(store.get("s", "k", None).unwrap().unwrap().value, b"b");
         store.close();
     }
 }

@@ -65,7 +65,7 @@
 //!
 //! 8. Jumps and outside tokens. An `advance_counter(V)` (a jump) and a
 //!    write or claim with a token the store never issued (outside) may move
-//!    a counter or fence past the scope's next token only up to the jump
+//!    a counter or fence past the scope's greatest token only up to the jump
 //!    limit J = b + 2^48, b the base of the latest failover step
 //!    (docs/semantics.md, "Failover"). b is below every token issued since
 //!    that step, and a scope's greatest token passes J by at most one per

@@ -269,19 +269,19 @@ BEGIN
 END
 $$;
 
--- A counter or fence may move to p_value when that is at most one past the
--- scope's greatest token (an issue) or within the jump limit
--- (`rules::check_jump`): a failover step must stay above anything a lost
--- history can have reached.
+-- A value a caller presents may move a counter or fence to p_value when that
+-- is at most the scope's greatest token or within the jump limit
+-- (`rules::check_jump`): only the store's own issues count past the limit.
+-- A failover step must stay above anything a lost history can have reached.
 CREATE OR REPLACE FUNCTION @schema@.check_jump(r @schema@.scopes, h @schema@.history, p_value bigint)
 RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     v_limit bigint := least(h.base::numeric + h.jump_room, @max_token@)::bigint;
 BEGIN
-    IF p_value > greatest(r.counter, r.fence)::numeric + 1 AND p_value > v_limit THEN
+    IF p_value > greatest(r.counter, r.fence) AND p_value > v_limit THEN
         PERFORM @schema@.reject_invalid(format(
-            'token %s for scope %s is above the store''s jump limit %s: a counter or fence moves '
-            'past its next token only up to it (docs/semantics.md, "Failover")',
+            'token %s for scope %s is above the store''s jump limit %s: a token the store did '
+            'not issue moves a counter or fence only up to it (docs/semantics.md, "Failover")',
             p_value, to_json(r.scope), v_limit));
     END IF;
 END

@@ -9,7 +9,7 @@
 -- The insert applies checks 2 and 3 of docs/semantics.md to the scope and
 -- raises its fence, as `fencing.check` does on PostgreSQL (not sealing; seq
 -- optional; a scope seen for the first time starts at its bucket's floor;
--- past the scope's next token only up to the jump limit), and raises the
+-- past the scope's greatest token only up to the jump limit), and raises the
 -- store's ceiling over it.
 -- A rejection aborts the statement with a message that starts with the
 -- code; the caller rolls back. RAISE takes a literal message here: an
@@ -65,11 +65,11 @@ BEGIN
      WHERE scope = NEW.scope AND NEW.seq IS NOT NULL AND NEW.token = fence
        AND last_seq IS NOT NULL AND NEW.seq <= last_seq;
 
-    -- Past the scope's next token only up to the jump limit
+    -- Past the scope's greatest token only up to the jump limit
     -- (rules::check_jump): the latest failover step's base plus the room.
-    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: the token is above the store''s jump limit: a fence moves past its scope''s next token only up to it (docs/semantics.md, "Failover")')
+    SELECT RAISE(ABORT, 'INVALID_ARGUMENT: the token is above the store''s jump limit: a token the store did not issue moves a fence only up to it (docs/semantics.md, "Failover")')
       FROM fencing_scopes s, fencing_ceiling c
-     WHERE s.scope = NEW.scope AND NEW.token > max(s.counter, s.fence) + 1
+     WHERE s.scope = NEW.scope AND NEW.token > max(s.counter, s.fence)
        AND NEW.token > CASE WHEN c.base > @max_token@ - c.jump_room THEN @max_token@
                             ELSE c.base + c.jump_room END;
 
