@@ -29,9 +29,10 @@ pub(crate) const PLACE_LIFE_MAX: Duration = Duration::from_secs(600);
 pub(crate) const SLEEP_PARTS: u64 = 2;
 /// ... and an attempt moves its place on once less than
 /// `REFRESH_QUARTERS / 4` of its life is left: every attempt after a full
-/// sleep does, and a waiter late to wake keeps the other half of the life
-/// as its margin. So a waiter on a lease that never ends asks twice per
-/// place life (twice per TTL, for a TTL within the bounds above).
+/// sleep does. A waiter late to wake keeps at least a quarter of the life
+/// as its margin (half after a sleep that followed a move). So a waiter on
+/// a lease that never ends asks twice per place life (twice per TTL, for a
+/// TTL within the bounds above).
 pub(crate) const REFRESH_QUARTERS: u64 = 3;
 
 /// How long a place lasts past an attempt of a waiter that asked for `ttl`.

@@ -578,3 +578,122 @@ fn postgres_a_waiting_acquire_never_takes_another_scopes_place() {
     assert_eq!(waiting(&mut c), 1, "the held scope's waiter lost its place");
     holder.close();
 }
+
+/// A place its waiter left behind (killed: the row stays) has run out by
+/// the scope's time, the time every lease of the scope is judged by, which
+/// never goes back (docs/semantics.md, "Leases"): a handle whose clock is
+/// behind it (another process's clock, or this one's stepped back) must not
+/// see the place live again and queue behind it while the lease is free.
+/// And such places are cleared when the next waiter queues, so a scope's
+/// dead places do not pile up in the file.
+#[test]
+fn sqlite_a_dead_waiters_place_never_comes_back_with_a_clock_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.db");
+    let url = format!("{}?clock=manual", sqlite_url(&path));
+    // Where both manual clocks start, give or take the opens.
+    let start_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let ahead = Store::open(&url).unwrap();
+    let behind = Store::open(&url).unwrap();
+    ahead.advance_clock(Duration::from_secs(1200)).unwrap();
+    // The scope's time is now 20 minutes past `behind`'s clock.
+    let lease = ahead.acquire("k", "h", TTL).unwrap();
+    assert!(ahead.release("k", lease.token).unwrap());
+    let file = rusqlite::Connection::open(&path).unwrap();
+    // Left by a waiter killed ten minutes before the scope's time.
+    file.execute(
+        "INSERT INTO fencing_waiters (scope, until_ms) VALUES ('k', ?1)",
+        [start_ms + 600_000],
+    )
+    .unwrap();
+    let got = behind.acquire_wait("k", "w", TTL, Duration::from_secs(2));
+    assert_eq!(got.unwrap().holder, "w", "queued behind a dead place");
+
+    // The next waiter that queues clears the scope's dead places.
+    let places = |file: &rusqlite::Connection| -> i64 {
+        file.query_row(
+            "SELECT count(*) FROM fencing_waiters WHERE scope = 'k'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(places(&file), 1);
+    let waited = behind.acquire_wait("k", "x", TTL, Duration::from_millis(100));
+    assert!(matches!(waited, Err(fencing::Error::Timeout)), "{waited:?}");
+    assert_eq!(places(&file), 0, "a dead place outlived the next waiter");
+}
+
+/// PostgreSQL: a release tells the earliest place that is live by the
+/// scope's time, as the waiters' attempts judge places. A server whose
+/// clock is behind the scope's time (stepped back, or a promoted standby
+/// behind the old primary) must not name a place that ran out by it (a
+/// killed waiter's), leaving the live waiter behind it asleep while the
+/// lease is free.
+#[test]
+fn postgres_a_release_wakes_the_live_waiter_behind_a_dead_place() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("deadplace");
+    let url = format!("{base}?schema={schema}&clock=manual");
+    let holder = Store::open(&url).unwrap();
+    let waiter = Store::open(&url).unwrap();
+    let mut sql = postgres::Client::connect(&base, postgres::NoTls).unwrap();
+    // Place 1 is the dead one's, below: the live waiter takes 2.
+    let taken: i64 = sql
+        .query_one(
+            &format!("SELECT nextval('{schema}.waiting_place_seq')"),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(taken, 1);
+    holder.next_token("k").unwrap();
+    // The scope's time 20 minutes past the server's clock.
+    let clock: i64 = sql
+        .query_one(&format!("SELECT {schema}.now_ms()"), &[])
+        .unwrap()
+        .get(0);
+    sql.execute(
+        &format!("UPDATE {schema}.scopes SET seen_ms = $1 WHERE scope = 'k'"),
+        &[&(clock + 1_200_000)],
+    )
+    .unwrap();
+    let lease = holder.acquire("k", "h", TTL).unwrap();
+    let before = conflicts(&waiter);
+    let queued = waiter.clone();
+    let w = std::thread::spawn(move || {
+        let lease = queued.acquire_wait("k", "w", TTL, TIMEOUT);
+        (lease, Instant::now())
+    });
+    let start = Instant::now();
+    while conflicts(&waiter) == before && start.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(conflicts(&waiter) > before, "the waiter never asked");
+    // Its handle learns its place (2) as its attempt returns: else any
+    // release would wake it.
+    std::thread::sleep(Duration::from_millis(300));
+    // A waiter killed ten minutes before the scope's time left place 1.
+    sql.execute(
+        &format!("INSERT INTO {schema}.waiting (place, scope, until_ms) VALUES (1, 'k', $1)"),
+        &[&(clock + 600_000)],
+    )
+    .unwrap();
+    assert!(holder.release("k", lease.token).unwrap());
+    let released = Instant::now();
+    let (got, at) = w.join().unwrap();
+    assert_eq!(got.unwrap().holder, "w");
+    // Woken, it takes the lease at once; not woken, it sleeps half its
+    // place's life (60 s) or until its timeout, whichever is first, and
+    // takes it then.
+    let late = at.duration_since(released);
+    assert!(
+        late < TIMEOUT / 2,
+        "the live waiter was not woken ({late:?})"
+    );
+}

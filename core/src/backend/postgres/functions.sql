@@ -835,6 +835,9 @@ BEGIN
     SELECT w.until_ms INTO kept FROM @schema@.waiting w
      WHERE w.place = p_place AND w.scope = p_scope AND w.until_ms > clock;
     IF kept IS NULL THEN
+        -- Places run out are gone for good: cleared here, so that killed
+        -- waiters' do not pile up in front of every lookup.
+        DELETE FROM @schema@.waiting w WHERE w.scope = p_scope AND w.until_ms <= clock;
         INSERT INTO @schema@.waiting AS w (scope, until_ms) VALUES (p_scope, clock + life)
         RETURNING w.place INTO place;
     ELSE
@@ -930,11 +933,13 @@ BEGIN
     h := @schema@.durable();
     clock := @schema@.now_ms();
     -- A lease from before a failover step has ended: nothing to release.
+    -- The waiters' places are judged by the scope's time, as the lease is.
     UPDATE @schema@.scopes
        SET lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL,
            seen_ms = greatest(seen_ms, clock)
      WHERE scope = p_scope AND lease_token = p_token AND lease_expires_ms > greatest(seen_ms, clock)
-       AND epoch = h.epoch;
+       AND epoch = h.epoch
+    RETURNING seen_ms INTO clock;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
@@ -1344,7 +1349,7 @@ BEGIN
     UPDATE @schema@.scopes SET counter = p_bound, fence = p_bound, sealed = true, last_seq = NULL,
            lease_holder = NULL, lease_token = NULL, lease_ttl_ms = NULL, lease_expires_ms = NULL
      WHERE scope = p_scope;
-    PERFORM @schema@.announce_ended(p_scope, @schema@.now_ms());
+    PERFORM @schema@.announce_ended(p_scope, greatest(@schema@.now_ms(), r.seen_ms));
     RETURN p_bound;
 END
 $$;

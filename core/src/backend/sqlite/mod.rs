@@ -1015,12 +1015,11 @@ impl Backend for Sqlite {
                 return Ok(((false, None), Moves::OnlyData));
             };
             let before = core.clone();
-            let now = self.clock.now_ms();
-            let released = core.release(token, now);
+            let released = core.release(token, self.clock.now_ms());
             save_scope(tx, scope, &core)?;
             // Only the next waiter need wake; an unknown head wakes all.
             let head = if released && waited {
-                head(tx, scope, now).ok().flatten()
+                head(tx, scope, core.seen_ms).ok().flatten()
             } else {
                 None
             };
@@ -1063,7 +1062,9 @@ impl Backend for Sqlite {
         let mode = self.mode;
         let life = place_life_ms(ttl);
         let attempt = self.with_scope(scope, |tx, core| {
-            let now = self.clock.now_ms();
+            // Places are judged by the scope's time, as its leases are: a
+            // clock behind it must not bring a run-out place back.
+            let now = core.time(self.clock.now_ms());
             let lease_end = core.live_lease(now).map(|l| l.expires_at_ms);
             let earlier: Option<i64> = tx
                 .prepare_cached(
@@ -1106,6 +1107,13 @@ impl Backend for Sqlite {
                             p
                         }
                         _ => {
+                            // Places run out are gone for good: cleared here,
+                            // so the killed waiters' do not pile up.
+                            tx.prepare_cached(
+                                "DELETE FROM fencing_waiters WHERE scope = ?1 AND until_ms <= ?2",
+                            )
+                            .and_then(|mut st| st.execute(params![scope, sql(now)]))
+                            .map_err(backend)?;
                             tx.prepare_cached(
                                 "INSERT INTO fencing_waiters (scope, until_ms) VALUES (?1, ?2)",
                             )
@@ -1128,8 +1136,11 @@ impl Backend for Sqlite {
     fn leave_queue(&self, scope: &str, place: u64) -> Result<()> {
         let head = self.write_tx(|tx| {
             leave(tx, place)?;
-            let now = self.clock.now_ms();
-            let free = load_scope(tx, scope)?.is_none_or(|core| core.live_lease(now).is_none());
+            let clock = self.clock.now_ms();
+            let core = load_scope(tx, scope)?;
+            // The scope's time, as its leases are judged (`ScopeCore::time`).
+            let now = core.as_ref().map_or(clock, |c| c.time(clock));
+            let free = core.is_none_or(|core| core.live_lease(now).is_none());
             Ok(if free {
                 Some(head(tx, scope, now)?)
             } else {
