@@ -296,7 +296,9 @@ PGPASSFILE it inherits, or ~/.pgpass (FENCING_URL_FILE is not passed on).\n\n\
 Exit status: CMD's own (128+N when a signal N killed it; 126 when it cannot be executed, 127 when \
 it is not found). If the lease is lost while CMD runs, CMD's process group gets SIGTERM, then \
 SIGKILL after --grace, and fencing exits 15 (LEASE_LOST). SIGTERM, SIGHUP, SIGINT and SIGQUIT sent \
-to fencing are passed on to CMD's process group; the lease is released when CMD ends. 14 (LEASE_HELD) or 18 (TIMEOUT) when the lease \
+to fencing are passed on to CMD's process group (with --foreground, SIGINT and SIGQUIT are not: the \
+terminal sends them to CMD itself); the lease is released when CMD ends. During the acquisition they \
+stop the acquire (a waiting one leaves its place in line) and fencing exits 128+N. 14 (LEASE_HELD) or 18 (TIMEOUT) when the lease \
 could not be had; CMD did not run.")]
 pub struct RunArgs {
     /// The protected domain, e.g. report:7

@@ -36,8 +36,12 @@ fn say(line: &str) {
 
 /// Where `fencing run` is when a termination signal arrives.
 pub enum Phase {
-    /// Still acquiring: nothing to clean up, exit at once.
-    Acquiring,
+    /// Opening the store: nothing to clean up, exit at once.
+    Opening,
+    /// Acquiring: the first signal makes the acquire give up (a waiting one
+    /// leaves its place in line), a lease taken anyway is released, and
+    /// `fencing run` exits as the signal says ([`sys::signal_status`]).
+    Acquiring(Option<Sig>),
     /// Between acquiring and CMD's start: pass it on once CMD runs.
     Starting(Option<Sig>),
     Running(Target),
@@ -48,18 +52,37 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
     let scope = verbs::text("the scope", &args.scope)?.to_owned();
     let holder = verbs::holder(args.holder.as_deref())?;
     // Before any other thread starts, so that every thread blocks them.
-    let phase = Arc::new(Mutex::new(Phase::Acquiring));
+    let phase = Arc::new(Mutex::new(Phase::Opening));
     sys::forward_signals(args.foreground, &phase);
     let store = verbs::open(&url)?;
-    let lease = verbs::acquire(&store, &scope, &holder, args.ttl, args.wait)?;
-    set_phase(&phase, Phase::Starting(None));
-    let token = lease.token;
+    set_phase(&phase, Phase::Acquiring(None));
 
     let (tx, events) = mpsc::channel::<Event>();
     let on_lost = tx.clone();
-    let guard = store.keep_alive_with(lease, move |e| {
+    let on_lost: fencing::OnLost = Box::new(move |e| {
         let _ = on_lost.send(Event::Lost(e.clone()));
     });
+    // The core's lease, not acquire then keep_alive: the keep-alive's first
+    // deadline counts from when the acquire that took the lease was sent
+    // (docs/semantics.md, "Keep-alive").
+    let held = match args.wait {
+        None => store.lease_wait(&scope, &holder, args.ttl, None, Some(on_lost)),
+        Some(timeout) => verbs::with_progress(&scope, timeout, || {
+            let gave_up = || matches!(&*lock(&phase), Phase::Acquiring(Some(_)));
+            store.lease_wait_unless(&scope, &holder, args.ttl, timeout, Some(on_lost), &gave_up)
+        }),
+    };
+    if let Phase::Acquiring(Some(sig)) = set_phase(&phase, Phase::Starting(None)) {
+        // Given up: the wait has left its place in line; a lease that came
+        // anyway is released before exiting (an exit would leave it held to
+        // its TTL, with no CMD).
+        if let Ok(guard) = held {
+            let _ = guard.finish(WorkOutcome::Failed);
+        }
+        return Ok(sys::signal_status(sig));
+    }
+    let guard = held?;
+    let token = guard.token();
 
     let mut command = Command::new(&args.command[0]);
     sys::prepare(&mut command, args.foreground);
@@ -109,6 +132,9 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
         Ok(Event::Exited) | Err(_) => None,
     };
     if let Some(e) = lost {
+        // CMD first: nothing printed may delay stopping it (stderr may be a
+        // slow or closed pipe).
+        target.terminate();
         let late = guard.last_lateness();
         say(&format!("{}: {}", e.code(), exit::message(&e)));
         if fencing::defaults::is_pause(late, args.ttl) {
@@ -124,7 +150,6 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
             target.terminating(),
             args.command[0]
         ));
-        target.terminate();
         if !exited_within(&events, args.grace) {
             say(&format!(
                 "{:?} still running after {}: {}",
@@ -167,8 +192,12 @@ pub fn main(url_arg: Option<&str>, args: RunArgs) -> Result<u8, Failure> {
     }
 }
 
+fn lock(phase: &Mutex<Phase>) -> std::sync::MutexGuard<'_, Phase> {
+    phase.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn set_phase(phase: &Mutex<Phase>, next: Phase) -> Phase {
-    std::mem::replace(&mut *phase.lock().unwrap_or_else(|p| p.into_inner()), next)
+    std::mem::replace(&mut *lock(phase), next)
 }
 
 fn exited_within(events: &mpsc::Receiver<Event>, limit: Duration) -> bool {

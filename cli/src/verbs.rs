@@ -105,26 +105,18 @@ pub fn stripped_of_password(url: &str) -> String {
 }
 
 fn replace_password(url: &str, mask: Option<&str>) -> String {
-    let (base, query) = match url.split_once('?') {
+    let (mut shown, rest) = match user_info(url) {
+        Some((scheme, name, after)) => match mask {
+            Some(mask) => (format!("{scheme}://{name}:{mask}@"), after),
+            None => (format!("{scheme}://{name}@"), after),
+        },
+        None => (String::new(), url),
+    };
+    let (base, query) = match rest.split_once('?') {
         Some((b, q)) => (b, Some(q)),
-        None => (url, None),
+        None => (rest, None),
     };
-    let mut shown = match base.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            match authority.rsplit_once('@') {
-                Some((user, host)) if user.contains(':') => {
-                    let name = user.split_once(':').map_or(user, |(n, _)| n);
-                    match mask {
-                        Some(mask) => format!("{scheme}://{name}:{mask}@{host}{path}"),
-                        None => format!("{scheme}://{name}@{host}{path}"),
-                    }
-                }
-                _ => base.to_owned(),
-            }
-        }
-        None => base.to_owned(),
-    };
+    shown.push_str(base);
     if let Some(query) = query {
         let pairs: Vec<String> = query
             .split('&')
@@ -140,6 +132,32 @@ fn replace_password(url: &str, mask: Option<&str>) -> String {
         }
     }
     shown
+}
+
+/// `(scheme, user name, what follows the user info's '@')` of a
+/// `scheme://user:password@...` URL; `None` when it has no password.
+///
+/// The user info ends at the last '@', as in the core's rule for the URLs
+/// it shows: a password may hold a raw '/', '?' or '@' (it should be
+/// percent-encoded, but must not be shown or passed on either way). A user
+/// name cannot hold those: when the text before the first ':' does, that
+/// '@' is a later one's (a query value's), and the user info is the
+/// authority's, which ends at the first '/' or '?'. (A second copy of the
+/// core's rule, which is not public, extended to strip the password and to
+/// `password=` in the query.)
+fn user_info(url: &str) -> Option<(&str, &str, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let split = |at: usize| {
+        let (name, _) = rest[..at].split_once(':')?;
+        Some((name, &rest[at + 1..]))
+    };
+    let (name, after) = split(rest.rfind('@')?)?;
+    if !name.contains(['@', '/', '?', '#']) {
+        return Some((scheme, name, after));
+    }
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let (name, after) = split(authority.rfind('@')?)?;
+    Some((scheme, name, after))
 }
 
 /// The bytes to write: `--value V`, else the file `--file PATH`, else
@@ -278,13 +296,22 @@ pub fn acquire(
     let Some(timeout) = wait else {
         return store.acquire(scope, holder, ttl);
     };
+    with_progress(scope, timeout, || {
+        store.acquire_wait(scope, holder, ttl, timeout)
+    })
+}
+
+/// Runs `wait`, a wait of up to `timeout` for the lease on `scope`, with a
+/// progress line on stderr when it is a terminal and the wait lasts more
+/// than a second.
+pub fn with_progress<T>(scope: &str, timeout: Duration, wait: impl FnOnce() -> T) -> T {
     if timeout <= Duration::from_secs(1) || !std::io::stderr().is_terminal() {
-        return store.acquire_wait(scope, holder, ttl, timeout);
+        return wait();
     }
     let (done, ticks) = mpsc::channel::<()>();
     std::thread::scope(|s| {
         s.spawn(move || progress(scope, timeout, &ticks));
-        let result = store.acquire_wait(scope, holder, ttl, timeout);
+        let result = wait();
         drop(done);
         result
     })
@@ -728,6 +755,44 @@ mod tests {
             ("postgresql://h/db?password=s3cret", "postgresql://h/db"),
         ] {
             assert_eq!(stripped_of_password(url), stripped);
+        }
+    }
+
+    /// A password may hold a raw '/' (it should be percent-encoded): the
+    /// user info still ends at the last '@', as in the core's own rule.
+    #[test]
+    fn a_password_with_a_raw_slash_is_hidden_and_stripped() {
+        for (url, shown, stripped) in [
+            (
+                "postgres://app:se/cret@db/fencing",
+                "postgres://app:***@db/fencing",
+                "postgres://app@db/fencing",
+            ),
+            (
+                "etcd://root:hun/t@er@h:1/p",
+                "etcd://root:***@h:1/p",
+                "etcd://root@h:1/p",
+            ),
+            (
+                "postgresql://u:a/b@h:5432/db?sslmode=require&password=x",
+                "postgresql://u:***@h:5432/db?sslmode=require&password=***",
+                "postgresql://u@h:5432/db?sslmode=require",
+            ),
+            // Or a raw '?'.
+            (
+                "postgres://u:a?b@h/db?x=1",
+                "postgres://u:***@h/db?x=1",
+                "postgres://u@h/db?x=1",
+            ),
+            // A '@' in a query value is no user info's.
+            (
+                "postgres://u@h:5432/db?application_name=a@b",
+                "postgres://u@h:5432/db?application_name=a@b",
+                "postgres://u@h:5432/db?application_name=a@b",
+            ),
+        ] {
+            assert_eq!(without_password(url), shown, "{url}");
+            assert_eq!(stripped_of_password(url), stripped, "{url}");
         }
     }
 }

@@ -348,3 +348,166 @@ fn a_holder_whose_store_file_is_deleted_stops_its_command_and_exits_15() {
     let second: i64 = again.text().trim().parse().unwrap();
     assert!(second > first, "token {second} again after {first}");
 }
+
+/// stderr a closed pipe (its reader gone) when the lease is lost: writing
+/// the report must not kill fencing (SIGPIPE) before CMD is stopped, which
+/// would leave CMD running without the lease.
+#[test]
+fn a_lost_lease_stops_the_command_even_when_stderr_is_a_closed_pipe() {
+    let env = Env::new();
+    let child = env
+        .cmd([
+            "run",
+            "job",
+            "--ttl",
+            "1s",
+            "--grace",
+            "30s",
+            "--",
+            "sh",
+            "-c",
+            "echo $$ > child.pid; exec sleep 300",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fencing = child.id() as i32;
+    let mut reaper = Reaper(vec![fencing]);
+    wait_until("the command started", || {
+        read_number(&env, "child.pid").is_some()
+    });
+    let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
+    reaper.0.push(cmd_pid);
+    let mut child = child;
+    // The read end of fencing's stderr, closed.
+    drop(child.stderr.take());
+
+    pause_past_the_lease(&env, fencing, "job");
+    let out = finish(child, LIMIT);
+
+    assert_eq!(out.code, 15, "{out:?}");
+    wait_until("the command is gone", || is_gone(cmd_pid));
+}
+
+/// Linux only: it reads CMD's ignored signals from /proc.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_command_starts_with_sigpipe_at_its_default_action() {
+    // fencing ignores SIGPIPE while it supervises; an ignored signal would
+    // stay ignored across exec. SigIgn is a hex mask: SIGPIPE (13) is 0x1000.
+    let env = Env::new();
+    let out = env.run([
+        "run",
+        "job",
+        "--ttl",
+        "30s",
+        "--",
+        "grep",
+        "SigIgn",
+        "/proc/self/status",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let mask = out.text();
+    let mask = u64::from_str_radix(mask.trim().trim_start_matches("SigIgn:").trim(), 16).unwrap();
+    assert_eq!(
+        mask & (1 << 12),
+        0,
+        "SIGPIPE ignored in the command: {out:?}"
+    );
+}
+
+/// With --foreground, the terminal sends SIGINT and SIGQUIT to CMD itself:
+/// fencing must outlive them, release the lease when CMD ends and exit with
+/// CMD's status (it used to die at once, leaving the lease held).
+#[test]
+fn sigint_to_a_foreground_run_leaves_fencing_supervising_until_the_command_ends() {
+    let env = Env::new();
+    let script = "trap 'echo int >> got.int' INT; echo $$ > child.pid; \
+                  while [ ! -e stop ]; do sleep 0.05; done; exit 3";
+    let child = env
+        .cmd([
+            "run",
+            "job",
+            "--ttl",
+            "30s",
+            "--foreground",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fencing = child.id() as i32;
+    let mut reaper = Reaper(vec![fencing]);
+    wait_until("the command started", || {
+        read_number(&env, "child.pid").is_some()
+    });
+    reaper
+        .0
+        .push(read_number(&env, "child.pid").unwrap() as i32);
+    for sig in [Signal::SIGINT, Signal::SIGQUIT] {
+        kill(Pid::from_raw(fencing), sig).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!is_gone(fencing), "fencing died of SIGINT or SIGQUIT");
+    assert!(
+        !env.status("job")["lease"].is_null(),
+        "the lease is not held"
+    );
+    std::fs::write(env.path("stop"), "").unwrap();
+    let out = finish(child, LIMIT);
+    assert_eq!(out.code, 3, "{out:?}");
+    assert!(
+        env.status("job")["lease"].is_null(),
+        "the lease is still held"
+    );
+}
+
+/// A waiter stopped by a signal leaves the line at once (docs/semantics.md,
+/// "Waiting": "left ... at once"): the waiter behind it gets the lease as
+/// soon as the holder releases it, not after the dead place ran out (the
+/// stopped waiter's TTL, two minutes here).
+#[test]
+fn sigterm_to_a_waiting_run_leaves_its_place_in_line() {
+    let env = Env::new();
+    let held = env.run(["acquire", "job", "--ttl", "120s", "--holder", "holder"]);
+    assert_eq!(held.code, 0, "{held:?}");
+    let token = held.text().trim().to_owned();
+    let waiter = |wait: &str| {
+        env.cmd([
+            "run", "job", "--ttl", "120s", "--wait", wait, "--", "sh", "-c", "echo ran",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+    };
+    let first = waiter("120s");
+    let mut reaper = Reaper(vec![first.id() as i32]);
+    // Its place first, then the second waiter's behind it.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let second = waiter("30s");
+    reaper.0.push(second.id() as i32);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+
+    kill(Pid::from_raw(first.id() as i32), Signal::SIGTERM).unwrap();
+    let out = finish(first, LIMIT);
+    assert_eq!(out.code, 143, "{out:?}");
+    assert!(!out.stdout.starts_with(b"ran"), "{out:?}");
+
+    let released = std::time::Instant::now();
+    let out = env.run(["release", "job", "--token", &token]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let out = finish(second, LIMIT);
+    assert_eq!(out.code, 0, "{out:?} (18: it queued behind the dead place)");
+    assert_eq!(out.text(), "ran\n");
+    assert!(
+        released.elapsed() < std::time::Duration::from_secs(10),
+        "served {:?} after the release",
+        released.elapsed()
+    );
+}

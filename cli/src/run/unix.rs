@@ -5,7 +5,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus};
 use std::sync::{mpsc, Arc, Mutex};
 
-use nix::sys::signal::{kill, killpg, SigSet, Signal};
+use nix::sys::signal::{kill, killpg, signal, SigHandler, SigSet, Signal};
 use nix::unistd::Pid;
 
 use super::{Event, Phase};
@@ -60,14 +60,24 @@ impl Target {
 /// later inherits the mask; CMD gets a clean one) and passes each one that
 /// arrives on to CMD, so that `fencing run` under a supervisor or at a
 /// terminal stops CMD, then releases the lease.
+///
+/// Also ignores SIGPIPE (main restores its default action for the other
+/// commands): a write to a closed stderr must never kill `fencing run`
+/// while it holds a lease and supervises CMD; such writes fail, and are
+/// dropped. CMD gets the default action back ([`prepare`]).
 pub fn forward_signals(foreground: bool, phase: &Arc<Mutex<Phase>>) {
+    // SAFETY: ignoring a signal installs no handler code.
+    unsafe {
+        let _ = signal(Signal::SIGPIPE, SigHandler::SigIgn);
+    }
     let mut set = SigSet::empty();
-    set.add(Signal::SIGTERM);
-    set.add(Signal::SIGHUP);
-    if !foreground {
-        // In the foreground, the terminal sends these to CMD itself.
-        set.add(Signal::SIGINT);
-        set.add(Signal::SIGQUIT);
+    for sig in [
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGINT,
+        Signal::SIGQUIT,
+    ] {
+        set.add(sig);
     }
     if set.thread_block().is_err() {
         return;
@@ -77,20 +87,37 @@ pub fn forward_signals(foreground: bool, phase: &Arc<Mutex<Phase>>) {
         let Ok(sig) = set.wait() else { return };
         let mut phase = shared.lock().unwrap_or_else(|p| p.into_inner());
         match &mut *phase {
-            Phase::Acquiring => std::process::exit(128 + sig as i32),
+            Phase::Opening => std::process::exit(i32::from(signal_status(sig))),
+            Phase::Acquiring(gave_up) => {
+                gave_up.get_or_insert(sig);
+            }
             Phase::Starting(pending) => *pending = Some(sig),
+            // In the foreground, the terminal sends these to CMD itself
+            // (CMD is in its process group): fencing outlives them, and
+            // stays until CMD ends, then releases the lease.
+            Phase::Running(_) if foreground && matches!(sig, Signal::SIGINT | Signal::SIGQUIT) => {}
             Phase::Running(target) => target.forward(sig),
         }
     });
 }
 
-/// CMD starts with no signal blocked and, unless in the foreground, in a
-/// process group of its own, so that a lost lease stops its children too.
+/// `fencing run`'s status when a signal stopped it before CMD started: as a
+/// shell reports a death by that signal.
+pub fn signal_status(sig: Sig) -> u8 {
+    u8::try_from(128 + sig as i32).unwrap_or(255)
+}
+
+/// CMD starts with no signal blocked, SIGPIPE at its default action (an
+/// ignored signal stays ignored across exec) and, unless in the foreground,
+/// in a process group of its own, so that a lost lease stops its children
+/// too.
 pub fn prepare(command: &mut Command, foreground: bool) {
     // SAFETY: between fork and exec the closure only calls
-    // pthread_sigmask, which is async-signal-safe, and allocates nothing.
+    // pthread_sigmask and sigaction, which are async-signal-safe, and
+    // allocates nothing.
     unsafe {
         command.pre_exec(|| {
+            signal(Signal::SIGPIPE, SigHandler::SigDfl).map_err(std::io::Error::from)?;
             // std does not reset the mask.
             SigSet::all().thread_unblock().map_err(std::io::Error::from)
         });

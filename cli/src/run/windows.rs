@@ -109,9 +109,12 @@ unsafe extern "system" fn on_console_event(event: u32) -> i32 {
     };
     let mut phase = phase.lock().unwrap_or_else(|p| p.into_inner());
     match &mut *phase {
-        // As a shell reports SIGINT (128+2): Windows's own code for it,
-        // STATUS_CONTROL_C_EXIT, does not fit an exit status of 0..=255.
-        Phase::Acquiring => std::process::exit(130),
+        Phase::Opening => std::process::exit(i32::from(signal_status(event))),
+        // The acquire gives up (leaving its place in line), then fencing
+        // exits.
+        Phase::Acquiring(gave_up) => {
+            gave_up.get_or_insert(event);
+        }
         Phase::Starting(pending) => *pending = Some(event),
         // At the console, Ctrl-C and Ctrl-Break reach CMD itself.
         Phase::Running(_) if *foreground && event <= CTRL_BREAK_EVENT => {}
@@ -120,6 +123,13 @@ unsafe extern "system" fn on_console_event(event: u32) -> i32 {
     // Handled: `fencing run` stays until CMD ends, then releases the lease
     // (closing the console still ends it, after a few seconds).
     TRUE
+}
+
+/// `fencing run`'s status when a control event stopped it before CMD
+/// started: as a shell reports SIGINT (128+2): Windows's own code for it,
+/// STATUS_CONTROL_C_EXIT, does not fit an exit status of 0..=255.
+pub fn signal_status(_event: Sig) -> u8 {
+    130
 }
 
 /// Passes the console's control events on to CMD (see [`on_console_event`]).
