@@ -6,6 +6,11 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::error::{Error, Result};
 use crate::rules::unix_ms;
 
+/// The end of the year 9999, in milliseconds since the Unix epoch: where a
+/// manual clock stops. Every store can keep a time some way past it (SQLite
+/// none at or past 2^63), and every system's clock can show it.
+pub(crate) const LAST_MS: u64 = 253_402_300_799_999;
+
 /// Milliseconds since the Unix epoch, as the store sees them.
 pub(crate) enum Clock {
     /// Monotonic: anchored to wall time once at open, then only moves forward
@@ -59,7 +64,7 @@ impl Clock {
             Clock::Manual { now_ms } => {
                 let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
                 let _ = now_ms.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                    Some(n.saturating_add(ms))
+                    Some(n.saturating_add(ms).min(LAST_MS.max(n)))
                 });
                 Ok(())
             }

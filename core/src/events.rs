@@ -126,8 +126,11 @@ pub(crate) struct RejectionNote<'a> {
     pub suppressed: u64,
 }
 
+/// The time `ms` milliseconds after the Unix epoch, at most the end of the
+/// year 9999 (`clock::LAST_MS`): every system's clock holds that, where
+/// Windows's cannot hold the largest millisecond count.
 pub(crate) fn at_ms(ms: u64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(ms)
+    UNIX_EPOCH + Duration::from_millis(ms.min(crate::clock::LAST_MS))
 }
 
 #[cfg(any(feature = "sqlite", feature = "postgres", feature = "etcd"))]

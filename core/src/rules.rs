@@ -31,7 +31,7 @@ impl LeaseRecord {
             holder: self.holder.clone(),
             token: self.token,
             ttl: Duration::from_millis(self.ttl_ms),
-            expires_at: UNIX_EPOCH + Duration::from_millis(self.expires_at_ms),
+            expires_at: crate::events::at_ms(self.expires_at_ms),
         }
     }
 }

@@ -697,3 +697,39 @@ fn postgres_a_release_wakes_the_live_waiter_behind_a_dead_place() {
         "the live waiter was not woken ({late:?})"
     );
 }
+
+/// A manual clock pushed to the end of time (`advance_clock` saturates at
+/// the largest millisecond count): a waiter's place there saturates too,
+/// instead of overflowing under the scope's lock (a panic that poisoned a
+/// memory store's shard for every scope in it).
+#[test]
+fn a_waiter_at_the_end_of_a_manual_clock_neither_panics_nor_poisons() {
+    let dir = tempfile::tempdir().unwrap();
+    let urls = [
+        "memory:?clock=manual".to_owned(),
+        format!("{}?clock=manual", sqlite_url(&dir.path().join("end.db"))),
+    ];
+    for url in urls {
+        let store = Store::open(&url).unwrap();
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        store
+            .advance_clock(Duration::from_millis(u64::MAX - now_ms - 10_000))
+            .unwrap();
+        let held = store.acquire("k", "h", TTL).unwrap();
+        assert!(held.expires_at > std::time::SystemTime::now(), "{url}");
+        let waited = store.acquire_wait("k", "w", TTL, Duration::from_millis(50));
+        assert!(
+            matches!(waited, Err(fencing::Error::Timeout)),
+            "{url}: {waited:?}"
+        );
+        assert_eq!(
+            store.status("k").unwrap().lease.unwrap().holder,
+            "h",
+            "{url}"
+        );
+        assert!(store.next_token("other").is_ok(), "{url}");
+    }
+}

@@ -191,7 +191,15 @@ pub(crate) fn lease_from(c: &fencing_lease) -> Result<Lease, Failure> {
         holder: owned_text(&c.holder, "lease.holder")?,
         token: args::token(c.token)?,
         ttl: args::duration(c.ttl_ms),
-        expires_at: UNIX_EPOCH + args::duration(c.expires_at_ms),
+        // Checked: a system time far from the epoch overflows on Windows.
+        expires_at: UNIX_EPOCH
+            .checked_add(args::duration(c.expires_at_ms))
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "lease.expires_at_ms {} is past what this system's clock can hold",
+                    c.expires_at_ms
+                ))
+            })?,
         remaining: args::duration(c.remaining_ms),
     })
 }

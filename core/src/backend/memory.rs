@@ -362,13 +362,13 @@ impl Backend for Memory {
                     let place = match place.and_then(|p| s.queue.get_mut(&p).map(|u| (p, u))) {
                         Some((p, until)) => {
                             if refresh_due(*until, now, life) {
-                                *until = now + life;
+                                *until = now.saturating_add(life);
                             }
                             p
                         }
                         None => {
                             let p = self.last_place.fetch_add(1, Ordering::SeqCst) + 1;
-                            s.queue.insert(p, now + life);
+                            s.queue.insert(p, now.saturating_add(life));
                             p
                         }
                     };

@@ -18,7 +18,7 @@ mod tls;
 pub(super) use install::sql_files;
 
 use std::fmt;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use tokio_postgres::row::RowIndex;
 use tokio_postgres::types::{FromSql, ToSql, Type};
@@ -650,7 +650,7 @@ fn lease_from(scope: &str, row: &Row) -> Result<Lease> {
         holder: col(row, "holder")?,
         token: stored_token(col(row, "token")?)?,
         ttl: Duration::from_millis(stored(col(row, "ttl_ms")?)?),
-        expires_at: UNIX_EPOCH + Duration::from_millis(expires_ms),
+        expires_at: at_ms(expires_ms),
         remaining: Duration::from_millis(expires_ms.saturating_sub(now_ms)),
     })
 }

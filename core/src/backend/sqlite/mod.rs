@@ -1101,7 +1101,7 @@ impl Backend for Sqlite {
                         (Some(p), Some(until)) if stored(until)? > now => {
                             if refresh_due(stored(until)?, now, life) {
                                 tx.prepare_cached("UPDATE fencing_waiters SET until_ms = ?1 WHERE place = ?2")
-                                    .and_then(|mut st| st.execute(params![sql(now + life), sql(p)]))
+                                    .and_then(|mut st| st.execute(params![sql(now.saturating_add(life)), sql(p)]))
                                     .map_err(backend)?;
                             }
                             p
@@ -1117,7 +1117,7 @@ impl Backend for Sqlite {
                             tx.prepare_cached(
                                 "INSERT INTO fencing_waiters (scope, until_ms) VALUES (?1, ?2)",
                             )
-                            .and_then(|mut st| st.execute(params![scope, sql(now + life)]))
+                            .and_then(|mut st| st.execute(params![scope, sql(now.saturating_add(life))]))
                             .map_err(backend)?;
                             stored(tx.last_insert_rowid())?
                         }
