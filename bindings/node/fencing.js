@@ -549,8 +549,11 @@ class Watching {
   #signal
   #item
   #ended = false
-  /** The NativeCancel of the wait in flight, for `return()`. */
-  #waiting = null
+  /**
+   * The NativeCancels of the waits in flight (one per `next()` that waits:
+   * a step begun while another waits waits too), all fired by `return()`.
+   */
+  #waiting = new Set()
 
   constructor(native, signal, item) {
     this.#native = native
@@ -566,7 +569,7 @@ class Watching {
       const signal = this.#signal
       signal?.throwIfAborted()
       const { cancel, detach } = signal === undefined ? { cancel: new native.NativeCancel() } : nativeCancel(signal)
-      this.#waiting = cancel
+      this.#waiting.add(cancel)
       try {
         const waiting = this.#native.wait(cancel)
         if (signal === undefined) {
@@ -576,14 +579,14 @@ class Watching {
           await abortable(waiting, signal, () => {})
         }
       } finally {
-        if (this.#waiting === cancel) this.#waiting = null
+        this.#waiting.delete(cancel)
       }
     }
   }
 
   async return() {
     this.#ended = true
-    this.#waiting?.fire()
+    for (const cancel of this.#waiting) cancel.fire()
     return { value: undefined, done: true }
   }
 

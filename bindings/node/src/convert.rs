@@ -511,8 +511,11 @@ pub(crate) fn fence(o: &Options) -> Conv<fencing::Fence> {
     Ok(fence)
 }
 
-/// An array, element by element.
-pub(crate) fn array(v: Js, what: &str) -> Conv<Vec<Js>> {
+/// The operations of a batch (`apply`): an array of what [`op`] takes. At
+/// most one past the core's limit is read, so that a huge array (even a
+/// sparse one of 2^32 - 1 holes) is refused by the core's own check
+/// (INVALID_ARGUMENT, "over the limit") without reading every element.
+pub(crate) fn batch(v: Js, what: &str) -> Conv<Vec<fencing::Op>> {
     let mut is_array = false;
     napi::check_status!(unsafe { sys::napi_is_array(v.env, v.raw, &mut is_array) })?;
     if !is_array {
@@ -520,14 +523,16 @@ pub(crate) fn array(v: Js, what: &str) -> Conv<Vec<Js>> {
     }
     let mut len = 0u32;
     napi::check_status!(unsafe { sys::napi_get_array_length(v.env, v.raw, &mut len) })?;
-    (0..len)
+    let most = u32::try_from(fencing::limits::MAX_BATCH_OPS + 1).unwrap_or(u32::MAX);
+    (0..len.min(most))
         .map(|i| {
             let mut item = ptr::null_mut();
             napi::check_status!(unsafe { sys::napi_get_element(v.env, v.raw, i, &mut item) })?;
-            Ok(Js {
+            let item = Js {
                 env: v.env,
                 raw: item,
-            })
+            };
+            op(item, Some(i as usize))
         })
         .collect()
 }

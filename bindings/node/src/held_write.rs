@@ -146,13 +146,7 @@ impl NativeKeepAlive {
     ) -> napi::Result<PromiseRaw<'env, Vec<Receipt>>> {
         self.through(
             env,
-            || {
-                convert::array(js(env, &ops), "ops")?
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, op)| convert::op(op, Some(i)))
-                    .collect::<Conv<Vec<_>>>()
-            },
+            || convert::batch(js(env, &ops), "ops"),
             |w, ops| w.apply(ops),
             |receipts| receipts.into_iter().map(Receipt::from).collect(),
         )

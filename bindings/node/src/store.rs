@@ -509,11 +509,7 @@ impl NativeStore {
             env,
             || {
                 let scope = convert::string(js(env, &scope), "scope")?;
-                let ops = convert::array(js(env, &ops), "ops")?
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, op)| convert::op(op, Some(i)))
-                    .collect::<Conv<Vec<_>>>()?;
+                let ops = convert::batch(js(env, &ops), "ops")?;
                 let o = required(js(env, &options), &FENCE_KEYS)?;
                 Ok((scope, ops, convert::fence(&o)?))
             },

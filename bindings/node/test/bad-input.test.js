@@ -462,3 +462,35 @@ describe('outside a store', () => {
     }
   })
 })
+
+test('a batch over the limit is refused having read one operation past the limit, not every one', async () => {
+  const store = await open('memory:')
+  /** An array of `n` deletes, each element read through a getter that counts. */
+  const counted = (n) => {
+    const seen = { reads: 0 }
+    const ops = []
+    for (let i = 0; i < n; i += 1) {
+      Object.defineProperty(ops, i, {
+        get() {
+          seen.reads += 1
+          return { delete: 'k' }
+        },
+        enumerable: true,
+      })
+    }
+    return [ops, seen]
+  }
+  try {
+    const [ops, seen] = counted(5000)
+    await rejectsInvalid(store.apply('s', ops, { token: 1n }), R, 'apply 5000')
+    assert.equal(seen.reads, 1001)
+    const held = await store.lease('h', { holder: 'a', ttlMs: 60_000 })
+    const [heldOps, heldSeen] = counted(5000)
+    await rejectsInvalid(held.apply(heldOps), R, 'held apply 5000')
+    assert.equal(heldSeen.reads, 1001)
+    await held.release()
+    assert.equal(await store.fenceOf('s'), 0n)
+  } finally {
+    await store.close()
+  }
+})

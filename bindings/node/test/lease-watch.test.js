@@ -166,3 +166,38 @@ test('a bad scope, a bad option, an aborted signal and a closed store throw from
   await assert.rejects(watch.next(), (e) => e instanceof ClosedError && e.code === 'CLOSED')
   assert.throws(() => store.watch('s'), (e) => e instanceof ClosedError && e.code === 'CLOSED')
 })
+
+test('a step begun while another waits never blocks the event loop; each change goes to one step; return() ends both', { timeout: 120_000 }, () => {
+  const { spawnSync } = require('node:child_process')
+  // In a child process: a blocked event loop would hang this one.
+  const script = `
+    const { open } = require('fencing-tokens')
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+    const holder = (step) => (step.value.lease === null ? 'none' : step.value.lease.holder)
+    open('memory:').then(async (store) => {
+      const watch = store.watch('job')
+      await watch.next()
+      const first = watch.next()
+      await sleep(100) // its wait runs off the thread
+      const second = watch.next() // takes what is pending, at once: nothing
+      await sleep(100)
+      console.log('second begun')
+      const lease = await store.acquire('job', { holder: 'a', ttlMs: 120000 })
+      console.log('one', holder(await Promise.race([first, second])))
+      await store.release(lease)
+      console.log('both', (await Promise.all([first, second])).map(holder).sort().join(','))
+      const other = store.watch('other')
+      await other.next()
+      const steps = [other.next()]
+      await sleep(100)
+      steps.push(other.next())
+      await sleep(100)
+      await other.return()
+      console.log('returned', (await Promise.all(steps)).map((s) => s.done).join(','))
+      await store.close()
+    })`
+  const r = spawnSync(process.execPath, ['-e', script], { cwd: __dirname, encoding: 'utf8', timeout: 60_000 })
+  assert.equal(r.signal, null, `killed (the event loop froze): ${r.stdout} ${r.stderr}`)
+  assert.equal(r.stdout, 'second begun\none a\nboth a,none\nreturned true,true\n', r.stderr)
+  assert.equal(r.status, 0, r.stderr)
+})

@@ -116,12 +116,24 @@ pub fn duration(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<
     }
     let timedelta = TIMEDELTA.import(py, "datetime", "timedelta")?;
     if obj.is_instance(timedelta)? {
-        let days: i64 = obj.getattr("days")?.extract()?;
-        let seconds: i64 = obj.getattr("seconds")?.extract()?;
-        let micros: i64 = obj.getattr("microseconds")?.extract()?;
+        // The fields themselves, through timedelta's own descriptors: a
+        // subclass may define `days` (or the others) to be anything. The
+        // limited API has no PyDateTime_DELTA_GET_DAYS.
+        let field = |name: &str| -> PyResult<i64> {
+            timedelta
+                .getattr(name)?
+                .call_method1("__get__", (obj,))?
+                .extract()
+        };
+        let (days, seconds, micros) = (field("days")?, field("seconds")?, field("microseconds")?);
         // timedelta normalises: 0 <= seconds < 86400, 0 <= micros < 10**6,
-        // and |days| <= 999999999, so this cannot overflow.
-        let total = (days * 86_400 + seconds) * 1_000_000 + micros;
+        // and |days| <= 999999999, so this cannot overflow; checked anyway.
+        let total = days
+            .checked_mul(86_400)
+            .and_then(|s| s.checked_add(seconds))
+            .and_then(|s| s.checked_mul(1_000_000))
+            .and_then(|us| us.checked_add(micros))
+            .ok_or_else(|| bad("is too large"))?;
         return u64::try_from(total)
             .map(Duration::from_micros)
             .map_err(|_| bad("is negative"));

@@ -3,7 +3,8 @@
 //! starts it, reports on it, and stops and releases it at exit.
 
 use std::io::Write;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use pyo3::exceptions::PyRuntimeError;
@@ -16,7 +17,7 @@ use crate::cancel::Flag;
 use crate::convert::{self, text};
 use crate::errors::{build, set_lease_lost, to_py, IntoPyResult};
 use crate::loss_signal;
-use crate::store::{interruptible, ops_of};
+use crate::store::{interruptible_taking, ops_of};
 use crate::types::{Entry, Lease, Receipt};
 
 enum Plan {
@@ -33,8 +34,9 @@ enum Plan {
 enum State {
     /// Not entered yet.
     Ready(Plan),
-    /// Another call is entering or leaving (the GIL is released meanwhile).
-    Busy,
+    /// A call on this thread is entering or leaving (the GIL is released
+    /// meanwhile); `settled` is told when it is done.
+    Busy(ThreadId),
     Running(LeaseGuard),
     /// Left (or released early): the last lease and the core's verdict.
     Done {
@@ -58,6 +60,9 @@ enum State {
 pub struct KeepAlive {
     store: fencing::Store,
     state: Mutex<State>,
+    /// Told when the state leaves `Busy`: a call that finds another's
+    /// entry or release in flight waits for its outcome.
+    settled: Condvar,
     /// Readable once the lease is lost (a byte from the guard's loss
     /// callback) or the guard has ended (end of file): what `fencing.aio`
     /// waits on with the event loop, never holding a thread or the GIL.
@@ -106,6 +111,7 @@ impl KeepAlive {
             store,
             loss_signal,
             loss_writer: Mutex::new(writer),
+            settled: Condvar::new(),
             state: Mutex::new(State::Ready(Plan::Acquire {
                 scope,
                 holder,
@@ -122,6 +128,7 @@ impl KeepAlive {
             store,
             loss_signal,
             loss_writer: Mutex::new(writer),
+            settled: Condvar::new(),
             state: Mutex::new(State::Ready(Plan::Keep(lease))),
         }
     }
@@ -148,6 +155,40 @@ impl KeepAlive {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Ends a `Busy` state with its outcome, and wakes the calls waiting
+    /// for it.
+    fn settle(&self, outcome: State) {
+        *self.state() = outcome;
+        self.settled.notify_all();
+    }
+
+    /// The state once no other thread's entry or release is in flight,
+    /// waited for without the GIL: the state lock is never held while
+    /// waiting for the GIL (the call in flight takes the GIL, then this
+    /// lock, to settle), so the wait always ends with the call it waits
+    /// for. A `Busy` of this very thread (a signal handler run by its own
+    /// wait for the lease) is returned as it is: waiting for it would
+    /// never end.
+    fn settled_state(&self, py: Python<'_>) -> MutexGuard<'_, State> {
+        let me = std::thread::current().id();
+        let other_busy = |state: &State| matches!(state, State::Busy(owner) if *owner != me);
+        loop {
+            let state = self.state();
+            if !other_busy(&state) {
+                return state;
+            }
+            drop(state);
+            // A guard is not Send: the wait ends inside, and the state is
+            // locked again (and looked at again) above.
+            py.detach(|| {
+                let mut state = self.state();
+                while other_busy(&state) {
+                    state = self.settled.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
+            });
+        }
+    }
+
     /// The lease as last renewed, and the loss if any.
     fn snapshot(&self) -> PyResult<(fencing::Lease, Option<Error>, Duration)> {
         match &*self.state() {
@@ -159,7 +200,7 @@ impl KeepAlive {
             } => Ok((lease.clone(), end.lost().cloned(), *lateness)),
             State::Ready(Plan::Keep(lease)) => Ok((lease.clone(), None, Duration::ZERO)),
             State::Ready(Plan::Acquire { .. }) => Err(not_active("enter the with block first")),
-            State::Busy => Err(not_active("it is being acquired or released")),
+            State::Busy(_) => Err(not_active("it is being acquired or released")),
         }
     }
 
@@ -182,7 +223,7 @@ impl KeepAlive {
                 Some(cause) => Through::Lost(lease.clone(), cause.clone()),
                 None => Through::Ended,
             },
-            State::Ready(_) | State::Busy => Through::NotHeld,
+            State::Ready(_) | State::Busy(_) => Through::NotHeld,
         };
         match found {
             Through::Writer(writer) => py.detach(|| call(&writer)).py(py),
@@ -195,11 +236,14 @@ impl KeepAlive {
     }
 
     /// Ends the held lease through the core (docs/semantics.md, "Ending a
-    /// held lease"); `None` if it was not running.
+    /// held lease"); `None` if it was not running. An entry or a release in
+    /// flight on another thread is waited for first: its outcome is what
+    /// this call finds.
     fn stop(&self, py: Python<'_>, work: WorkOutcome) -> Option<LeaseEnd> {
         let guard = {
-            let mut state = self.state();
-            match std::mem::replace(&mut *state, State::Busy) {
+            let mut state = self.settled_state(py);
+            let busy = State::Busy(std::thread::current().id());
+            match std::mem::replace(&mut *state, busy) {
                 State::Running(guard) => guard,
                 other => {
                     *state = other;
@@ -209,11 +253,11 @@ impl KeepAlive {
         };
         let (lease, lateness) = (guard.lease(), guard.last_lateness());
         let end = py.detach(|| guard.finish(work));
-        *self.state() = State::Done {
+        self.settle(State::Done {
             lease,
             end: end.clone(),
             lateness,
-        };
+        });
         // The verdict is in place: now the loss signal may close.
         drop(
             self.loss_writer
@@ -241,7 +285,8 @@ impl KeepAlive {
         let this = slf.get();
         let plan = {
             let mut state = this.state();
-            match std::mem::replace(&mut *state, State::Busy) {
+            let busy = State::Busy(std::thread::current().id());
+            match std::mem::replace(&mut *state, busy) {
                 State::Ready(plan) => plan,
                 other => {
                     *state = other;
@@ -259,10 +304,18 @@ impl KeepAlive {
                 timeout,
                 cancel,
             } => match timeout {
-                // A wait that Ctrl-C or `cancel` can end, as acquire_wait's.
-                Some(timeout) => interruptible(py, cancel, |gave_up| {
-                    store.lease_wait_unless(scope, holder, *ttl, *timeout, on_lost, gave_up)
-                }),
+                // A wait that Ctrl-C or `cancel` can end, as acquire_wait's
+                // (a Ctrl-C that lands as the lease arrives releases it).
+                Some(timeout) => interruptible_taking(
+                    py,
+                    cancel,
+                    |gave_up| {
+                        store.lease_wait_unless(scope, holder, *ttl, *timeout, on_lost, gave_up)
+                    },
+                    |guard| {
+                        guard.finish(WorkOutcome::Ok);
+                    },
+                ),
                 None => py
                     .detach(|| store.lease_wait(scope, holder, *ttl, None, on_lost))
                     .py(py),
@@ -272,14 +325,13 @@ impl KeepAlive {
                 None => store.keep_alive(lease.clone()),
             })),
         };
-        let mut state = this.state();
         match started {
             Ok(guard) => {
-                *state = State::Running(guard);
+                this.settle(State::Running(guard));
                 Ok(slf.clone().unbind())
             }
             Err(e) => {
-                *state = State::Ready(plan);
+                this.settle(State::Ready(plan));
                 Err(e)
             }
         }
@@ -301,7 +353,7 @@ impl KeepAlive {
         let end = match self.stop(py, work) {
             Some(end) => end,
             // Released early: the verdict then, judged with this outcome.
-            None => match &*self.state() {
+            None => match &*self.settled_state(py) {
                 State::Done { end, .. } => end.clone().with_work(work),
                 _ => return Ok(false),
             },
@@ -491,7 +543,7 @@ impl KeepAlive {
                 "<fencing.KeepAlive scope={:?} token={} not entered>",
                 l.scope, l.token
             ),
-            State::Busy => "<fencing.KeepAlive busy>".to_owned(),
+            State::Busy(_) => "<fencing.KeepAlive busy>".to_owned(),
             State::Running(g) => {
                 let l = g.lease();
                 let lost = if g.is_lost() { "lost" } else { "held" };

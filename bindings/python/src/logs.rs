@@ -10,6 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use log::{LevelFilter, Log, Metadata, Record};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3_log::{Caching, Logger, ResetHandle};
 
@@ -31,7 +32,28 @@ impl Log for Bridge {
             return;
         }
         let _ = catch_unwind(AssertUnwindSafe(|| {
-            Python::try_attach(|_| self.0.log(record));
+            Python::try_attach(|py| {
+                // pyo3-log leaves an exception raised while it logged set
+                // on the thread; in a call that logs without the GIL, that
+                // call would then return a value with an exception set
+                // (SystemError). Python's code here (logging's) can also
+                // run a signal handler: a Ctrl-C it raised is delivered
+                // again, at the call's next check for signals.
+                let before = PyErr::take(py);
+                self.0.log(record);
+                let during = PyErr::take(py);
+                if let Some(e) = before {
+                    e.restore(py);
+                }
+                if let Some(e) = during {
+                    if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                        // SAFETY: the GIL is held; it only sets a flag.
+                        unsafe { pyo3::ffi::PyErr_SetInterrupt() };
+                    } else {
+                        e.write_unraisable(py, None);
+                    }
+                }
+            });
         }));
     }
 

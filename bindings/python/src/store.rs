@@ -82,6 +82,26 @@ pub(crate) fn interruptible<T: Send>(
     waited.py(py)
 }
 
+/// [`interruptible`] for a wait that takes something (a lease): a signal
+/// that arrived while the attempt that won was on its way, after the wait
+/// last asked, is still the caller's Ctrl-C. Its exception is raised and
+/// what the wait took is given back (`undo`, without the GIL) first, so
+/// that it never outlives a call that did not return it (docs/semantics.md,
+/// "Giving up a call").
+pub(crate) fn interruptible_taking<T: Send>(
+    py: Python<'_>,
+    cancel: &Flag,
+    wait: impl FnOnce(&dyn Fn() -> bool) -> fencing::Result<T> + Send,
+    undo: impl FnOnce(T) + Send,
+) -> PyResult<T> {
+    let taken = interruptible(py, cancel, wait)?;
+    if let Err(e) = py.check_signals() {
+        py.detach(|| undo(taken));
+        return Err(e);
+    }
+    Ok(taken)
+}
+
 /// Where a lease operation names its lease: a `Lease`, or a scope and token.
 fn lease_target(
     py: Python<'_>,
@@ -249,10 +269,17 @@ impl Store {
         let ttl = convert::ttl(py, ttl)?;
         let timeout = duration(py, timeout, "timeout")?;
         let cancel = flag_of(py, cancel)?;
-        let inner = interruptible(py, &cancel, |gave_up| {
-            self.inner
-                .acquire_wait_unless(&scope, &holder, ttl, timeout, gave_up)
-        })?;
+        let inner = interruptible_taking(
+            py,
+            &cancel,
+            |gave_up| {
+                self.inner
+                    .acquire_wait_unless(&scope, &holder, ttl, timeout, gave_up)
+            },
+            |lease| {
+                let _ = self.inner.release(&lease.scope, lease.token);
+            },
+        )?;
         Ok(Lease { inner })
     }
 
@@ -741,7 +768,10 @@ pub(crate) fn rejection_dict<'py>(
     Ok(d)
 }
 
-/// The operations of an ``apply`` call: an iterable of ``Put`` and ``Delete``.
+/// The operations of an ``apply`` call: an iterable of ``Put`` and
+/// ``Delete``. At most one past the core's limit is taken from it, so that
+/// an endless iterable is refused by the core's own check ("over the
+/// limit") instead of being collected until the memory runs out.
 pub(crate) fn ops_of(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Vec<Op>> {
     let not_ops = || {
         invalid(
@@ -753,7 +783,8 @@ pub(crate) fn ops_of(py: Python<'_>, ops: &Bound<'_, PyAny>) -> PyResult<Vec<Op>
         return Err(not_ops());
     }
     let mut batch = Vec::new();
-    for item in ops.try_iter().map_err(|_| not_ops())? {
+    let most = fencing::limits::MAX_BATCH_OPS + 1;
+    for item in ops.try_iter().map_err(|_| not_ops())?.take(most) {
         let item = item?;
         let Some(op) = op_of(&item) else {
             return Err(invalid(

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Callable, Iterator, Tuple
+from typing import Callable, Iterator, List, Tuple
 
 import pytest
 
@@ -161,3 +161,63 @@ def interrupt_while_waiting() -> Callable[..., Tuple[int, str, str]]:
     blocks; sends it Ctrl-C (SIGINT) 0.2 s later and returns its exit
     status, stdout and stderr, waiting at most ``timeout`` seconds."""
     return _interrupt_while_waiting
+
+
+LOCKER = r"""
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+"""
+
+
+class FileLock:
+    """Another process's write transaction on a SQLite file: the store's
+    writes wait for it (up to their busy timeout) until ``release()``. In
+    another process because SQLite's locks are POSIX record locks, which
+    never exclude each other within one process (Python's sqlite3 and the
+    store's own SQLite would not see each other's)."""
+
+    def __init__(self, path: pathlib.Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", LOCKER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        assert self.proc.stdout.readline().strip() == "locked"
+
+    def release(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.communicate("\n", timeout=60)
+
+    def close(self) -> None:
+        """Ends the locking process, whatever it was doing."""
+        if self.proc.returncode is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
+@pytest.fixture
+def locker_script() -> str:
+    """``python -c SCRIPT PATH`` takes the SQLite file's write lock, prints
+    ``locked``, and lets it go when its stdin gives a line (``FileLock``)."""
+    return LOCKER
+
+
+@pytest.fixture
+def lock_file() -> Iterator[Callable[[pathlib.Path], FileLock]]:
+    """Takes a SQLite file's write lock in another process (``FileLock``);
+    every lock still held is let go at the end of the test."""
+    taken: List[FileLock] = []
+
+    def lock(path: pathlib.Path) -> FileLock:
+        taken.append(FileLock(path))
+        return taken[-1]
+
+    yield lock
+    for held in taken:
+        held.close()

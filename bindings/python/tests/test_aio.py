@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import pathlib
+import threading
 import time
-from typing import Any, Coroutine, List, TypeVar
+from typing import Any, Callable, Coroutine, List, TypeVar
 
 import pytest
 
@@ -274,3 +276,101 @@ def test_a_task_cancelled_after_its_lease_arrived_releases_it(mem: fencing.Store
             await asyncio.sleep(0.005)
 
     run(main())
+
+
+def test_apply_refuses_what_the_blocking_apply_refuses(mem: fencing.Store) -> None:
+    # The same class, code and message as the blocking face, never a bare
+    # TypeError from turning the ops into a list.
+    store = fencing.aio.Store(mem)
+
+    async def main() -> None:
+        async with store.lease("held", holder="a", ttl=60) as held:
+            for ops in (5, None, "ops", b"ops", object(), fencing.Put("k", b"v")):
+                with pytest.raises(fencing.InvalidArgumentError) as blocking:
+                    mem.apply("s", ops, token=1)  # type: ignore[arg-type]
+                with pytest.raises(fencing.InvalidArgumentError) as info:
+                    await store.apply("s", ops, token=1)  # type: ignore[arg-type]
+                assert info.value.code == blocking.value.code == "INVALID_ARGUMENT"
+                assert str(info.value) == str(blocking.value), ops
+                with pytest.raises(fencing.InvalidArgumentError) as blocking:
+                    held.sync.apply(ops)  # type: ignore[arg-type]
+                with pytest.raises(fencing.InvalidArgumentError) as info:
+                    await held.apply(ops)  # type: ignore[arg-type]
+                assert info.value.code == "INVALID_ARGUMENT"
+                assert str(info.value) == str(blocking.value), ops
+        assert await store.fence_of("s") == 0
+
+    run(main())
+
+
+def test_a_lease_nobody_awaits_is_released_off_the_event_loop(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, lock_file: Callable[[pathlib.Path], Any]
+) -> None:
+    # The release of a lease taken for a cancelled task is a blocking call:
+    # it runs on a thread, never on the loop. Here it meets a file another
+    # process has locked, and only a callback on the loop unlocks the file:
+    # a release on the loop would block it until the busy timeout, fail, and
+    # leave the lease held.
+    path = tmp_path / "undo.db"
+    url = f"sqlite:{path}?busy_timeout_ms=3000"
+    released_on: List[int] = []
+    original = fencing.aio._release_quietly
+
+    def recording(store: Any, lease: fencing.Lease) -> None:
+        released_on.append(threading.get_ident())
+        original(store, lease)
+
+    monkeypatch.setattr(fencing.aio, "_release_quietly", recording)
+
+    async def main() -> None:
+        sync = fencing.open(url)
+        store = fencing.aio.Store(sync)
+        loop = asyncio.get_running_loop()
+        try:
+            # 1. Cancelled while its acquire waits for the lock: the lease
+            # arrives for nobody (the future was cancelled).
+            lock = lock_file(path)
+            task = asyncio.ensure_future(store.acquire("early", holder="quitter", ttl=3600))
+            await asyncio.sleep(0.2)  # the acquire waits for the file's lock
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            lock.release()
+            await until(lambda: sync.status("early").counter == 1 and sync.status("early").lease is None)
+            assert released_on and released_on[-1] != threading.get_ident(), "released on the loop"
+            # 2. Cancelled after its lease arrived, before it resumed.
+            task = asyncio.ensure_future(store.acquire("late", holder="quitter", ttl=3600))
+            await asyncio.sleep(0)
+            deadline = time.monotonic() + BOUND
+            while sync.status("late").lease is None:  # blocks the loop on purpose
+                assert time.monotonic() < deadline, "the acquire never ran"
+                time.sleep(0.001)
+            time.sleep(0.05)  # the thread hands the lease to the loop
+            lock = lock_file(path)  # the release will wait for this
+            unlocked = asyncio.Event()
+
+            def unlock() -> None:
+                lock.release()
+                unlocked.set()
+
+            loop.call_soon(task.cancel)  # runs right after the lease is delivered
+            loop.call_later(0.3, unlock)  # only a free loop runs it
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            # Not a read before then: it would wait for the release's hold
+            # on the store's connection, on the loop.
+            await unlocked.wait()
+            await until(lambda: sync.status("late").lease is None)
+        finally:
+            sync.close()
+        assert len(released_on) == 2
+        assert threading.get_ident() not in released_on
+
+    run(main())
+
+
+async def until(condition: Any) -> None:
+    deadline = time.monotonic() + BOUND
+    while not condition():
+        assert time.monotonic() < deadline, "gave up waiting: the quitter kept the lease"
+        await asyncio.sleep(0.005)

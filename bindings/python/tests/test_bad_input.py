@@ -340,3 +340,77 @@ def test_closed_store_raises_closed_for_every_call(store: fencing.Store) -> None
         store.put("s", "k", b"v", token=0)
     assert store.metrics()["writes_accepted"] == 0
     assert f'fencing_writes_accepted_total{{store="{store.location}"}} 0\n' in store.metrics_text()
+
+
+# --- batches: collected no further than the limit ---
+
+
+def counted_deletes(most: int = 20 * fencing.MAX_BATCH_OPS) -> "Tuple[Iterator[fencing.Delete], List[int]]":
+    """An endless iterable of deletes, and how many were taken from it (it
+    raises once far past the limit, so that a batch collected to the end
+    fails the test instead of filling the memory)."""
+    taken = [0]
+
+    def endless() -> Iterator[fencing.Delete]:
+        while True:
+            taken[0] += 1
+            if taken[0] > most:
+                raise RuntimeError("the batch was still being collected, far past the limit")
+            yield fencing.Delete("k")
+
+    return endless(), taken
+
+
+def test_an_endless_batch_is_refused_one_past_the_limit(mem: fencing.Store) -> None:
+    import asyncio
+
+    import fencing.aio
+
+    ops, taken = counted_deletes()
+    with pytest.raises(fencing.InvalidArgumentError, match="over the limit"):
+        mem.apply("s", ops, token=1)
+    assert taken[0] == fencing.MAX_BATCH_OPS + 1
+    with mem.lease("held", holder="a", ttl=60) as lease:
+        ops, taken = counted_deletes()
+        with pytest.raises(fencing.InvalidArgumentError, match="over the limit"):
+            lease.apply(ops)
+        assert taken[0] == fencing.MAX_BATCH_OPS + 1
+
+    async def main() -> None:
+        store = fencing.aio.Store(mem)
+        ops, taken = counted_deletes()
+        with pytest.raises(fencing.InvalidArgumentError, match="over the limit"):
+            await store.apply("s", ops, token=1)
+        assert taken[0] == fencing.MAX_BATCH_OPS + 1
+        async with store.lease("aio-held", holder="a", ttl=60) as held:
+            ops, taken = counted_deletes()
+            with pytest.raises(fencing.InvalidArgumentError, match="over the limit"):
+                await held.apply(ops)
+            assert taken[0] == fencing.MAX_BATCH_OPS + 1
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+    assert mem.fence_of("s") == 0
+
+
+# --- a timedelta: its own fields, whatever a subclass says ---
+
+
+class LyingDelta(datetime.timedelta):
+    """A timedelta whose ``days`` attribute lies (huge: ``days * 86400``
+    would overflow 64 bits)."""
+
+    @property
+    def days(self) -> int:  # type: ignore[override]
+        return 2**62
+
+
+def test_a_timedelta_subclass_is_read_by_its_real_fields(mem: fencing.Store) -> None:
+    lease = mem.acquire("s", holder="a", ttl=LyingDelta(seconds=30))
+    assert lease.ttl == 30.0
+    assert mem.renew(lease, ttl=LyingDelta(seconds=40)).ttl == 40.0
+    mem.advance_clock(LyingDelta(seconds=41))
+    assert mem.status("s").lease is None
+    with pytest.raises(fencing.InvalidArgumentError):
+        mem.acquire("s", holder="a", ttl=LyingDelta(days=367))
+    with pytest.raises(fencing.InvalidArgumentError):
+        mem.acquire("s", holder="a", ttl=LyingDelta(seconds=-1))

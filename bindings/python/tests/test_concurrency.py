@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pathlib
+import subprocess
+import sys
 import threading
 from typing import Callable, Dict, List, Tuple
 
@@ -242,3 +244,65 @@ def test_a_watch_yields_each_rejection_recorded_after_it_began() -> None:
         assert list(watch) == []
         with pytest.raises(fencing.InvalidArgumentError):
             fencing.open("memory:").watch_rejections("")
+
+
+LATE_INTERRUPT = r"""
+import os, signal, subprocess, sys, threading, time, fencing
+
+path, how, locker, warm = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "warm"
+store = fencing.Store(f"sqlite:{path}?busy_timeout_ms=30000")
+if warm:  # the core's first log record: logging's levels are read now, not in the wait
+    store.release(store.acquire("other", holder="a", ttl=1))
+# Another process holds the file's write lock: the acquire, once sent,
+# waits for it inside its one attempt, where no Ctrl-C ends the wait.
+lock = subprocess.Popen([sys.executable, "-c", locker, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+assert lock.stdout.readline().strip() == "locked"
+
+
+def interrupt_then_unlock() -> None:
+    time.sleep(0.5)  # the attempt waits for the lock
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the winning attempt is in flight
+    time.sleep(0.3)
+    lock.communicate("\n")  # the attempt goes through: the lease is taken
+
+
+threading.Thread(target=interrupt_then_unlock).start()
+try:
+    if how == "acquire_wait":
+        lease = store.acquire_wait("job", holder="a", ttl=3600, timeout=60)
+        for _ in range(1000):  # where a pending signal is raised at the latest
+            pass
+        print("returned", lease.token, flush=True)
+    else:
+        with store.lease("job", holder="a", ttl=3600, timeout=60) as held:
+            for _ in range(1000):
+                pass
+            print("returned", held.token, flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+print("lease", store.status("job").lease, flush=True)
+"""
+
+
+@pytest.mark.parametrize("logging", ["warm", "cold"])
+@pytest.mark.parametrize("wait", ["acquire_wait", "lease"])
+def test_ctrl_c_while_the_winning_attempt_is_in_flight_takes_no_lease(
+    tmp_path: pathlib.Path, wait: str, logging: str, locker_script: str
+) -> None:
+    # docs/semantics.md, "Giving up a call": Ctrl-C raises KeyboardInterrupt
+    # with no lease taken, also when it lands while the acquire that wins is
+    # on its way and the wait no longer asks for signals. "cold": the core's
+    # first log record comes as the lease arrives, and Python's logging,
+    # called to read its levels, runs the Ctrl-C's handler: the
+    # KeyboardInterrupt must come out of the call all the same.
+    path = tmp_path / "late.db"
+    fencing.open(f"sqlite:{path}").close()  # the schema, before the lock
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", LATE_INTERRUPT, str(path), wait, locker_script, logging],
+            capture_output=True, text=True, timeout=BOUND,
+        )
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the wait did not end: {e.stdout!r}")
+    assert done.stdout.split("\n")[:2] == ["interrupted", "lease None"], (done.stdout, done.stderr)
+    assert done.returncode == 0, done.stderr

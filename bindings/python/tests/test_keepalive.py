@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import datetime
 import pathlib
+import threading
 import time
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, List
 
 import pytest
 
@@ -216,3 +217,41 @@ def test_lifecycle_misuse(mem: fencing.Store) -> None:
 
 def timedelta_s(seconds: float) -> datetime.timedelta:
     return datetime.timedelta(seconds=seconds)
+
+
+def test_leaving_the_block_during_a_release_in_flight_raises_its_loss(
+    tmp_path: pathlib.Path, lock_file: Callable[[pathlib.Path], Any]
+) -> None:
+    # release() on one thread, __exit__ on another while the release runs
+    # (held up by another process's lock on the file): the exit takes the
+    # release's verdict, here a loss, instead of ending the block normally.
+    path = tmp_path / "exit.db"
+    with fencing.open(f"sqlite:{path}?clock=manual&busy_timeout_ms=30000") as store:
+        keeper = store.lease("job", holder="a", ttl=60)
+        keeper.__enter__()
+        store.advance_clock(61)
+        store.acquire("job", holder="b", ttl=60)  # the lease is lost
+        lock = lock_file(path)
+        released: List[object] = []
+        exited: List[object] = []
+
+        def leave() -> None:
+            try:
+                exited.append(keeper.__exit__(None, None, None))
+            except BaseException as e:  # what the block's end raises
+                exited.append(e)
+
+        releasing = threading.Thread(target=lambda: released.append(keeper.release()))
+        releasing.start()
+        wait_for(lambda: "busy" in repr(keeper), "the release to begin")
+        time.sleep(0.2)  # into the release, which waits for the file's lock
+        leaving = threading.Thread(target=leave)
+        leaving.start()
+        time.sleep(0.3)
+        lock.release()
+        releasing.join(BOUND)
+        leaving.join(BOUND)
+        assert not releasing.is_alive() and not leaving.is_alive()
+        assert released == [False]
+        assert len(exited) == 1 and isinstance(exited[0], fencing.LeaseLostError), exited
+        assert not keeper.active

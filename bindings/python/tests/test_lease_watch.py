@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import pathlib
 import queue
+import subprocess
+import sys
 import threading
 import time
 from typing import Any, Callable, Coroutine, Iterator, Optional, Tuple, TypeVar, Union
@@ -265,3 +267,89 @@ def test_a_cancelled_step_stops_its_wait_and_loses_nothing() -> None:
             await watch.__anext__()
 
     run(main())
+
+
+# ----- pop beside a wait in flight -----
+
+POP_BESIDE_A_WAIT = r"""
+import sys, threading, time, fencing
+
+store = fencing.Store("memory:")
+watch = store.watch("job") if sys.argv[1] == "lease" else store.watch_rejections()
+if sys.argv[1] == "lease":
+    assert watch.wait(timeout=30) is True
+    assert watch.pop() is not None  # the lease as it is (none)
+woke = []
+waiter = threading.Thread(target=lambda: woke.append(watch.wait()), daemon=True)
+waiter.start()
+time.sleep(0.1)  # the thread is in its wait (no timeout: only a change ends it)
+print("pop", watch.pop(), flush=True)  # nothing pending, and at once
+assert watch.wait(timeout=0.05) is False  # a second wait times out behind it
+# The wait in flight still gets the change, and pop then takes it.
+if sys.argv[1] == "lease":
+    store.acquire("job", holder="a", ttl=120)
+else:
+    store.advance_counter("s", 2)
+    store.put("s", "k", b"v", token=2)
+    try:
+        store.put("s", "k", b"v", token=1)
+    except fencing.StaleTokenError:
+        pass
+waiter.join(30)
+assert woke == [True], woke
+item = watch.pop()
+print("then", item.lease.holder if sys.argv[1] == "lease" else item["scope"], watch.pop(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("kind", ["lease", "rejections"])
+def test_pop_never_waits_for_a_wait_in_flight(kind: str) -> None:
+    # pop takes the pending item without waiting: it must not queue behind
+    # another thread's wait on the same watch (which, wanting the GIL that
+    # pop holds to check for Ctrl-C, froze the interpreter). In a child
+    # process, bounded: a hang fails the test instead of hanging it.
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", POP_BESIDE_A_WAIT, kind],
+            capture_output=True, text=True, timeout=BOUND,
+        )
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"pop blocked on the wait in flight (the process froze): {e.stdout!r}")
+    expected = "then a None" if kind == "lease" else "then s None"
+    assert done.stdout.split("\n")[:2] == ["pop None", expected], (done.stdout, done.stderr)
+    assert done.returncode == 0, done.stderr
+
+
+TWO_ASYNC_STEPS = r"""
+import asyncio, fencing, fencing.aio
+
+async def main() -> None:
+    store = fencing.aio.Store(fencing.Store("memory:"))
+    watch = await store.watch("job")
+    assert (await watch.__anext__()).lease is None
+    first = asyncio.ensure_future(watch.__anext__())
+    await asyncio.sleep(0.1)  # its wait runs on its thread
+    second = asyncio.ensure_future(watch.__anext__())  # pops on the loop
+    await asyncio.sleep(0.1)
+    lease = await store.acquire("job", holder="a", ttl=120)
+    done, pending = await asyncio.wait({first, second}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    assert len(done) == 1 and len(pending) == 1, (done, pending)
+    print("one", done.pop().result().lease.holder, flush=True)
+    await store.release(lease)
+    print("other", (await asyncio.wait_for(pending.pop(), 30)).lease, flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_two_async_steps_of_one_watch_share_it_and_the_loop_runs() -> None:
+    # fencing.aio pops on the event loop: a step begun while another's wait
+    # runs on its thread must not block the loop; each change goes to one step.
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", TWO_ASYNC_STEPS], capture_output=True, text=True, timeout=BOUND
+        )
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"the event loop froze in pop: {e.stdout!r}")
+    assert done.stdout.split("\n")[:2] == ["one a", "other None"], (done.stdout, done.stderr)
+    assert done.returncode == 0, done.stderr

@@ -34,6 +34,7 @@ import asyncio
 import contextvars
 import datetime
 import functools
+import itertools
 import threading
 from types import TracebackType
 from typing import (
@@ -91,6 +92,31 @@ async def _run(fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
 
 
+def _batch(ops: Any) -> Any:
+    """An ``apply`` call's operations, taken here (on the loop's thread, as
+    a generator expects) but no further than one past ``MAX_BATCH_OPS``:
+    an endless iterable is refused by the core's own check, not collected
+    until the memory runs out. What is not an iterable at all (or is a
+    ``str`` or bytes-like) goes on as it is, for the native call to refuse
+    with the blocking face's InvalidArgumentError and message."""
+    if isinstance(ops, (str, bytes, bytearray, memoryview)):
+        return ops
+    try:
+        items = iter(ops)
+    except TypeError:
+        return ops
+    return list(itertools.islice(items, _native.MAX_BATCH_OPS + 1))
+
+
+def _undo_off_the_loop(undo: Callable[[_T], None], result: _T) -> None:
+    """Runs ``undo`` (a blocking release) on a thread of its own, never on
+    the event loop; not a daemon, so that the interpreter waits for it at
+    exit and a lease nobody awaits is always released."""
+    threading.Thread(
+        target=undo, args=(result,), name="fencing-aio-undo", daemon=False
+    ).start()
+
+
 async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
     """``acquire_wait`` on a thread of its own.
 
@@ -144,7 +170,7 @@ async def _undoable(
 
     def settle_result(result: _T) -> None:
         if future.cancelled():
-            undo(result)
+            _undo_off_the_loop(undo, result)
         else:
             future.set_result(result)
 
@@ -173,7 +199,7 @@ async def _undoable(
         # Cancelled after the result arrived but before the task resumed:
         # the result is here, and nobody will take it.
         if future.done() and not future.cancelled() and future.exception() is None:
-            undo(future.result())
+            _undo_off_the_loop(undo, future.result())
         raise
 
 
@@ -321,7 +347,7 @@ class KeepAlive:
 
     async def apply(self, ops: Iterable[Union[Put, Delete]]) -> List[Receipt]:
         """``Store.apply`` in the lease's scope with the lease's token."""
-        return await _run(self._keeper.apply, list(ops))
+        return await _run(self._keeper.apply, _batch(ops))
 
     async def claim(self) -> None:
         """Raises the lease's scope's fence to the lease's token."""
@@ -654,7 +680,7 @@ class Store:
         holder: Optional[str] = None,
     ) -> List[Receipt]:
         """Applies several puts and deletes under one check, all or nothing."""
-        return await _run(self._store.apply, scope, list(ops), token=token, seq=seq, holder=holder)
+        return await _run(self._store.apply, scope, _batch(ops), token=token, seq=seq, holder=holder)
 
     async def execute(
         self,
