@@ -630,10 +630,16 @@ fn date(v: Js, what: &str) -> Conv<SystemTime> {
         return Err(Failure::Range(format!("{what} is an invalid Date")));
     }
     let since = Duration::from_millis(ms.abs() as u64);
-    Ok(if ms < 0.0 {
-        UNIX_EPOCH - since
+    // Checked: Windows's clock holds 1601 to about 30828, a Date more.
+    let at = if ms < 0.0 {
+        UNIX_EPOCH.checked_sub(since)
     } else {
-        UNIX_EPOCH + since
+        UNIX_EPOCH.checked_add(since)
+    };
+    at.ok_or_else(|| {
+        Failure::Range(format!(
+            "{what} is outside the times this system's clock can hold"
+        ))
     })
 }
 
