@@ -192,10 +192,8 @@ impl NativeKeepAlive {
         if !first {
             return PromiseRaw::resolve(env, false);
         }
-        self.end(env, WorkOutcome::Ok, |env, end| match end.verdict() {
-            Ok(()) => Ok(true),
-            Err(fencing::Error::LeaseLost { .. }) => Ok(false),
-            Err(e) => Err(Failure::Core(e).into_napi(env)),
+        self.end(env, WorkOutcome::Ok, |env, end| {
+            end.released().map_err(|e| Failure::Core(e).into_napi(env))
         })
     }
 

@@ -379,11 +379,7 @@ impl KeepAlive {
         let Some(end) = self.stop(py, WorkOutcome::Ok) else {
             return Ok(false);
         };
-        match end.verdict() {
-            Ok(()) => Ok(true),
-            Err(Error::LeaseLost { .. }) => Ok(false),
-            Err(e) => Err(to_py(py, &e)),
-        }
+        end.released().map_err(|e| to_py(py, &e))
     }
 
     /// Raises LeaseLostError if the lease was lost; call it before each

@@ -97,6 +97,19 @@ impl LeaseEnd {
         self.lost.clone().map_or(Ok(()), Err)
     }
 
+    /// What an explicit `release()` of a held lease answers in every face:
+    /// true when it was held to the end, false when it was lost
+    /// (`LEASE_LOST`, whether or not the store could tell who holds the
+    /// scope now), and the error when it could not be released (`CLOSED`,
+    /// the backend's failure).
+    pub fn released(&self) -> Result<bool> {
+        match &self.lost {
+            None => Ok(true),
+            Some(e) if e.code() == ErrorCode::LeaseLost => Ok(false),
+            Some(e) => Err(e.clone()),
+        }
+    }
+
     /// The loss, if the lease was lost.
     pub fn lost(&self) -> Option<&Error> {
         self.lost.as_ref()
@@ -206,4 +219,33 @@ pub(crate) fn release_in_background(store: &Store, lease: Lease) {
         .spawn(move || {
             let _ = store.release(&lease.scope, lease.token);
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loss is a loss for an explicit release too, also when the store
+    /// could not tell who holds the scope now (a `LEASE_LOST` without
+    /// details): the faces' `release()` answers false instead of raising.
+    #[test]
+    fn release_answers_false_for_every_loss_and_fails_otherwise() {
+        let end = |lost| LeaseEnd::failed(lost, WorkOutcome::Ok);
+        let unknown = Error::Rejected {
+            code: ErrorCode::LeaseLost,
+            message: "lease lost on \"s\": who holds it now is unknown".into(),
+        };
+        assert_eq!(end(unknown).released(), Ok(false));
+        let named = Error::LeaseLost {
+            scope: "s".into(),
+            current: None,
+        };
+        assert_eq!(end(named).released(), Ok(false));
+        assert_eq!(end(Error::Closed).released(), Err(Error::Closed));
+        let held = LeaseEnd {
+            lost: None,
+            work: WorkOutcome::Ok,
+        };
+        assert_eq!(held.released(), Ok(true));
+    }
 }
