@@ -40,7 +40,8 @@ pub enum Phase {
     Opening,
     /// Acquiring: the first signal makes the acquire give up (a waiting one
     /// leaves its place in line), a lease taken anyway is released, and
-    /// `fencing run` exits as the signal says ([`sys::signal_status`]).
+    /// `fencing run` exits as the signal says ([`sys::signal_status`]); a
+    /// second signal exits at once.
     Acquiring(Option<Sig>),
     /// Between acquiring and CMD's start: pass it on once CMD runs.
     Starting(Option<Sig>),

@@ -137,27 +137,27 @@ fn replace_password(url: &str, mask: Option<&str>) -> String {
 /// `(scheme, user name, what follows the user info's '@')` of a
 /// `scheme://user:password@...` URL; `None` when it has no password.
 ///
-/// The user info ends at the last '@', as in the core's rule for the URLs
-/// it shows: a password may hold a raw '/', '?' or '@' (it should be
-/// percent-encoded, but must not be shown or passed on either way). A user
-/// name cannot hold those: when the text before the first ':' does, that
-/// '@' is a later one's (a query value's), and the user info is the
-/// authority's, which ends at the first '/' or '?'. (A second copy of the
-/// core's rule, which is not public, extended to strip the password and to
-/// `password=` in the query.)
+/// The user info ends at the last '@' before the query: a password may
+/// hold a raw '/' or '@' (it should be percent-encoded, but must not be
+/// shown or passed on either way), and a query value may hold an '@' of
+/// its own. A query option whose name holds an '@' is the rest of a
+/// password with a raw '?' (which the core refuses to open); its text is
+/// the password's up to that '@'. (The core's rule for the URLs it shows,
+/// `url::without_password`, which is not public; here also stripping the
+/// password and `password=` in the query.)
 fn user_info(url: &str) -> Option<(&str, &str, &str)> {
     let (scheme, rest) = url.split_once("://")?;
-    let split = |at: usize| {
-        let (name, _) = rest[..at].split_once(':')?;
-        Some((name, &rest[at + 1..]))
+    let query = rest.find('?').unwrap_or(rest.len());
+    let at = match rest[..query].rfind('@') {
+        Some(at) => at,
+        None => {
+            let first = rest.get(query + 1..)?.split('&').next()?;
+            let name = first.split('=').next()?;
+            query + 1 + name.rfind('@')?
+        }
     };
-    let (name, after) = split(rest.rfind('@')?)?;
-    if !name.contains(['@', '/', '?', '#']) {
-        return Some((scheme, name, after));
-    }
-    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    let (name, after) = split(authority.rfind('@')?)?;
-    Some((scheme, name, after))
+    let (name, _) = rest[..at].split_once(':')?;
+    Some((scheme, name, &rest[at + 1..]))
 }
 
 /// The bytes to write: `--value V`, else the file `--file PATH`, else
@@ -789,6 +789,16 @@ mod tests {
                 "postgres://u@h:5432/db?application_name=a@b",
                 "postgres://u@h:5432/db?application_name=a@b",
                 "postgres://u@h:5432/db?application_name=a@b",
+            ),
+            (
+                "postgres://u:pw@h/db?application_name=x@replica",
+                "postgres://u:***@h/db?application_name=x@replica",
+                "postgres://u@h/db?application_name=x@replica",
+            ),
+            (
+                "postgres://h:5432/db?application_name=a@b&password=secret",
+                "postgres://h:5432/db?application_name=a@b&password=***",
+                "postgres://h:5432/db?application_name=a@b",
             ),
         ] {
             assert_eq!(without_password(url), shown, "{url}");

@@ -406,8 +406,11 @@ pub(crate) fn check_jump(scope: &str, top: u64, value: u64, limit: u64) -> Resul
 /// (docs/semantics.md, "Lowering a wedged scope"): its counter and fence may
 /// go down to `bound`, which the owner names, when
 /// - the store's jumps are bounded (`unbounded`: every value is allowed, so
-///   none is a wedge), and the scope's greater value is above the jump limit
-///   `limit`, where no caller below the owner can put it now;
+///   none is a wedge), and the scope's greater value is more than
+///   [`FAILOVER_STEP`] above the jump limit `limit`: no caller can put it
+///   above the limit now, and callers of earlier releases, which took a
+///   presented token one past the greatest, could step a fence past it
+///   only by fewer commits than that, each step a token they had accepted;
 /// - its counter is within the limit: a counter past it was moved there by
 ///   a jump and may have issued tokens after it that the store did not
 ///   keep, so nothing proves a lower bound;
@@ -428,7 +431,7 @@ pub(crate) fn lowered_wedge(
     bound: u64,
 ) -> Result<u64> {
     let top = core.top();
-    if unbounded || top <= limit {
+    if unbounded || top <= limit.saturating_add(FAILOVER_STEP) {
         return Err(Error::invalid(format!(
             "scope {scope:?} is not wedged: its counter {} and fence {} are within the jump \
              limit {limit}{}",
@@ -437,7 +440,7 @@ pub(crate) fn lowered_wedge(
             if unbounded {
                 " (jumps are unbounded)"
             } else {
-                ""
+                " or less than 2^40 above it, where callers could step one token at a time"
             }
         )));
     }
@@ -617,13 +620,22 @@ mod tests {
             lower(&wedged, &[], false, limit + 1),
             Err(ErrorCode::InvalidArgument)
         );
-        // Nothing to lower: within the limit, or jumps unbounded.
-        let fine = ScopeCore {
+        // Nothing to lower: within the limit, or less than 2^40 above it
+        // (where earlier releases' callers could step), or jumps unbounded.
+        for fence in [limit, limit + 3, limit + FAILOVER_STEP] {
+            let fine = ScopeCore {
+                counter: 3,
+                fence,
+                ..ScopeCore::fresh(0)
+            };
+            assert_eq!(lower(&fine, &[], false, 5), Err(ErrorCode::InvalidArgument));
+        }
+        let far = ScopeCore {
             counter: 3,
-            fence: limit,
+            fence: limit + FAILOVER_STEP + 1,
             ..ScopeCore::fresh(0)
         };
-        assert_eq!(lower(&fine, &[], false, 5), Err(ErrorCode::InvalidArgument));
+        assert_eq!(lower(&far, &[], false, 5), Ok(5));
         assert_eq!(
             lower(&wedged, &[], true, 5),
             Err(ErrorCode::InvalidArgument)

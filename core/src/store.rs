@@ -20,9 +20,7 @@ use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{Events, Limiter, RejectionNote, MAX_EVENTS_LIMIT};
 use crate::limits;
-use crate::metrics::{
-    prometheus_text, Call, CallTimer, Metrics, MetricsSnapshot, Rejection, TaskTimer,
-};
+use crate::metrics::{prometheus_text, Call, CallTimer, Metrics, MetricsSnapshot, Rejection};
 use crate::rules::Mode;
 use crate::token::Token;
 use crate::types::{Entry, Fence, Lease, Op, OpRef, Page, Receipt, ScopeStatus};
@@ -684,12 +682,10 @@ impl Store {
         fence: &Fence,
         op: OpRef<'_>,
     ) -> Option<Result<Receipt>> {
-        let (timer, span) = self.inner.metrics.time_on_task(call, Some(scope));
         let ops = [op];
         let checked = limits::op(&op);
         let out = self
-            .judged_on_task(timer, checked, scope, fence, Some(op.key), &ops)
-            .instrument(span)
+            .judged_on_task(call, checked, scope, fence, Some(op.key), &ops)
             .await?;
         Some(out.map(|receipts| receipts[0]))
     }
@@ -701,43 +697,44 @@ impl Store {
         fence: &Fence,
         ops: &[OpRef<'_>],
     ) -> Option<Result<Vec<Receipt>>> {
-        let (timer, span) = self.inner.metrics.time_on_task(Call::Apply, Some(scope));
         let checked = limits::batch(ops);
-        self.judged_on_task(timer, checked, scope, fence, None, ops)
-            .instrument(span)
+        self.judged_on_task(Call::Apply, checked, scope, fence, None, ops)
             .await
     }
 
     /// [`Store::judged`] on the caller's task, after the operations' own
-    /// checks (`checked`).
+    /// checks (`checked`). Neither timed nor traced where the backend has
+    /// no such path, or the store is closed: the blocking call is.
     async fn judged_on_task(
         &self,
-        timer: TaskTimer<'_>,
+        call: Call,
         checked: Result<()>,
         scope: &str,
         fence: &Fence,
         key: Option<&str>,
         ops: &[OpRef<'_>],
     ) -> Option<Result<Vec<Receipt>>> {
-        let Some(answer) = self.backend().ok()?.write_on_task(scope, fence, ops) else {
-            timer.forget();
-            return None;
-        };
-        if let Err(e) = checked
-            .and_then(|()| limits::scope(scope))
-            .and_then(|()| limits::fence(fence))
-        {
-            return Some(Err(e));
+        let answer = self.backend().ok()?.write_on_task(scope, fence, ops)?;
+        let (timer, span) = self.inner.metrics.time_on_task(call, Some(scope));
+        async {
+            if let Err(e) = checked
+                .and_then(|()| limits::scope(scope))
+                .and_then(|()| limits::fence(fence))
+            {
+                return Some(Err(e));
+            }
+            let Some(result) = answer.await else {
+                timer.forget();
+                return None;
+            };
+            if let Some(skipped) = self.count_verdict(&result, scope, key, fence) {
+                self.record_in_store_on_task(&result, scope, key, fence, skipped)
+                    .await;
+            }
+            Some(result)
         }
-        let Some(result) = answer.await else {
-            timer.forget();
-            return None;
-        };
-        if let Some(skipped) = self.count_verdict(&result, scope, key, fence) {
-            self.record_in_store_on_task(&result, scope, key, fence, skipped)
-                .await;
-        }
-        Some(result)
+        .instrument(span)
+        .await
     }
 
     /// [`Store::get`] on the caller's task, as `write_one_on_task`.
@@ -747,12 +744,9 @@ impl Store {
         key: &str,
         fence: Option<&Fence>,
     ) -> Option<Result<Option<Entry>>> {
+        let answer = self.backend().ok()?.get_on_task(scope, key, fence)?;
         let (timer, span) = self.inner.metrics.time_on_task(Call::Get, Some(scope));
         async {
-            let Some(answer) = self.backend().ok()?.get_on_task(scope, key, fence) else {
-                timer.forget();
-                return None;
-            };
             if let Err(e) = limits::scope(scope)
                 .and_then(|()| limits::key(key))
                 .and_then(|()| fence.map_or(Ok(()), limits::fence))

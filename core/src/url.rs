@@ -243,10 +243,20 @@ pub(crate) fn without_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    // The last '@': a password may hold a raw '/', '?' or '@' (it should
-    // be percent-encoded, but its text must not be shown either way); a
-    // query value with an '@' is hidden too, which is the safe mistake.
-    let Some(at) = rest.rfind('@') else {
+    // The last '@' before the query: a password may hold a raw '/' or '@'
+    // (it should be percent-encoded, but its text must not be shown either
+    // way), and a query value an '@' of its own. An option whose name holds
+    // an '@' is the rest of a password with a raw '?' (`Query::parse`
+    // refuses it): hidden up to that '@'.
+    let query = rest.find('?').unwrap_or(rest.len());
+    let at = match rest[..query].rfind('@') {
+        Some(at) => Some(at),
+        None => rest.get(query + 1..).and_then(|q| {
+            let name = q.split('&').next()?.split('=').next()?;
+            Some(query + 1 + name.rfind('@')?)
+        }),
+    };
+    let Some(at) = at else {
         return url.to_owned();
     };
     match rest[..at].split_once(':') {
@@ -391,6 +401,29 @@ use common_setters;
 mod tests {
     use super::*;
     use crate::ErrorCode;
+
+    /// The user info ends at the last '@' before the query: a raw '/' or
+    /// '@' in a password is hidden, an '@' in a query value is not taken
+    /// for the end of one, and a raw '?' in a password is hidden too.
+    #[test]
+    fn a_shown_url_hides_the_password_wherever_its_at_signs_are() {
+        for (url, shown) in [
+            ("postgres://app:se/cret@db/f", "postgres://app:***@db/f"),
+            ("etcd://root:hun/t@er@h:1/p", "etcd://root:***@h:1/p"),
+            (
+                "postgres://u:pw@h/db?application_name=x@replica",
+                "postgres://u:***@h/db?application_name=x@replica",
+            ),
+            (
+                "postgres://h:5432/db?application_name=a@b",
+                "postgres://h:5432/db?application_name=a@b",
+            ),
+            ("postgres://u:a?b@h/db?x=1", "postgres://u:***@h/db?x=1"),
+            ("postgres://u@h/db", "postgres://u@h/db"),
+        ] {
+            assert_eq!(without_password(url), shown, "{url}");
+        }
+    }
 
     #[test]
     fn memory_with_options() {

@@ -562,3 +562,26 @@ async fn a_given_up_postgres_write_leaves_its_pool_usable() {
     assert_eq!(recorded[0].presented, old.token);
     store.close().await;
 }
+
+/// A write or read through the async store is timed once, on every
+/// backend and on a closed store too: the calling task's path (PostgreSQL)
+/// starts its timer only once it runs the call, and leaves the call to the
+/// blocking pool (which times it) otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_async_call_is_timed_once_on_every_backend_and_when_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in urls(dir.path()) {
+        let store = aio::Store::open(&url).await.unwrap();
+        let fence = Fence::new(store.next_token("s").await.unwrap());
+        store.put("s", "k", b"v", &fence).await.unwrap();
+        store.get("s", "k", None).await.unwrap();
+        store.close().await;
+        let err = store.put("s", "k", b"w", &fence).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Closed, "{url}");
+        let err = store.get("s", "k", None).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Closed, "{url}");
+        let calls = store.metrics().calls;
+        let count = |op: &str| calls.iter().find(|c| c.op == op).map_or(0, |c| c.count);
+        assert_eq!((count("put"), count("get")), (2, 2), "{url}");
+    }
+}

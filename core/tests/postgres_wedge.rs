@@ -107,3 +107,39 @@ fn only_the_owner_lowers_a_wedged_scope_and_never_below_a_token_handed_out() {
         ))
         .unwrap();
 }
+
+/// A fence a little above the jump limit is what callers of the release
+/// before this one could reach by stepping one past the greatest token at
+/// a time, each step accepted: no bound at or below the limit covers those
+/// tokens, so the owner's recovery refuses it as not a wedge. Only a value
+/// further up than any count of such steps (2^40, the failover step's own
+/// bound on lost commits) came in one call, before the limit.
+#[test]
+fn a_fence_stepped_just_past_the_limit_is_not_taken_for_a_wedge() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let s = fresh_schema("stepped");
+    let store = Store::open(&format!("{base}?schema={s}")).unwrap();
+    store.next_token("stepped:1").unwrap();
+    let limit: i64 = 1 << 48;
+    let mut owner = client(&base);
+    let lower = |c: &mut postgres::Client, fence: i64| {
+        c.execute(
+            &format!("UPDATE {s}.scopes SET fence = $1 WHERE scope = 'stepped:1'"),
+            &[&fence],
+        )
+        .unwrap();
+        c.query_one(&format!("SELECT {s}.lower_wedged('stepped:1', 5)"), &[])
+            .map(|r| r.get::<_, i64>(0))
+            .map_err(|e| e.code().map(|c| c.code().to_owned()).unwrap_or_default())
+    };
+    // As a previous release's callers could leave it: J + 3.
+    assert_eq!(lower(&mut owner, limit + 3), Err("FN008".to_owned()));
+    assert_eq!(
+        lower(&mut owner, limit + (1 << 40)),
+        Err("FN008".to_owned())
+    );
+    assert_eq!(lower(&mut owner, limit + (1 << 40) + 1), Ok(5));
+    store.close();
+}

@@ -88,9 +88,10 @@ pub fn forward_signals(foreground: bool, phase: &Arc<Mutex<Phase>>) {
         let mut phase = shared.lock().unwrap_or_else(|p| p.into_inner());
         match &mut *phase {
             Phase::Opening => std::process::exit(i32::from(signal_status(sig))),
-            Phase::Acquiring(gave_up) => {
-                gave_up.get_or_insert(sig);
-            }
+            // A second signal while the first waits for the call in flight
+            // (up to the store's call deadline): exit now.
+            Phase::Acquiring(Some(_)) => std::process::exit(i32::from(signal_status(sig))),
+            Phase::Acquiring(gave_up) => *gave_up = Some(sig),
             Phase::Starting(pending) => *pending = Some(sig),
             // In the foreground, the terminal sends these to CMD itself
             // (CMD is in its process group): fencing outlives them, and

@@ -112,9 +112,9 @@ unsafe extern "system" fn on_console_event(event: u32) -> i32 {
         Phase::Opening => std::process::exit(i32::from(signal_status(event))),
         // The acquire gives up (leaving its place in line), then fencing
         // exits.
-        Phase::Acquiring(gave_up) => {
-            gave_up.get_or_insert(event);
-        }
+        // A second event while the first waits for the call in flight.
+        Phase::Acquiring(Some(_)) => std::process::exit(i32::from(signal_status(event))),
+        Phase::Acquiring(gave_up) => *gave_up = Some(event),
         Phase::Starting(pending) => *pending = Some(event),
         // At the console, Ctrl-C and Ctrl-Break reach CMD itself.
         Phase::Running(_) if *foreground && event <= CTRL_BREAK_EVENT => {}

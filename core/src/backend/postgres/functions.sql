@@ -838,12 +838,12 @@ BEGIN
         -- Places run out are gone for good: cleared here, so that killed
         -- waiters' do not pile up in front of every lookup.
         DELETE FROM @schema@.waiting w WHERE w.scope = p_scope AND w.until_ms <= clock;
-        INSERT INTO @schema@.waiting AS w (scope, until_ms) VALUES (p_scope, clock + life)
+        INSERT INTO @schema@.waiting AS w (scope, until_ms) VALUES (p_scope, @schema@.later(clock, life))
         RETURNING w.place INTO place;
     ELSE
         place := p_place;
         IF kept - clock < life / 4 * @refresh_quarters@ THEN
-            UPDATE @schema@.waiting w SET until_ms = clock + life WHERE w.place = p_place;
+            UPDATE @schema@.waiting w SET until_ms = @schema@.later(clock, life) WHERE w.place = p_place;
         END IF;
     END IF;
     wait_ms := least(wait_ms, life / @sleep_parts@);
@@ -1217,12 +1217,12 @@ BEGIN
      WHERE w.id = p_id AND w.scope = p_scope AND w.until_ms > now_ms;
     IF kept IS NULL THEN
         DELETE FROM @schema@.watching w WHERE w.scope = p_scope AND w.until_ms <= now_ms;
-        INSERT INTO @schema@.watching AS w (scope, until_ms) VALUES (p_scope, now_ms + @watch_life_ms@)
+        INSERT INTO @schema@.watching AS w (scope, until_ms) VALUES (p_scope, @schema@.later(now_ms, @watch_life_ms@))
         RETURNING w.id INTO id;
     ELSE
         id := p_id;
         IF kept - now_ms < @watch_life_ms@ / 4 * @refresh_quarters@ THEN
-            UPDATE @schema@.watching w SET until_ms = now_ms + @watch_life_ms@ WHERE w.id = p_id;
+            UPDATE @schema@.watching w SET until_ms = @schema@.later(now_ms, @watch_life_ms@) WHERE w.id = p_id;
         END IF;
     END IF;
 END
@@ -1324,11 +1324,16 @@ BEGIN
         PERFORM @schema@.reject_invalid(format('scope %s has no state: nothing to lower', to_json(p_scope)));
     END IF;
     v_limit := least(h.base::numeric + h.jump_room, @max_token@)::bigint;
-    IF h.jump_room = @max_token@ OR greatest(r.counter, r.fence) <= v_limit THEN
+    -- Within 2^40 above the limit: where callers of earlier releases could
+    -- step one token at a time (`rules::lowered_wedge`).
+    IF h.jump_room = @max_token@
+       OR greatest(r.counter, r.fence) <= v_limit::numeric + @failover_step@ THEN
         PERFORM @schema@.reject_invalid(format(
             'scope %s is not wedged: its counter %s and fence %s are within the jump limit %s%s',
             to_json(p_scope), r.counter, r.fence, v_limit,
-            CASE WHEN h.jump_room = @max_token@ THEN ' (jumps are unbounded)' ELSE '' END));
+            CASE WHEN h.jump_room = @max_token@ THEN ' (jumps are unbounded)'
+                 ELSE ' or less than 2^40 above it, where callers could step one token at a time'
+            END));
     END IF;
     IF r.counter > v_limit THEN
         PERFORM @schema@.reject_invalid(format(

@@ -35,14 +35,31 @@ pub(crate) struct Conn {
 
 /// A connection out of the pool for a call on a task: dropped with the
 /// task's future before the call ended, it is dropped from the pool too.
+/// A task can outlive a `fork` (a thread cannot): in the child the
+/// connection is the parent's session and the pool's counts are the
+/// child's own, so there it is forgotten, never used, counted or closed.
 struct Lent<'a> {
     pool: &'a Pool,
     conn: Option<Pooled>,
+    /// The process the connection belongs to.
+    pid: u32,
+}
+
+impl Lent<'_> {
+    /// The connection, back from its call in the process it belongs to.
+    fn back(&mut self) -> Option<Pooled> {
+        let conn = self.conn.take()?;
+        if self.pid == std::process::id() {
+            return Some(conn);
+        }
+        std::mem::forget(conn);
+        None
+    }
 }
 
 impl Drop for Lent<'_> {
     fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
+        if let Some(conn) = self.back() {
             self.pool.discard_one(conn);
         }
     }
@@ -190,17 +207,19 @@ impl Pool {
         f: impl AsyncFnOnce(&mut Conn) -> Result<T, tokio_postgres::Error>,
     ) -> Option<Result<T>> {
         let deadline = Instant::now() + self.call_timeout;
-        let runtime = self.runtime();
-        let conn = {
+        let (conn, pid) = {
             let mut state = self.lock();
             match self.take_idle(&mut state) {
-                Ok(idle) => idle?,
+                Ok(idle) => (idle?, state.pid),
                 Err(e) => return Some(Err(e)),
             }
         };
+        // After `take_idle`, which gives a forked child a runtime of its own.
+        let runtime = self.runtime();
         let mut lent = Lent {
             pool: self,
             conn: Some(conn),
+            pid,
         };
         let out = {
             let Pooled { conn, socket } = lent.conn.as_mut()?;
@@ -213,7 +232,15 @@ impl Pool {
             })
             .await
         };
-        let conn = lent.conn.take()?;
+        let Some(conn) = lent.back() else {
+            return Some(Err(Error::backend(
+                Kind::OutcomeUnknown,
+                format!(
+                    "postgres: {what}: the process forked during the call, which went on in \
+                     the parent's session: the outcome is unknown"
+                ),
+            )));
+        };
         Some(match out {
             Some(out) => self.settle(what, conn, out),
             None => {
