@@ -11,6 +11,13 @@ use crate::rules::unix_ms;
 /// none at or past 2^63), and every system's clock can show it.
 pub(crate) const LAST_MS: u64 = 253_402_300_799_999;
 
+/// A manual clock at `now_ms` moved on by `by_ms`: up to [`LAST_MS`],
+/// never back (every backend's manual clock moves by this rule; PostgreSQL's
+/// `advance_clock` in SQL).
+pub(crate) fn advanced(now_ms: u64, by_ms: u64) -> u64 {
+    now_ms.saturating_add(by_ms).min(LAST_MS.max(now_ms))
+}
+
 /// Milliseconds since the Unix epoch, as the store sees them.
 pub(crate) enum Clock {
     /// Monotonic: anchored to wall time once at open, then only moves forward
@@ -64,7 +71,7 @@ impl Clock {
             Clock::Manual { now_ms } => {
                 let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
                 let _ = now_ms.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                    Some(n.saturating_add(ms).min(LAST_MS.max(n)))
+                    Some(advanced(n, ms))
                 });
                 Ok(())
             }

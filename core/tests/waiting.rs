@@ -705,10 +705,16 @@ fn postgres_a_release_wakes_the_live_waiter_behind_a_dead_place() {
 #[test]
 fn a_waiter_at_the_end_of_a_manual_clock_neither_panics_nor_poisons() {
     let dir = tempfile::tempdir().unwrap();
-    let urls = [
+    let mut urls = vec![
         "memory:?clock=manual".to_owned(),
         format!("{}?clock=manual", sqlite_url(&dir.path().join("end.db"))),
     ];
+    if let Some(base) = postgres_test_url() {
+        urls.push(format!(
+            "{base}?schema={}&clock=manual",
+            fresh_schema("end")
+        ));
+    }
     for url in urls {
         let store = Store::open(&url).unwrap();
         let now_ms = std::time::SystemTime::now()

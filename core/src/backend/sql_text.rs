@@ -16,7 +16,7 @@ use crate::token::Token;
 use crate::waiting::{PLACE_LIFE_MAX, PLACE_LIFE_MIN, REFRESH_QUARTERS, SLEEP_PARTS};
 
 /// Every `@name@` the SQL files may use besides `@schema@`, with its value.
-pub(crate) fn constants() -> [(&'static str, u64); 29] {
+pub(crate) fn constants() -> [(&'static str, u64); 30] {
     [
         ("max_token", Token::MAX.get()),
         ("max_seq", MAX_SEQ),
@@ -52,6 +52,7 @@ pub(crate) fn constants() -> [(&'static str, u64); 29] {
         ("watch_life_ms", ttl_ms(WATCH_LIFE)),
         ("sleep_parts", SLEEP_PARTS),
         ("refresh_quarters", REFRESH_QUARTERS),
+        ("last_ms", crate::clock::LAST_MS),
     ]
 }
 

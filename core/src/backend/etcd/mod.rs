@@ -1484,7 +1484,7 @@ impl Backend for Etcd {
                 None => 0,
                 Some(v) => number_in(v, "the manual clock")?,
             };
-            let moved = now.saturating_add(by).to_string();
+            let moved = crate::clock::advanced(now, by).to_string();
             let answer = self.txn(
                 json!({ "compare": [unchanged(&key, read.rev)],
                         "success": [put(&key, moved.as_bytes(), None).json()] }),

@@ -1555,7 +1555,10 @@ BEGIN
     IF problem IS NOT NULL THEN
         PERFORM @schema@.reject_invalid(problem);
     END IF;
-    UPDATE @schema@.meta SET manual_now_ms = @schema@.later(manual_now_ms, p_ms)
+    -- Up to the end of the year 9999, never back (`clock::advanced`).
+    UPDATE @schema@.meta
+       SET manual_now_ms = least(@schema@.later(manual_now_ms, p_ms),
+                                 greatest(manual_now_ms, @last_ms@))
      WHERE manual_now_ms IS NOT NULL;
     RETURN FOUND;
 END
