@@ -26,26 +26,32 @@ fn pause_past_the_lease(env: &Env, fencing: i32, scope: &str) {
     kill(Pid::from_raw(fencing), Signal::SIGCONT).unwrap();
 }
 
-#[test]
-fn a_paused_cli_loses_its_lease_stops_the_command_and_a_new_run_gets_a_newer_token() {
-    let env = Env::new();
-    let script = "echo $$ > child.pid; echo \"$FENCING_TOKEN\" > token; exec sleep 300";
+/// `fencing run ARGS` started, its output piped, once CMD's script has
+/// written `ready` (its last file: `child.pid`, CMD's pid, before it);
+/// with a reaper for both, which the test may give more pids.
+fn started(env: &Env, args: &[&str], ready: &str) -> (std::process::Child, Reaper) {
     let child = env
-        .cmd([
-            "run", "job", "--ttl", "1s", "--grace", "30s", "--", "sh", "-c", script,
-        ])
+        .cmd(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut reaper = Reaper(vec![child.id() as i32]);
+    wait_until("the command started", || read_number(env, ready).is_some());
+    reaper.0.push(read_number(env, "child.pid").unwrap() as i32);
+    (child, reaper)
+}
+
+#[test]
+fn a_paused_cli_loses_its_lease_stops_the_command_and_a_new_run_gets_a_newer_token() {
+    let env = Env::new();
+    let script = "echo $$ > child.pid; echo \"$FENCING_TOKEN\" > token; exec sleep 300";
+    let args = [
+        "run", "job", "--ttl", "1s", "--grace", "30s", "--", "sh", "-c", script,
+    ];
+    let (child, _reaper) = started(&env, &args, "token");
     let fencing = child.id() as i32;
-    let mut reaper = Reaper(vec![fencing]);
-    // The script writes the token after its pid: wait for the last one.
-    wait_until("the command started", || {
-        read_number(&env, "token").is_some()
-    });
     let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
-    reaper.0.push(cmd_pid);
     let first = read_number(&env, "token").unwrap();
 
     pause_past_the_lease(&env, fencing, "job");
@@ -89,22 +95,14 @@ fn a_command_that_ignores_sigterm_is_killed_after_the_grace_with_its_children() 
     let env = Env::new();
     // The shell ignores SIGTERM (and so does its background child).
     let script = "trap '' TERM; sleep 300 & echo $! > sleep.pid; echo $$ > child.pid; wait";
-    let child = env
-        .cmd([
-            "run", "job", "--ttl", "1s", "--grace", "200ms", "--", "sh", "-c", script,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = [
+        "run", "job", "--ttl", "1s", "--grace", "200ms", "--", "sh", "-c", script,
+    ];
+    let (child, mut reaper) = started(&env, &args, "child.pid");
     let fencing = child.id() as i32;
-    let mut reaper = Reaper(vec![fencing]);
-    wait_until("the command started", || {
-        read_number(&env, "child.pid").is_some()
-    });
     let sh = read_number(&env, "child.pid").unwrap() as i32;
     let sleeper = read_number(&env, "sleep.pid").unwrap() as i32;
-    reaper.0.extend([sh, sleeper]);
+    reaper.0.push(sleeper);
 
     pause_past_the_lease(&env, fencing, "job");
     let out = finish(child, LIMIT);
@@ -204,29 +202,10 @@ fn signal_deaths_and_spawn_failures_map_like_a_shell() {
 #[test]
 fn sigterm_to_fencing_reaches_the_command_and_the_lease_is_released() {
     let env = Env::new();
-    let child = env
-        .cmd([
-            "run",
-            "job",
-            "--ttl",
-            "30s",
-            "--",
-            "sh",
-            "-c",
-            "echo $$ > child.pid; exec sleep 300",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let script = "echo $$ > child.pid; exec sleep 300";
+    let args = ["run", "job", "--ttl", "30s", "--", "sh", "-c", script];
+    let (child, _reaper) = started(&env, &args, "child.pid");
     let fencing = child.id() as i32;
-    let mut reaper = Reaper(vec![fencing]);
-    wait_until("the command started", || {
-        read_number(&env, "child.pid").is_some()
-    });
-    reaper
-        .0
-        .push(read_number(&env, "child.pid").unwrap() as i32);
     kill(Pid::from_raw(fencing), Signal::SIGTERM).unwrap();
     let out = finish(child, LIMIT);
     assert_eq!(out.code, 143, "{out:?}");
@@ -315,22 +294,11 @@ fn a_loss_found_only_at_release_ends_the_run_with_lease_lost() {
 fn a_holder_whose_store_file_is_deleted_stops_its_command_and_exits_15() {
     let env = Env::new();
     let script = "echo $$ > child.pid; echo \"$FENCING_TOKEN\" > token; exec sleep 300";
-    let child = env
-        .cmd([
-            "run", "job", "--ttl", "3s", "--grace", "30s", "--", "sh", "-c", script,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let fencing = child.id() as i32;
-    let mut reaper = Reaper(vec![fencing]);
-    // The script writes the token after its pid: wait for the last one.
-    wait_until("the command started", || {
-        read_number(&env, "token").is_some()
-    });
+    let args = [
+        "run", "job", "--ttl", "3s", "--grace", "30s", "--", "sh", "-c", script,
+    ];
+    let (child, _reaper) = started(&env, &args, "token");
     let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
-    reaper.0.push(cmd_pid);
     let first = read_number(&env, "token").unwrap();
 
     for file in ["store.db", "store.db-wal", "store.db-shm"] {
@@ -355,32 +323,15 @@ fn a_holder_whose_store_file_is_deleted_stops_its_command_and_exits_15() {
 #[test]
 fn a_lost_lease_stops_the_command_even_when_stderr_is_a_closed_pipe() {
     let env = Env::new();
-    let child = env
-        .cmd([
-            "run",
-            "job",
-            "--ttl",
-            "1s",
-            "--grace",
-            "30s",
-            "--",
-            "sh",
-            "-c",
-            "echo $$ > child.pid; exec sleep 300",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let script = "echo $$ > child.pid; exec sleep 300";
+    let args = [
+        "run", "job", "--ttl", "1s", "--grace", "30s", "--", "sh", "-c", script,
+    ];
+    let (mut child, _reaper) = started(&env, &args, "child.pid");
     let fencing = child.id() as i32;
-    let mut reaper = Reaper(vec![fencing]);
-    wait_until("the command started", || {
-        read_number(&env, "child.pid").is_some()
-    });
     let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
-    reaper.0.push(cmd_pid);
-    let mut child = child;
-    // The read end of fencing's stderr, closed.
+    // The read ends of fencing's stdout and stderr, closed.
+    drop(child.stdout.take());
     drop(child.stderr.take());
 
     pause_past_the_lease(&env, fencing, "job");
@@ -425,30 +376,19 @@ fn sigint_to_a_foreground_run_leaves_fencing_supervising_until_the_command_ends(
     let env = Env::new();
     let script = "trap 'echo int >> got.int' INT; echo $$ > child.pid; \
                   while [ ! -e stop ]; do sleep 0.05; done; exit 3";
-    let child = env
-        .cmd([
-            "run",
-            "job",
-            "--ttl",
-            "30s",
-            "--foreground",
-            "--",
-            "sh",
-            "-c",
-            script,
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = [
+        "run",
+        "job",
+        "--ttl",
+        "30s",
+        "--foreground",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ];
+    let (child, _reaper) = started(&env, &args, "child.pid");
     let fencing = child.id() as i32;
-    let mut reaper = Reaper(vec![fencing]);
-    wait_until("the command started", || {
-        read_number(&env, "child.pid").is_some()
-    });
-    reaper
-        .0
-        .push(read_number(&env, "child.pid").unwrap() as i32);
     for sig in [Signal::SIGINT, Signal::SIGQUIT] {
         kill(Pid::from_raw(fencing), sig).unwrap();
     }
