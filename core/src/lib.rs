@@ -36,6 +36,7 @@ mod metrics;
 #[cfg(feature = "objects")]
 pub mod objects;
 mod rules;
+mod shared_watch;
 mod sqlite_check;
 mod sqlstate;
 mod store;
@@ -70,6 +71,7 @@ pub use metrics::{
     REJECTION_HISTORY,
 };
 pub use rules::FAILOVER_STEP;
+pub use shared_watch::SharedWatch;
 pub use sqlstate::SQLSTATES;
 pub use store::{migrate, ping, BackendKind, Store};
 pub use token::{parse_token_value, Token};

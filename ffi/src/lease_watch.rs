@@ -14,7 +14,6 @@ use crate::cancel::fencing_cancel;
 use crate::status::fencing_status;
 use crate::store::{self as stores, fencing_store};
 use crate::types::{self, fencing_lease};
-use crate::watching::Turns;
 use crate::FENCING_SCOPE_CAPACITY;
 
 /// A watch on one scope's lease (`fencing_watch_open`), freed with
@@ -23,7 +22,7 @@ use crate::FENCING_SCOPE_CAPACITY;
 /// `fencing_watch_next` made while another waits on the same watch waits
 /// for its turn within its own timeout, and each state goes to one call.
 pub struct fencing_watch {
-    turns: Turns<LeaseWatch>,
+    turns: fencing::SharedWatch<LeaseWatch>,
 }
 
 /// A scope's lease as a watch saw it (`fencing_watch_next`). Self-contained
@@ -57,7 +56,7 @@ pub extern "C" fn fencing_watch_open(
         let out = args::out(out_watch, "out_watch")?;
         let watch = store.watch(scope)?;
         out.set(Box::into_raw(Box::new(fencing_watch {
-            turns: Turns::new(watch),
+            turns: fencing::SharedWatch::new(watch),
         })));
         Ok(())
     })
@@ -122,7 +121,10 @@ fn next(
     let watch = args::object(watch, "watch")?;
     let out_holding = args::out(out_holding, "out_holding")?;
     let out_changed = args::out(out_changed, "out_changed")?;
-    match watch.turns.next(timeout_ms, gave_up)? {
+    match watch
+        .turns
+        .next(std::time::Duration::from_millis(timeout_ms), gave_up)?
+    {
         Some(holding) => {
             out_holding.set(holding_of(&holding)?);
             out_changed.set(true);

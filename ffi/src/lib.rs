@@ -26,7 +26,6 @@ mod status;
 mod store;
 mod token;
 mod types;
-mod watching;
 // After the store's own functions, so that the header declares their types first.
 mod hold_write;
 mod lease_watch;

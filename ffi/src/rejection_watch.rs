@@ -15,7 +15,6 @@ use crate::cancel::fencing_cancel;
 use crate::events::fencing_events;
 use crate::status::fencing_status;
 use crate::store::{self as stores, fencing_store};
-use crate::watching::Turns;
 
 /// A watch on the store's record of rejections
 /// (`fencing_rejection_watch_open`), freed with `fencing_rejection_watch_free`.
@@ -23,7 +22,7 @@ use crate::watching::Turns;
 /// Calls on one watch take turns, as on a `fencing_watch`; each rejection
 /// goes to one call.
 pub struct fencing_rejection_watch {
-    turns: Turns<RejectionWatch>,
+    turns: fencing::SharedWatch<RejectionWatch>,
 }
 
 /// Starts watching the rejections of `scope`, or of every scope when
@@ -42,7 +41,7 @@ pub extern "C" fn fencing_rejection_watch_open(
         let out = args::out(out_watch, "out_watch")?;
         let watch = store.watch_rejections(scope)?;
         out.set(Box::into_raw(Box::new(fencing_rejection_watch {
-            turns: Turns::new(watch),
+            turns: fencing::SharedWatch::new(watch),
         })));
         Ok(())
     })
@@ -92,10 +91,15 @@ fn next(
 ) -> Result<(), Failure> {
     let watch = args::object(watch, "watch")?;
     let out = args::out(out_events, "out_events")?;
-    out.set(match watch.turns.next(timeout_ms, gave_up)? {
-        Some(r) => Box::into_raw(Box::new(fencing_events::of_rejection(&r))),
-        None => ptr::null_mut(),
-    });
+    out.set(
+        match watch
+            .turns
+            .next(std::time::Duration::from_millis(timeout_ms), gave_up)?
+        {
+            Some(r) => Box::into_raw(Box::new(fencing_events::of_rejection(&r))),
+            None => ptr::null_mut(),
+        },
+    );
     Ok(())
 }
 

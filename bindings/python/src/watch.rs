@@ -3,12 +3,10 @@
 //! a scope's lease (`Store.watch`). Each is an iterator that blocks, with the
 //! GIL released, until the next item; both share [`Steps`].
 
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use fencing::defaults::GIVE_UP_CHECK;
+use fencing::SharedWatch;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -22,124 +20,26 @@ use crate::types::Holding;
 /// leaves the watch usable; a store's error ends the watch), and `wait` and
 /// `pop`, a step split in two for a caller that waits elsewhere
 /// (``fencing.aio``): the wait only waits, so a wait given up loses nothing.
-///
-/// Waits take turns with the core's watch, without the GIL: a wait begun
-/// while another runs waits for its turn (within its own timeout, and
-/// Ctrl-C or its cancel end it). What a wait finds goes to `ready`, and
-/// `pop` takes it from there, so `pop`, which holds the GIL, never waits
-/// for a wait in flight: a waiting thread takes the GIL every 20 ms (to
-/// ask for signals) while it has the watch, and `pop` never touches the
-/// watch or the turn. The one lock both take, `ready`, is held only to move
-/// items in or out, never while waiting for anything (the GIL included),
-/// so no thread can hold one of the two (the GIL, `ready`) while waiting
-/// for the other's holder.
+/// The waits run without the GIL and take turns with the core's watch; a
+/// waiting thread takes the GIL every 20 ms to ask for signals, and `pop`,
+/// which holds the GIL, never waits for it (`fencing::SharedWatch`).
 struct Steps<W: fencing::Watch> {
-    /// Locked only by the wait whose turn it is (so never contended).
-    watch: Mutex<W>,
-    /// What the waits found, oldest first, for `pop`.
-    ready: Mutex<VecDeque<W::Item>>,
-    /// Whether a wait has its turn.
-    busy: Mutex<bool>,
-    /// Told when a turn ends.
-    turn_ended: Condvar,
+    shared: SharedWatch<W>,
     ended: AtomicBool,
-}
-
-/// A wait's turn with the watch: ended when dropped, panics included.
-struct Turn<'a, W: fencing::Watch>(&'a Steps<W>);
-
-impl<W: fencing::Watch> Drop for Turn<'_, W> {
-    fn drop(&mut self) {
-        *lock(&self.0.busy) = false;
-        self.0.turn_ended.notify_one();
-    }
-}
-
-/// A lock whose data no panic leaves half-written (a flag, a queue, or the
-/// watch between two of its calls).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<W: fencing::Watch> Steps<W> {
     fn new(watch: W) -> Self {
         Steps {
-            watch: Mutex::new(watch),
-            ready: Mutex::new(VecDeque::new()),
-            busy: Mutex::new(false),
-            turn_ended: Condvar::new(),
+            shared: SharedWatch::new(watch),
             ended: AtomicBool::new(false),
         }
     }
 
     fn waited(&self, py: Python<'_>, timeout: Duration, cancel: &Flag) -> PyResult<bool> {
-        if self.is_ready() {
-            return Ok(true);
-        }
-        interruptible(py, cancel, |gave_up| self.wait_turn(timeout, gave_up))
-    }
-
-    /// Without the GIL: waits for the turn, then on the watch, until an
-    /// item is ready, `timeout` passes or `gave_up()` says so; returns
-    /// whether one is ready.
-    fn wait_turn(&self, timeout: Duration, gave_up: &dyn Fn() -> bool) -> fencing::Result<bool> {
-        let deadline = Instant::now().checked_add(timeout);
-        let Some(_turn) = self.turn(deadline, gave_up) else {
-            return Ok(self.is_ready());
-        };
-        // A wait that had the turn before this one may have found an item.
-        if self.is_ready() {
-            return Ok(true);
-        }
-        let mut watch = lock(&self.watch);
-        let left = deadline.map_or(Duration::MAX, |d| {
-            d.saturating_duration_since(Instant::now())
-        });
-        if !watch.wait_unless(left, gave_up)? {
-            return Ok(self.is_ready());
-        }
-        let mut ready = lock(&self.ready);
-        while let Some(item) = watch.pop() {
-            ready.push_back(item);
-        }
-        Ok(!ready.is_empty())
-    }
-
-    /// The turn once no other wait has it; `None` when `deadline` passes or
-    /// `gave_up()` says so first (asked every [`GIVE_UP_CHECK`], with no
-    /// lock held: it takes the GIL).
-    fn turn(&self, deadline: Option<Instant>, gave_up: &dyn Fn() -> bool) -> Option<Turn<'_, W>> {
-        loop {
-            {
-                let mut busy = lock(&self.busy);
-                if !*busy {
-                    *busy = true;
-                    return Some(Turn(self));
-                }
-                let left = deadline.map_or(Duration::MAX, |d| {
-                    d.saturating_duration_since(Instant::now())
-                });
-                if left.is_zero() {
-                    return None;
-                }
-                busy = self
-                    .turn_ended
-                    .wait_timeout(busy, left.min(GIVE_UP_CHECK))
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
-                if !*busy {
-                    *busy = true;
-                    return Some(Turn(self));
-                }
-            }
-            if gave_up() {
-                return None;
-            }
-        }
-    }
-
-    fn is_ready(&self) -> bool {
-        !lock(&self.ready).is_empty()
+        interruptible(py, cancel, |gave_up| {
+            self.shared.wait(timeout, Some(gave_up))
+        })
     }
 
     fn next(&self, py: Python<'_>) -> PyResult<Option<W::Item>> {
@@ -179,10 +79,9 @@ impl<W: fencing::Watch> Steps<W> {
         self.waited(py, timeout, &cancel)
     }
 
-    /// The oldest ready item, without waiting (for anything but `ready`,
-    /// which no one holds for longer than moving items).
+    /// The oldest ready item, without waiting.
     fn pop(&self) -> Option<W::Item> {
-        lock(&self.ready).pop_front()
+        self.shared.pop()
     }
 }
 
