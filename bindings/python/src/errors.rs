@@ -166,7 +166,13 @@ pub trait IntoPyResult<T> {
 }
 
 impl<T> IntoPyResult<T> for fencing::Result<T> {
+    /// The core's answer, unless a signal handler raised an exception while
+    /// the call logged (`logs::pending`): that one, as Python would raise it
+    /// at the call's end.
     fn py(self, py: Python<'_>) -> PyResult<T> {
+        if let Some(e) = crate::logs::pending() {
+            return Err(e);
+        }
         self.map_err(|e| to_py(py, &e))
     }
 }

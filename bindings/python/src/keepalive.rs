@@ -168,24 +168,28 @@ impl KeepAlive {
     /// lock, to settle), so the wait always ends with the call it waits
     /// for. A `Busy` of this very thread (a signal handler run by its own
     /// wait for the lease) is returned as it is: waiting for it would
-    /// never end.
-    fn settled_state(&self, py: Python<'_>) -> MutexGuard<'_, State> {
+    /// never end. Ctrl-C ends the wait, as it ends this face's other waits
+    /// (an entry in flight may wait for the lease for its whole timeout).
+    fn settled_state(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, State>> {
         let me = std::thread::current().id();
         let other_busy = |state: &State| matches!(state, State::Busy(owner) if *owner != me);
         loop {
             let state = self.state();
             if !other_busy(&state) {
-                return state;
+                return Ok(state);
             }
             drop(state);
             // A guard is not Send: the wait ends inside, and the state is
             // locked again (and looked at again) above.
             py.detach(|| {
-                let mut state = self.state();
-                while other_busy(&state) {
-                    state = self.settled.wait(state).unwrap_or_else(|p| p.into_inner());
+                let state = self.state();
+                if other_busy(&state) {
+                    let _ = self
+                        .settled
+                        .wait_timeout(state, fencing::defaults::GIVE_UP_CHECK);
                 }
             });
+            py.check_signals()?;
         }
     }
 
@@ -239,15 +243,15 @@ impl KeepAlive {
     /// held lease"); `None` if it was not running. An entry or a release in
     /// flight on another thread is waited for first: its outcome is what
     /// this call finds.
-    fn stop(&self, py: Python<'_>, work: WorkOutcome) -> Option<LeaseEnd> {
+    fn stop(&self, py: Python<'_>, work: WorkOutcome) -> PyResult<Option<LeaseEnd>> {
         let guard = {
-            let mut state = self.settled_state(py);
+            let mut state = self.settled_state(py)?;
             let busy = State::Busy(std::thread::current().id());
             match std::mem::replace(&mut *state, busy) {
                 State::Running(guard) => guard,
                 other => {
                     *state = other;
-                    return None;
+                    return Ok(None);
                 }
             }
         };
@@ -265,7 +269,7 @@ impl KeepAlive {
                 .unwrap_or_else(|p| p.into_inner())
                 .take(),
         );
-        Some(end)
+        Ok(Some(end))
     }
 }
 
@@ -350,10 +354,10 @@ impl KeepAlive {
         _tb: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         let work = WorkOutcome::from_failed(exc_type.is_some());
-        let end = match self.stop(py, work) {
+        let end = match self.stop(py, work)? {
             Some(end) => end,
             // Released early: the verdict then, judged with this outcome.
-            None => match &*self.settled_state(py) {
+            None => match &*self.settled_state(py)? {
                 State::Done { end, .. } => end.clone().with_work(work),
                 _ => return Ok(false),
             },
@@ -376,7 +380,7 @@ impl KeepAlive {
     /// failure) when it could not be released. Leaving the block afterwards
     /// releases nothing more, and raises the loss if there was one.
     fn release(&self, py: Python<'_>) -> PyResult<bool> {
-        let Some(end) = self.stop(py, WorkOutcome::Ok) else {
+        let Some(end) = self.stop(py, WorkOutcome::Ok)? else {
             return Ok(false);
         };
         end.released().map_err(|e| to_py(py, &e))

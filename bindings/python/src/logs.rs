@@ -6,15 +6,34 @@
 //! `reset_log_cache` makes it read the levels again after `logging` is
 //! reconfigured.
 
+use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
 
 use log::{LevelFilter, Log, Metadata, Record};
-use pyo3::exceptions::PyKeyboardInterrupt;
+use pyo3::exceptions::{PyException, PyKeyboardInterrupt};
 use pyo3::prelude::*;
 use pyo3_log::{Caching, Logger, ResetHandle};
 
 static RESET: OnceLock<ResetHandle> = OnceLock::new();
+
+thread_local! {
+    /// An exception a signal handler raised while this thread logged in a
+    /// call that runs without the GIL (a `SystemExit` from `sys.exit` in a
+    /// SIGTERM handler): the call raises it when it returns (`pending`).
+    static PENDING: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// The exception a signal handler raised while this thread logged, if any
+/// (taken: raised once).
+pub(crate) fn pending() -> Option<PyErr> {
+    PENDING.with(|p| p.borrow_mut().take())
+}
+
+/// Whether a signal handler raised one while this thread logged.
+pub(crate) fn has_pending() -> bool {
+    PENDING.with(|p| p.borrow().is_some())
+}
 
 /// pyo3-log's logger, made safe to call from the keep-alive's threads at
 /// any time: it never attaches to an interpreter that is shutting down
@@ -38,7 +57,10 @@ impl Log for Bridge {
                 // call would then return a value with an exception set
                 // (SystemError). Python's code here (logging's) can also
                 // run a signal handler: a Ctrl-C it raised is delivered
-                // again, at the call's next check for signals.
+                // again, at the call's next check for signals; another of
+                // its exceptions (SystemExit) when the call returns. An
+                // error of a logging handler itself is reported, as
+                // `logging` reports those.
                 let before = PyErr::take(py);
                 self.0.log(record);
                 let during = PyErr::take(py);
@@ -49,8 +71,10 @@ impl Log for Bridge {
                     if e.is_instance_of::<PyKeyboardInterrupt>(py) {
                         // SAFETY: the GIL is held; it only sets a flag.
                         unsafe { pyo3::ffi::PyErr_SetInterrupt() };
-                    } else {
+                    } else if e.is_instance_of::<PyException>(py) {
                         e.write_unraisable(py, None);
+                    } else {
+                        PENDING.with(|p| *p.borrow_mut() = Some(e));
                     }
                 }
             });

@@ -68,38 +68,42 @@ pub(crate) fn interruptible<T: Send>(
     cancel: &Flag,
     wait: impl FnOnce(&dyn Fn() -> bool) -> fencing::Result<T> + Send,
 ) -> PyResult<T> {
-    let interrupted = std::sync::Mutex::new(None);
-    let gave_up = || {
-        cancel.fired()
-            || Python::attach(|py| py.check_signals())
-                .map_err(|e| *interrupted.lock().unwrap_or_else(|p| p.into_inner()) = Some(e))
-                .is_err()
-    };
-    let waited = py.detach(|| wait(&gave_up));
-    if let Some(e) = interrupted.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
-    waited.py(py)
+    interruptible_taking(py, cancel, wait, drop)
 }
 
 /// [`interruptible`] for a wait that takes something (a lease): a signal
-/// that arrived while the attempt that won was on its way, after the wait
-/// last asked, is still the caller's Ctrl-C. Its exception is raised and
-/// what the wait took is given back (`undo`, without the GIL) first, so
-/// that it never outlives a call that did not return it (docs/semantics.md,
-/// "Giving up a call").
+/// handler's exception that came while the attempt that won was on its way
+/// (after the wait last asked, or in a log record it wrote) is still the
+/// caller's. It is raised, and what the wait took is given back first
+/// (`undo`, without the GIL), so that it never outlives a call that did
+/// not return it (docs/semantics.md, "Giving up a call").
 pub(crate) fn interruptible_taking<T: Send>(
     py: Python<'_>,
     cancel: &Flag,
     wait: impl FnOnce(&dyn Fn() -> bool) -> fencing::Result<T> + Send,
     undo: impl FnOnce(T) + Send,
 ) -> PyResult<T> {
-    let taken = interruptible(py, cancel, wait)?;
-    if let Err(e) = py.check_signals() {
-        py.detach(|| undo(taken));
-        return Err(e);
+    let interrupted = std::sync::Mutex::new(None);
+    let gave_up = || {
+        cancel.fired()
+            || crate::logs::has_pending()
+            || Python::attach(|py| py.check_signals())
+                .map_err(|e| *interrupted.lock().unwrap_or_else(|p| p.into_inner()) = Some(e))
+                .is_err()
+    };
+    let waited = py.detach(|| wait(&gave_up));
+    let raised = interrupted.into_inner().unwrap_or_else(|p| p.into_inner());
+    let raised = raised
+        .or_else(crate::logs::pending)
+        .or_else(|| py.check_signals().err());
+    match (raised, waited) {
+        (Some(e), Ok(taken)) => {
+            py.detach(|| undo(taken));
+            Err(e)
+        }
+        (Some(e), Err(_)) => Err(e),
+        (None, waited) => waited.py(py),
     }
-    Ok(taken)
 }
 
 /// Where a lease operation names its lease: a `Lease`, or a scope and token.

@@ -255,3 +255,32 @@ def test_leaving_the_block_during_a_release_in_flight_raises_its_loss(
         assert released == [False]
         assert len(exited) == 1 and isinstance(exited[0], fencing.LeaseLostError), exited
         assert not keeper.active
+
+
+RELEASE_BEHIND_AN_ENTRY = r"""
+import threading, time, fencing
+s = fencing.Store("memory:")
+s.acquire("s", holder="a", ttl=3600)
+held = s.lease("s", holder="b", ttl=10, timeout=3600)
+threading.Thread(target=held.__enter__, daemon=True).start()
+time.sleep(0.2)  # the entry waits for the lease, for up to an hour
+print("waiting", flush=True)
+try:
+    held.release()
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    raise
+"""
+
+
+def test_a_release_behind_another_threads_entry_ends_on_ctrl_c(
+    interrupt_while_waiting: Callable[..., Any],
+) -> None:
+    # release() waits for the entry in flight on another thread (its
+    # verdict is what release finds); that wait, like every wait of this
+    # face, ends on Ctrl-C with KeyboardInterrupt instead of lasting the
+    # entry's whole timeout.
+    status, out, err = interrupt_while_waiting(RELEASE_BEHIND_AN_ENTRY, timeout=BOUND)
+    assert "interrupted" in out, (out, err)
+    assert "KeyboardInterrupt" in err, err
+    assert status != 0
