@@ -374,3 +374,46 @@ async def until(condition: Any) -> None:
     while not condition():
         assert time.monotonic() < deadline, "gave up waiting: the quitter kept the lease"
         await asyncio.sleep(0.005)
+
+
+def test_a_close_right_after_a_cancel_waits_for_the_lease_to_be_given_back(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A lease that arrived for a cancelled task is released on a thread; a
+    # close made right after the cancel (a shutdown) waits for it, else
+    # the release meets a closed store and the lease stays held. The
+    # release's thread is made slow to start (a loaded machine), so that
+    # the close comes first unless it waits.
+    path = tmp_path / "close.db"
+    url = f"sqlite:{path}"
+    original = fencing.aio._release_quietly
+
+    def slow(store: Any, lease: fencing.Lease) -> None:
+        time.sleep(0.3)
+        original(store, lease)
+
+    monkeypatch.setattr(fencing.aio, "_release_quietly", slow)
+
+    async def main() -> None:
+        store = fencing.aio.Store(fencing.open(url))
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(store.acquire("late", holder="quitter", ttl=3600))
+        await asyncio.sleep(0)
+        peek = fencing.open(url)
+        deadline = time.monotonic() + BOUND
+        while peek.status("late").lease is None:  # blocks the loop on purpose
+            assert time.monotonic() < deadline, "the acquire never ran"
+            time.sleep(0.001)
+        peek.close()
+        time.sleep(0.05)  # the thread hands the lease to the loop
+        loop.call_soon(task.cancel)  # runs right after the lease is delivered
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await store.close()
+
+    asyncio.run(main())
+    after = fencing.open(url)
+    try:
+        assert after.status("late").lease is None, "the lease outlived the close"
+    finally:
+        after.close()

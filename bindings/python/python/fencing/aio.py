@@ -108,13 +108,36 @@ def _batch(ops: Any) -> Any:
     return list(itertools.islice(items, _native.MAX_BATCH_OPS + 1))
 
 
+_undoing: "set[threading.Thread]" = set()
+_undoing_lock = threading.Lock()
+
+
 def _undo_off_the_loop(undo: Callable[[_T], None], result: _T) -> None:
     """Runs ``undo`` (a blocking release) on a thread of its own, never on
     the event loop; not a daemon, so that the interpreter waits for it at
-    exit and a lease nobody awaits is always released."""
-    threading.Thread(
-        target=undo, args=(result,), name="fencing-aio-undo", daemon=False
-    ).start()
+    exit and a lease nobody awaits is always released. A store's ``close``
+    waits for these first (``_undone``): closed under a release, the
+    release would fail and leave the lease held."""
+
+    def run() -> None:
+        try:
+            undo(result)
+        finally:
+            with _undoing_lock:
+                _undoing.discard(threading.current_thread())
+
+    thread = threading.Thread(target=run, name="fencing-aio-undo", daemon=False)
+    with _undoing_lock:
+        _undoing.add(thread)
+        thread.start()
+
+
+def _undone() -> None:
+    """Waits for every release of a lease nobody awaited still running."""
+    with _undoing_lock:
+        running = list(_undoing)
+    for thread in running:
+        thread.join()
 
 
 async def _wait_for_lease(store: _native.Store, **kwargs: Any) -> Lease:
@@ -564,7 +587,9 @@ class Store:
         return False
 
     async def close(self) -> None:
-        """Closes the store; later calls raise ClosedError."""
+        """Closes the store, once the leases taken for cancelled calls are
+        given back; later calls raise ClosedError."""
+        await _run(_undone)
         await _run(self._store.close)
 
     async def next_token(self, scope: str) -> int:
