@@ -1082,6 +1082,27 @@ fn own_etcd_writes_and_store_writes_commit_in_token_order() {
     for t in threads {
         committed.extend(t.join().unwrap());
     }
+    // Under load every racing own transaction may lose to a store write
+    // (its compare then fails, as it must): one more after the race, with
+    // the next token, commits for sure, after all of them and above.
+    let store = open_url(&location);
+    let tok = store.next_token("s").unwrap();
+    let mut body = store
+        .etcd_check("s", &Fence::new(tok))
+        .unwrap()
+        .to_gateway_json();
+    let own = format!("{prefix}/own/last");
+    body["success"].as_array_mut().unwrap().push(json!({
+        "request_put": { "key": B64.encode(own.as_bytes()), "value": B64.encode(tok.get().to_string()) }
+    }));
+    let answer = raw(&member, "kv/txn", &body);
+    assert_eq!(answer["succeeded"].as_bool(), Some(true), "{answer}");
+    let rev = answer["header"]["revision"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    committed.push((rev, tok.get(), "own txn"));
     committed.sort();
     for w in committed.windows(2) {
         assert!(
