@@ -340,14 +340,9 @@ impl Store {
     }
 
     pub async fn execute(&self, scope: &str, fence: &Fence, op: Op) -> Result<Receipt> {
-        let call = if op.as_ref().value.is_some() {
-            Call::Put
-        } else {
-            Call::Delete
-        };
         if let Some(done) = self
             .inner
-            .write_one_on_task(call, scope, fence, op.as_ref())
+            .write_one_on_task(Call::of(&op.as_ref()), scope, fence, op.as_ref())
             .await
         {
             return done;

@@ -201,6 +201,17 @@ pub(crate) enum Call {
     Events,
 }
 
+impl Call {
+    /// How a single operation is timed (`execute`): as a put or a delete.
+    pub fn of(op: &crate::types::OpRef<'_>) -> Call {
+        if op.value.is_some() {
+            Call::Put
+        } else {
+            Call::Delete
+        }
+    }
+}
+
 // One Call per CALL_OPS name (their order is checked by a test).
 const _: () = assert!(Call::Events as usize + 1 == CALL_OPS.len());
 

@@ -600,12 +600,7 @@ impl Store {
 
     /// One operation, with its conditions (e.g. `Op::put(..).if_version(3)`).
     pub fn execute(&self, scope: &str, fence: &Fence, op: Op) -> Result<Receipt> {
-        let call = if op.as_ref().value.is_some() {
-            Call::Put
-        } else {
-            Call::Delete
-        };
-        let timer = self.inner.metrics.time(call, Some(scope));
+        let timer = self.inner.metrics.time(Call::of(&op.as_ref()), Some(scope));
         self.write_one(&timer, scope, fence, op.as_ref())
     }
 
@@ -641,11 +636,11 @@ impl Store {
         key: Option<&str>,
         write: impl FnOnce(&dyn Backend) -> Result<T>,
     ) -> Result<T> {
-        limits::scope(scope)?;
-        limits::fence(fence)?;
+        write_checks(scope, fence)?;
         let result = write(self.backend()?);
-        if let (Some(skipped), Err(e)) = (self.count_verdict(&result, scope, key, fence), &result) {
-            self.record_in_store(e.code(), scope, key, fence, skipped);
+        match &result {
+            Ok(_) => self.inner.metrics.write_accepted(),
+            Err(e) => self.record_rejection(e, scope, key, fence),
         }
         result
     }
@@ -717,10 +712,7 @@ impl Store {
         let answer = self.backend().ok()?.write_on_task(scope, fence, ops)?;
         let (timer, span) = self.inner.metrics.time_on_task(call, Some(scope));
         async {
-            if let Err(e) = checked
-                .and_then(|()| limits::scope(scope))
-                .and_then(|()| limits::fence(fence))
-            {
+            if let Err(e) = checked.and_then(|()| write_checks(scope, fence)) {
                 return Some(Err(e));
             }
             let Some(result) = answer.await else {
@@ -747,10 +739,7 @@ impl Store {
         let answer = self.backend().ok()?.get_on_task(scope, key, fence)?;
         let (timer, span) = self.inner.metrics.time_on_task(Call::Get, Some(scope));
         async {
-            if let Err(e) = limits::scope(scope)
-                .and_then(|()| limits::key(key))
-                .and_then(|()| fence.map_or(Ok(()), limits::fence))
-            {
+            if let Err(e) = get_checks(scope, key, fence) {
                 return Some(Err(e));
             }
             let Some(result) = answer.await else {
@@ -822,11 +811,7 @@ impl Store {
     /// (`STALE_TOKEN`) but raises nothing.
     pub fn get(&self, scope: &str, key: &str, fence: Option<&Fence>) -> Result<Option<Entry>> {
         let _timer = self.inner.metrics.time(Call::Get, Some(scope));
-        limits::scope(scope)?;
-        limits::key(key)?;
-        if let Some(f) = fence {
-            limits::fence(f)?;
-        }
+        get_checks(scope, key, fence)?;
         let result = self.backend()?.get(scope, key, fence);
         if let (Err(e), Some(f)) = (&result, fence) {
             self.record_rejection(e, scope, Some(key), f);
@@ -1099,4 +1084,17 @@ impl Store {
             inner.limiter.restore(scope, skipped);
         }
     }
+}
+
+/// A write's checks of its scope and fence (after its operations' own).
+fn write_checks(scope: &str, fence: &Fence) -> Result<()> {
+    limits::scope(scope)?;
+    limits::fence(fence)
+}
+
+/// A read's checks of its scope, key and fence, if any.
+fn get_checks(scope: &str, key: &str, fence: Option<&Fence>) -> Result<()> {
+    limits::scope(scope)?;
+    limits::key(key)?;
+    fence.map_or(Ok(()), limits::fence)
 }

@@ -187,10 +187,7 @@ impl Pool {
         let deadline = Instant::now() + self.call_timeout;
         let mut conn = self.checkout(deadline)?;
         conn.socket.take_warning();
-        let Some(out) = conn.run(deadline, f) else {
-            self.discard_one(conn);
-            return Err(self.timed_out(what));
-        };
+        let out = conn.run(deadline, f);
         self.settle(what, conn, out)
     }
 
@@ -241,24 +238,23 @@ impl Pool {
                 ),
             )));
         };
-        Some(match out {
-            Some(out) => self.settle(what, conn, out),
-            None => {
-                self.discard_one(conn);
-                Err(self.timed_out(what))
-            }
-        })
+        Some(self.settle(what, conn, out))
     }
 
-    /// A call's end: the connection back to the pool, or dropped (with
+    /// A call's end (`None`: its deadline passed first): the connection
+    /// back to the pool, or dropped (alone when its state is unknown, with
     /// every idle one when the server went away), and the answer mapped to
     /// the store's errors.
     fn settle<T>(
         &self,
         what: &str,
         mut conn: Pooled,
-        out: Result<T, tokio_postgres::Error>,
+        out: Option<Result<T, tokio_postgres::Error>>,
     ) -> Result<T> {
+        let Some(out) = out else {
+            self.discard_one(conn);
+            return Err(self.timed_out(what));
+        };
         if let (true, Some(warning)) = (self.sync_replication, conn.socket.take_warning()) {
             // Committed locally, perhaps not on any standby: a promoted
             // standby may not have it, so it is no answer to hand on.
