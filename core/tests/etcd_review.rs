@@ -1012,6 +1012,26 @@ fn failover_steps_racing_writers_leave_nothing_at_or_below_the_base() {
     );
 }
 
+/// A caller's own etcd transaction: `check`'s compares, and a put of `tok`
+/// at `key`; the revision it committed at, `None` if its compare failed.
+fn own_txn(member: &str, check: fencing::EtcdCheck, key: &str, tok: Token) -> Option<i64> {
+    let mut body = check.to_gateway_json();
+    body["success"].as_array_mut().unwrap().push(json!({
+        "request_put": { "key": B64.encode(key.as_bytes()), "value": B64.encode(tok.get().to_string()) }
+    }));
+    let answer = raw(member, "kv/txn", &body);
+    if answer["succeeded"].as_bool() != Some(true) {
+        return None;
+    }
+    Some(
+        answer["header"]["revision"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap(),
+    )
+}
+
 /// `etcd_check` (a caller's own etcd transaction) racing the store's own
 /// writes, each thread with its own handle and tokens: in the order etcd
 /// committed them, the tokens that wrote (the store's puts and the callers'
@@ -1054,19 +1074,8 @@ fn own_etcd_writes_and_store_writes_commit_in_token_order() {
                     } else {
                         match store.etcd_check("s", &Fence::new(tok)) {
                             Ok(check) => {
-                                let mut body = check.to_gateway_json();
                                 let own = format!("{prefix}/own/{t}-{i}");
-                                body["success"].as_array_mut().unwrap().push(json!({
-                                    "request_put": { "key": B64.encode(own.as_bytes()),
-                                                     "value": B64.encode(tok.get().to_string()) }
-                                }));
-                                let answer = raw(&member, "kv/txn", &body);
-                                if answer["succeeded"].as_bool() == Some(true) {
-                                    let rev = answer["header"]["revision"]
-                                        .as_str()
-                                        .unwrap()
-                                        .parse()
-                                        .unwrap();
+                                if let Some(rev) = own_txn(&member, check, &own, tok) {
                                     committed.push((rev, tok.get(), "own txn"));
                                 }
                             }
@@ -1087,21 +1096,9 @@ fn own_etcd_writes_and_store_writes_commit_in_token_order() {
     // the next token, commits for sure, after all of them and above.
     let store = open_url(&location);
     let tok = store.next_token("s").unwrap();
-    let mut body = store
-        .etcd_check("s", &Fence::new(tok))
-        .unwrap()
-        .to_gateway_json();
+    let check = store.etcd_check("s", &Fence::new(tok)).unwrap();
     let own = format!("{prefix}/own/last");
-    body["success"].as_array_mut().unwrap().push(json!({
-        "request_put": { "key": B64.encode(own.as_bytes()), "value": B64.encode(tok.get().to_string()) }
-    }));
-    let answer = raw(&member, "kv/txn", &body);
-    assert_eq!(answer["succeeded"].as_bool(), Some(true), "{answer}");
-    let rev = answer["header"]["revision"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let rev = own_txn(&member, check, &own, tok).expect("the last own transaction failed");
     committed.push((rev, tok.get(), "own txn"));
     committed.sort();
     for w in committed.windows(2) {
