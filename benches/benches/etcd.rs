@@ -35,14 +35,14 @@
 //!   (`create_revision == 0`); the revision it commits at, the lock key's
 //!   create revision, is the token. On etcd:// fencing's acquisition of a
 //!   scope its handle never saw is the lease grant and one transaction, and
-//!   a linearizable read beside the grant unless the handle's last first
-//!   contacts found new scopes (docs/etcd.md, "A handle's memory").
+//!   a serializable read (a peek) beside the grant unless the handle's last
+//!   first contacts found new scopes (docs/etcd.md, "A handle's memory").
 //! - acquire + release (postgres://, sqlite:): fencing `acquire` then
 //!   `release`; the classic way the same acquisition then `LeaseRevoke`,
 //!   which deletes the lock key.
 //! - put (fenced): fencing `put(scope, key, 64 B, fence)` with the token of
-//!   a lease the caller holds (on etcd:// one linearizable read and one
-//!   transaction); the classic way one `Txn` that puts the data key only if
+//!   a lease the caller holds (on etcd:// one transaction, on what the
+//!   handle remembers of the scope it acquired); the classic way one `Txn` that puts the data key only if
 //!   the caller's lock key still has the create revision of its acquisition.
 //! - acquire, 10^4 and 10^5 scopes (etcd://, one client): an acquisition
 //!   of one of N scopes that exist (of those the point before did not

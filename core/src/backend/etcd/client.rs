@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use serde_json::{json, Value};
+use ureq::unversioned::transport::DefaultConnector;
 
+use super::resolve::LiteralFirst;
 use crate::error::{BackendErrorKind as Kind, Error, Result};
 use crate::url::{EtcdOptions, EtcdRoots, EtcdTls};
 
@@ -73,7 +75,11 @@ impl Client {
             config = config.tls_config(tls_config(tls)?);
         }
         Ok(Client {
-            agent: config.build().new_agent(),
+            agent: ureq::Agent::with_parts(
+                config.build(),
+                DefaultConnector::default(),
+                LiteralFirst::default(),
+            ),
             members: options
                 .members
                 .iter()

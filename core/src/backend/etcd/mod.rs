@@ -10,6 +10,7 @@
 mod client;
 mod keys;
 mod record;
+mod resolve;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -239,10 +240,20 @@ enum Source {
     Remembered,
     /// A guess about a scope this handle never saw: new.
     Guessed,
+    /// A serializable read: one member's own copy, which may be behind the
+    /// leader's. Taken as a guess is: a decision that writes nothing is
+    /// asked of the cluster again, and the commit reads back.
+    Peeked,
 }
 
 fn range(key: &[u8]) -> Value {
     json!({ "request_range": { "key": b64(key) } })
+}
+
+/// A range the member answers from its own copy, without asking the leader
+/// (etcd serves a transaction of such ranges alone locally).
+fn peek_range(key: &[u8]) -> Value {
+    json!({ "request_range": { "key": b64(key), "serializable": true } })
 }
 
 fn put(key: &[u8], value: &[u8], lease: Option<i64>) -> Change {
@@ -502,6 +513,16 @@ impl Etcd {
         ))
     }
 
+    /// `keys` as the member asked holds them ([`Source::Peeked`]): no
+    /// round of the leader's with the other members, so it costs the
+    /// cluster less than [`Etcd::read`], and only a commit that compares
+    /// acts on it.
+    fn peek(&self, keys: &[Vec<u8>]) -> Result<Vec<Read>> {
+        let reads: Vec<Value> = keys.iter().map(|k| peek_range(k)).collect();
+        let answer = self.txn(json!({ "success": reads }), Repeat::Safe)?;
+        ranges(&answer, keys.len())
+    }
+
     /// One linearizable read of the scope ([`Etcd::read`]), assembled.
     fn load(&self, scope: &str, extra: &[Vec<u8>], count: bool) -> Result<Loaded> {
         let (reads, counted) = self.read(scope, &self.tracked(scope, extra), count)?;
@@ -664,11 +685,15 @@ impl Etcd {
             success.push(range(&tracked[0]));
         }
         let mut body = json!({ "compare": compare, "success": success });
-        // A commit on what this handle remembers of a scope usually holds
-        // (a scope has one writer at a time: its holder), so it carries no
-        // reads for a retry: every member parses and applies less, and the
-        // rare retry reads first. A commit on a read or a guess reads back.
-        let reread = source != Source::Remembered;
+        // Only a commit on a read of the cluster carries reads for a retry:
+        // it failed because another writer got in, and the retry needs the
+        // keys as that writer left them. One on this handle's memory (a
+        // scope has one writer at a time: its holder), on a guess (made
+        // while first contacts keep finding new scopes) or on a peek (a
+        // member's copy, behind only just after a change) usually holds: it
+        // carries none, so every member parses, logs and applies less, and
+        // the rare retry reads first.
+        let reread = source == Source::Read;
         if reread {
             body["failure"] = tracked.iter().map(|k| range(k)).collect();
         }
@@ -966,25 +991,25 @@ impl Etcd {
                 Ok(Step::Write((lease, None), vec![self.put_record(scope, l)]))
             });
         }
-        // A scope this handle never saw is guessed new, or read while the
-        // lease is granted (the two requests at once: neither needs the
+        // A scope this handle never saw is guessed new, or peeked at while
+        // the lease is granted (the two requests at once: neither needs the
         // other), as its last first contacts found ([`FirstContacts`]).
         // A grant that fails here is asked for again when the rule needs
         // it, and its error told then.
         let (seen, guess) = self.first_try(scope, &[]);
-        let (known, mut granted) = match guess {
-            Some(guess) => (Some(guess), None),
+        let (known, granted) = match guess {
+            Some(guess) => (guess, None),
             None => {
                 let keys = self.tracked(scope, &[]);
                 // No thread to spare (the system's limit): the rule grants.
                 let (read, granted) = std::thread::scope(|s| {
                     let grant = std::thread::Builder::new().spawn_scoped(s, || self.grant(ttl));
-                    let read = self.read(scope, &keys, false);
+                    let read = self.peek(&keys);
                     let granted = grant.ok().and_then(|g| g.join().ok()?.ok());
                     (read, granted)
                 });
                 match read {
-                    Ok((reads, _)) => (Some((reads, Source::Read)), granted),
+                    Ok(reads) => ((reads, Source::Peeked), granted),
                     Err(e) => {
                         if let Some(g) = granted {
                             self.revoke(g.id);
@@ -994,7 +1019,21 @@ impl Etcd {
                 }
             }
         };
-        let outcome = self.update_from(scope, &[], false, seen, known, |l| {
+        self.lease_from(scope, ttl, take, seen, known, granted)
+    }
+
+    /// [`Etcd::lease_step`] from its first try's state `known`, with the
+    /// etcd lease `granted` for it, if one was.
+    fn lease_from(
+        &self,
+        scope: &str,
+        ttl: Duration,
+        take: impl Fn(&mut ScopeCore, Duration, u64) -> Result<Lease>,
+        seen: bool,
+        known: (Vec<Read>, Source),
+        mut granted: Option<Grant>,
+    ) -> Result<(Lease, Option<i64>)> {
+        let outcome = self.update_from(scope, &[], false, seen, Some(known), |l| {
             // Refused before any grant when the rule refuses anyway; a
             // held lease's time left is etcd's, not its TTL.
             match take(&mut l.record.core.clone(), ttl, 0) {
@@ -1540,7 +1579,70 @@ impl Backend for Etcd {
 
 #[cfg(test)]
 mod tests {
-    use super::FirstContacts;
+    use super::*;
+
+    /// A handle on the cluster of `FENCING_TEST_ETCD_CLUSTER`, under a
+    /// prefix of its own; `None` (the test skipped) without one.
+    fn on_cluster(tag: &str) -> Option<(Etcd, Etcd)> {
+        let members = std::env::var("FENCING_TEST_ETCD_CLUSTER")
+            .ok()
+            .filter(|m| !m.is_empty());
+        let Some(members) = members else {
+            assert_ne!(
+                std::env::var("FENCING_REQUIRE_ETCD").as_deref(),
+                Ok("1"),
+                "FENCING_REQUIRE_ETCD=1 but FENCING_TEST_ETCD_CLUSTER is not set"
+            );
+            return None;
+        };
+        let url = format!(
+            "etcd://{members}/unit-{tag}-{}-{}",
+            std::process::id(),
+            now_ms()
+        );
+        let crate::url::StoreOptions::Etcd(options) = crate::url::parse(&url).unwrap() else {
+            unreachable!("an etcd URL")
+        };
+        let open = || Etcd::open(&options, false, Mode::default()).unwrap();
+        Some((open(), open()))
+    }
+
+    /// A peek is a member's own copy, which may be behind the cluster; it
+    /// is acted on only through a commit that compares. Here each peek is
+    /// made stale for sure: taken before another handle changed the scope.
+    #[test]
+    fn an_acquisition_on_a_stale_peek_decides_on_the_cluster() {
+        let Some((a, b)) = on_cluster("peek") else {
+            return;
+        };
+        let ttl = Duration::from_secs(30);
+        let keys = b.tracked("s", &[]);
+        let by = |holder: &'static str| {
+            move |core: &mut ScopeCore, ttl: Duration, now: u64| {
+                core.acquire("s", holder, ttl, now, Mode::default())
+            }
+        };
+        let free = b.peek(&keys).unwrap();
+        let lease = a.acquire("s", "A", ttl, Instant::now()).unwrap();
+        let held = b.peek(&keys).unwrap();
+
+        // Peeked free, held by A: the commit fails its compares; no lease.
+        let e = b
+            .lease_from("s", ttl, by("B"), false, (free, Source::Peeked), None)
+            .unwrap_err();
+        assert!(
+            matches!(&e, Error::LeaseHeld { holder, token, .. } if holder == "A" && *token == lease.token),
+            "{e}"
+        );
+
+        // Peeked held, released since: no refusal on the peek, the lease.
+        assert!(a.release("s", lease.token, Instant::now()).unwrap());
+        let (taken, _) = b
+            .lease_from("s", ttl, by("B"), false, (held, Source::Peeked), None)
+            .unwrap();
+        assert!(taken.token > lease.token, "{taken:?}");
+        assert_eq!(taken.holder, "B");
+    }
 
     #[test]
     fn first_contacts_turn_after_two_findings_in_a_row() {
