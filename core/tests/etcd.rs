@@ -612,6 +612,26 @@ fn raft_index(members: &str) -> u64 {
         .unwrap()
 }
 
+/// How many `method` requests (`LeaseTimeToLive`, ...) the members have
+/// handled, summed over the members (etcd's gRPC metrics, which count the
+/// JSON gateway's requests too).
+fn handled(members: &str, method: &str) -> u64 {
+    let label = format!("grpc_method=\"{method}\"");
+    members
+        .split(',')
+        .map(|member| {
+            let mut answer = ureq::get(&format!("http://{member}/metrics"))
+                .call()
+                .unwrap_or_else(|e| panic!("metrics of {member}: {e}"));
+            let text = answer.body_mut().read_to_string().unwrap();
+            text.lines()
+                .filter(|l| l.starts_with("grpc_server_handled_total{") && l.contains(&label))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .sum::<f64>() as u64
+        })
+        .sum()
+}
+
 /// A handle's first acquisition of a scope that exists costs what the
 /// classic etcd acquisition costs, the grant and one transaction: it reads
 /// the scope beside the grant instead of guessing it new (a guess that
@@ -647,13 +667,18 @@ fn a_first_contact_with_an_existing_scope_makes_no_failed_proposal() {
     );
 
     let before = raft_index(&members);
+    let asked = handled(&members, "LeaseTimeToLive");
     let e = b.acquire("held", "B", ttl).unwrap_err();
     assert!(
         matches!(&e, Error::LeaseHeld { holder, token, .. } if holder == "A" && *token == held.token),
         "{e}"
     );
     assert_eq!(raft_index(&members) - before, 2, "a grant and its revoke");
+    // The time left is asked once, on the read that decides (the peek's
+    // refusal is decided again on a read).
+    assert_eq!(handled(&members, "LeaseTimeToLive") - asked, 1);
     let polled = raft_index(&members);
+    let asked = handled(&members, "LeaseTimeToLive");
     for _ in 0..3 {
         let e = b.acquire("held", "B", ttl).unwrap_err();
         assert_eq!(e.code(), ErrorCode::LeaseHeld, "{e}");
@@ -662,6 +687,11 @@ fn a_first_contact_with_an_existing_scope_makes_no_failed_proposal() {
         raft_index(&members),
         polled,
         "polls of a held scope propose nothing"
+    );
+    assert_eq!(
+        handled(&members, "LeaseTimeToLive") - asked,
+        3,
+        "a poll asks etcd's time left once"
     );
 
     // A resource's own handle, that only writes: its first put reads (its

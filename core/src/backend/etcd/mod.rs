@@ -184,6 +184,9 @@ struct Loaded {
     /// floor (docs/etcd.md, "Every operation is one read and one
     /// transaction"). False unless an operation says so.
     fence_only: bool,
+    /// Whether this is a read of the cluster ([`Source::Read`]): a decision
+    /// on anything else that writes nothing is asked of the cluster again.
+    fresh: bool,
 }
 
 /// What one try of an operation decided.
@@ -242,7 +245,8 @@ enum Source {
     Guessed,
     /// A serializable read: one member's own copy, which may be behind the
     /// leader's. Taken as a guess is: a decision that writes nothing is
-    /// asked of the cluster again, and the commit reads back.
+    /// asked of the cluster again, and a commit that fails is followed by a
+    /// read.
     Peeked,
 }
 
@@ -616,12 +620,14 @@ impl Etcd {
             entries: counted.map_or(0, |c| c.entries),
             counted_at: counted.map(|c| c.at),
             fence_only: false,
+            fresh: false,
         })
     }
 
     /// `changes`, applied only if every key `l` read still has the
-    /// revision it read; if one has not, the transaction's other branch
-    /// reads every key again, so a retry needs no read of its own.
+    /// revision it read; if one has not, after a read of the cluster the
+    /// transaction's other branch reads every key again, so that retry
+    /// needs no read of its own.
     fn commit(
         &self,
         scope: &str,
@@ -714,7 +720,7 @@ impl Etcd {
     /// knew; an entry it never saw, absent; a scope it never saw, new (no
     /// record, lease or floor), with the store-wide keys as it last saw them
     /// for another scope. `None` before it has seen any. A wrong guess costs
-    /// nothing more than a read: the commit fails and reads every key.
+    /// a failed commit and a read, and applies nothing.
     fn cached(&self, scope: &str, extra: &[Vec<u8>]) -> Option<(Vec<Read>, Source)> {
         let absent = || Read {
             rev: 0,
@@ -798,8 +804,8 @@ impl Etcd {
     /// Runs `decide` on the scope until its changes commit on an unchanged
     /// read, or it decides without writing. The first try may run on what
     /// this handle last knew of the scope (its commit compares every key,
-    /// so a stale guess applies nothing and brings the keys as they are);
-    /// a decision that writes nothing is taken only on a fresh read.
+    /// so a stale guess applies nothing, and the next try reads); a
+    /// decision that writes nothing is taken only on a fresh read.
     fn update<T>(
         &self,
         scope: &str,
@@ -863,6 +869,7 @@ impl Etcd {
             };
             let fresh = source == Source::Read;
             let mut l = self.assemble(extra, reads.clone(), counted)?;
+            l.fresh = fresh;
             match decide(&mut l) {
                 Ok(Step::Write(out, changes)) => match self.commit(scope, &l, changes, source) {
                     Ok(Commit::Applied(revision, changes)) => {
@@ -1035,14 +1042,15 @@ impl Etcd {
     ) -> Result<(Lease, Option<i64>)> {
         let outcome = self.update_from(scope, &[], false, seen, Some(known), |l| {
             // Refused before any grant when the rule refuses anyway; a
-            // held lease's time left is etcd's, not its TTL.
+            // held lease's time left is etcd's, not its TTL, asked only on a
+            // read (a refusal on anything else is decided again on one).
             match take(&mut l.record.core.clone(), ttl, 0) {
                 Err(Error::LeaseHeld {
                     scope,
                     holder,
                     token,
                     remaining,
-                }) => {
+                }) if l.fresh => {
                     let remaining = self.remaining(l)?.unwrap_or_default().min(remaining);
                     return Err(Error::LeaseHeld {
                         scope,
