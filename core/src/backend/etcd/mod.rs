@@ -1632,7 +1632,8 @@ mod tests {
         };
         let free = b.peek(&keys).unwrap();
         let lease = a.acquire("s", "A", ttl, Instant::now()).unwrap();
-        let held = b.peek(&keys).unwrap();
+        // Read, not peeked, so that it surely shows A's lease.
+        let (held, _) = b.read("s", &keys, false).unwrap();
 
         // Peeked free, held by A: the commit fails its compares; no lease.
         let e = b
