@@ -205,13 +205,6 @@ mod tests {
         fn pop(&mut self) -> Option<u32> {
             self.pending.pop_front()
         }
-        fn next_within(&mut self, timeout: Duration) -> Result<Option<u32>> {
-            Ok(if self.wait_unless(timeout, &|| false)? {
-                self.pop()
-            } else {
-                None
-            })
-        }
     }
 
     fn fed() -> (std::sync::mpsc::Sender<u32>, Arc<SharedWatch<Fed>>) {
@@ -221,6 +214,15 @@ mod tests {
             pending: VecDeque::new(),
         };
         (tx, Arc::new(SharedWatch::new(watch)))
+    }
+
+    /// A caller whose wait has the turn for 300 ms (nothing comes), begun
+    /// 50 ms before this returns.
+    fn holding_the_turn(shared: &Arc<SharedWatch<Fed>>) -> std::thread::JoinHandle<Result<bool>> {
+        let shared = shared.clone();
+        let holder = std::thread::spawn(move || shared.wait(Duration::from_millis(300), None));
+        std::thread::sleep(Duration::from_millis(50));
+        holder
     }
 
     #[test]
@@ -267,11 +269,7 @@ mod tests {
     #[test]
     fn a_caller_that_gave_up_takes_no_turn_and_nothing_while_another_waits() {
         let (_tx, shared) = fed();
-        let holder = {
-            let shared = shared.clone();
-            std::thread::spawn(move || shared.wait(Duration::from_millis(300), None))
-        };
-        std::thread::sleep(Duration::from_millis(50));
+        let holder = holding_the_turn(&shared);
         let asked = std::sync::atomic::AtomicU32::new(0);
         let gave_up = || {
             asked.fetch_add(1, Ordering::SeqCst);
@@ -291,11 +289,7 @@ mod tests {
     #[test]
     fn a_wait_for_the_turn_ends_at_its_timeout_or_when_given_up() {
         let (_tx, shared) = fed();
-        let holder = {
-            let shared = shared.clone();
-            std::thread::spawn(move || shared.wait(Duration::from_millis(300), None))
-        };
-        std::thread::sleep(Duration::from_millis(50));
+        let holder = holding_the_turn(&shared);
         assert!(!shared.wait(Duration::from_millis(20), None).unwrap());
         assert!(!shared.wait(Duration::MAX, Some(&|| true)).unwrap());
         assert!(!holder.join().unwrap().unwrap());

@@ -28,7 +28,13 @@ pub trait Watch: Send + 'static {
     /// The pending item, without waiting.
     fn pop(&mut self) -> Option<Self::Item>;
     /// The next item, waiting up to `timeout`; `None` when none came.
-    fn next_within(&mut self, timeout: Duration) -> Result<Option<Self::Item>>;
+    fn next_within(&mut self, timeout: Duration) -> Result<Option<Self::Item>> {
+        Ok(if self.wait_unless(timeout, &|| false)? {
+            self.pop()
+        } else {
+            None
+        })
+    }
 }
 
 impl Watch for RejectionWatch {
@@ -38,9 +44,6 @@ impl Watch for RejectionWatch {
     }
     fn pop(&mut self) -> Option<RecordedRejection> {
         RejectionWatch::pop(self)
-    }
-    fn next_within(&mut self, timeout: Duration) -> Result<Option<RecordedRejection>> {
-        RejectionWatch::next_within(self, timeout)
     }
 }
 
@@ -52,6 +55,7 @@ impl Watch for crate::LeaseWatch {
     fn pop(&mut self) -> Option<crate::Holding> {
         crate::LeaseWatch::pop(self)
     }
+    // Its own: with no one to ask whether they gave up, it sleeps until woken.
     fn next_within(&mut self, timeout: Duration) -> Result<Option<crate::Holding>> {
         crate::LeaseWatch::next_within(self, timeout)
     }
@@ -131,11 +135,7 @@ impl RejectionWatch {
 
     /// The next rejection, waiting up to `timeout`; `None` when none came.
     pub fn next_within(&mut self, timeout: Duration) -> Result<Option<RecordedRejection>> {
-        Ok(if self.wait_unless(timeout, &|| false)? {
-            self.pop()
-        } else {
-            None
-        })
+        Watch::next_within(self, timeout)
     }
 
     /// Reads the rows recorded since the last read, oldest first.
