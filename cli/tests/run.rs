@@ -42,17 +42,25 @@ fn started(env: &Env, args: &[&str], ready: &str) -> (std::process::Child, Reape
     (child, reaper)
 }
 
+/// `fencing run job --ttl TTL --grace 30s` holding while its command, a
+/// long sleep, runs: started, with the command's pid and the token it was
+/// given.
+fn holding(env: &Env, ttl: &str) -> (std::process::Child, Reaper, i32, i64) {
+    let script = "echo $$ > child.pid; echo \"$FENCING_TOKEN\" > token; exec sleep 300";
+    let args = [
+        "run", "job", "--ttl", ttl, "--grace", "30s", "--", "sh", "-c", script,
+    ];
+    let (child, reaper) = started(env, &args, "token");
+    let cmd_pid = read_number(env, "child.pid").unwrap() as i32;
+    let token = read_number(env, "token").unwrap();
+    (child, reaper, cmd_pid, token)
+}
+
 #[test]
 fn a_paused_cli_loses_its_lease_stops_the_command_and_a_new_run_gets_a_newer_token() {
     let env = Env::new();
-    let script = "echo $$ > child.pid; echo \"$FENCING_TOKEN\" > token; exec sleep 300";
-    let args = [
-        "run", "job", "--ttl", "1s", "--grace", "30s", "--", "sh", "-c", script,
-    ];
-    let (child, _reaper) = started(&env, &args, "token");
+    let (child, _reaper, cmd_pid, first) = holding(&env, "1s");
     let fencing = child.id() as i32;
-    let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
-    let first = read_number(&env, "token").unwrap();
 
     pause_past_the_lease(&env, fencing, "job");
     let out = finish(child, LIMIT);
@@ -293,13 +301,7 @@ fn a_loss_found_only_at_release_ends_the_run_with_lease_lost() {
 #[test]
 fn a_holder_whose_store_file_is_deleted_stops_its_command_and_exits_15() {
     let env = Env::new();
-    let script = "echo $$ > child.pid; echo \"$FENCING_TOKEN\" > token; exec sleep 300";
-    let args = [
-        "run", "job", "--ttl", "3s", "--grace", "30s", "--", "sh", "-c", script,
-    ];
-    let (child, _reaper) = started(&env, &args, "token");
-    let cmd_pid = read_number(&env, "child.pid").unwrap() as i32;
-    let first = read_number(&env, "token").unwrap();
+    let (child, _reaper, cmd_pid, first) = holding(&env, "3s");
 
     for file in ["store.db", "store.db-wal", "store.db-shm"] {
         let _ = std::fs::remove_file(env.path(file));
