@@ -26,6 +26,12 @@ use crate::waiting::{longest_sleep, place_life_ms, refresh_due, turn, Attempt, T
 
 const SHARDS: usize = 64;
 
+/// Up to this many entries a scope keeps no ordered copy of its keys: a
+/// million one-entry scopes would each carry a B-tree node and a second
+/// copy of their key, memory that every lookup's cache misses pay for
+/// (docs/performance.md, "Scale").
+const SORTED_FROM: usize = 16;
+
 /// Seeded per store, so that hostile scope and key names cannot aim at one
 /// bucket; much cheaper than SipHash on short names.
 type Hasher = foldhash::fast::RandomState;
@@ -42,9 +48,10 @@ struct Scope {
     /// Found by hash: an overwrite costs one lookup and reuses the value's
     /// buffer.
     entries: HashMap<String, StoredEntry, Hasher>,
-    /// The same keys in byte order, for `list`; touched only when a key is
-    /// created or deleted.
-    keys: BTreeSet<String>,
+    /// The same keys in byte order, for `list`, once the scope has held
+    /// more than [`SORTED_FROM`] entries (then touched only when a key is
+    /// created or deleted); a smaller scope's keys are sorted when listed.
+    keys: Option<BTreeSet<String>>,
     /// The waiters' places (`crate::waiting`) and their deadlines.
     queue: BTreeMap<u64, u64>,
 }
@@ -109,14 +116,43 @@ impl Scope {
                         token: receipt.token,
                     };
                     self.entries.insert(op.key.to_owned(), stored);
-                    self.keys.insert(op.key.to_owned());
+                    match &mut self.keys {
+                        Some(keys) => {
+                            keys.insert(op.key.to_owned());
+                        }
+                        None if self.entries.len() > SORTED_FROM => {
+                            self.keys = Some(self.entries.keys().cloned().collect());
+                        }
+                        None => {}
+                    }
                 }
             },
             None => {
                 self.entries.remove(op.key);
-                self.keys.remove(op.key);
+                if let Some(keys) = &mut self.keys {
+                    keys.remove(op.key);
+                }
             }
         }
+    }
+
+    /// Up to `take` keys after `after`, in byte order.
+    fn keys_after(&self, after: Option<&str>, take: usize) -> Vec<String> {
+        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+        if let Some(keys) = &self.keys {
+            return keys
+                .range::<str, _>((start, Bound::Unbounded))
+                .take(take)
+                .cloned()
+                .collect();
+        }
+        let mut keys: Vec<&String> = self
+            .entries
+            .keys()
+            .filter(|k| after.is_none_or(|a| k.as_str() > a))
+            .collect();
+        keys.sort_unstable();
+        keys.into_iter().take(take).cloned().collect()
     }
 }
 
@@ -455,14 +491,10 @@ impl Backend for Memory {
 
     fn list(&self, scope: &str, after: Option<&str>, limit: usize) -> Result<Page> {
         self.read_scope(scope, |s| {
-            let start = after.map_or(Bound::Unbounded, Bound::Excluded);
-            let keys: Vec<String> = s
-                .keys
-                .range::<str, _>((start, Bound::Unbounded))
-                .take(limit + 1)
-                .cloned()
-                .collect();
-            Ok(Page::from_keys(keys, limit))
+            Ok(Page::from_keys(
+                s.keys_after(after, limit.saturating_add(1)),
+                limit,
+            ))
         })
     }
 
@@ -660,5 +692,63 @@ impl Backend for Memory {
         self.clock.advance(by)?;
         self.wakes.all_ended();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SORTED_FROM;
+    use crate::{Fence, Store};
+    use std::collections::BTreeSet;
+
+    /// Every page of `scope`, from every `after` the model knows and one it
+    /// does not, against the model's byte order.
+    fn lists_like(store: &Store, model: &BTreeSet<String>) {
+        let all: Vec<String> = model.iter().cloned().collect();
+        let afters = std::iter::once(None)
+            .chain(all.iter().map(|k| Some(k.as_str())))
+            .chain([Some("a0~")]);
+        for after in afters {
+            let expected: Vec<&String> = all
+                .iter()
+                .filter(|k| after.is_none_or(|a| k.as_str() > a))
+                .collect();
+            for limit in [1, 3, 1000] {
+                let page = store.list("s", after, limit).unwrap();
+                let shown: Vec<&String> = expected.iter().take(limit).copied().collect();
+                assert_eq!(
+                    page.keys.iter().collect::<Vec<_>>(),
+                    shown,
+                    "after {after:?}"
+                );
+                let more = expected.len() > limit;
+                assert_eq!(page.next.as_ref(), more.then(|| shown[limit - 1]));
+            }
+        }
+    }
+
+    /// Below and above `SORTED_FROM` entries (where the scope starts keeping
+    /// its keys in order) and back below it, a scope lists in byte order.
+    #[test]
+    fn a_scope_lists_in_byte_order_however_many_keys_it_holds() {
+        let store = Store::open("memory:").unwrap();
+        let fence = Fence::new(store.next_token("s").unwrap());
+        // Written out of byte order, with a multi-byte character and a
+        // prefix of another name among them.
+        let names: Vec<String> = (0..3 * SORTED_FROM)
+            .map(|i| format!("{}{}", ["b", "a", "\u{e9}", "Z", "a0"][i % 5], (i * 7) % 11))
+            .collect();
+        let mut model = BTreeSet::new();
+        for name in &names {
+            store.put("s", name, b"v", &fence).unwrap();
+            model.insert(name.clone());
+            lists_like(&store, &model);
+        }
+        for (i, name) in names.iter().enumerate().filter(|(i, _)| i % 5 != 0) {
+            assert!(model.remove(name), "{i}");
+            store.delete("s", name, &fence).unwrap();
+            lists_like(&store, &model);
+        }
+        assert!(model.len() < SORTED_FROM);
     }
 }
