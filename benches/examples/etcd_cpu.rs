@@ -12,13 +12,14 @@
 //!
 //! Without `reads`: three rounds of the classic acquisition (a lease grant
 //! and a transaction creating a new lock key), fencing's acquisition of a
-//! new scope, of a scope that exists but the handle never saw, and `status`.
+//! new scope, of a scope that exists but the handle never saw, `status`, and
+//! a put to a scope that exists but the handle never saw.
 //! With `reads`: a linearizable and a serializable read of six keys, in
 //! turn, three rounds. N defaults to 400.
 
 use std::time::{Duration, Instant};
 
-use fencing::Store;
+use fencing::{Fence, Store};
 use fencing_benches::etcd::{b64, members_from_env, Gateway};
 use serde_json::{json, Value};
 
@@ -132,6 +133,16 @@ fn acquire_lines(etcd: &Gateway, members: &[String], run: &str, n: usize) {
         });
         measure("fencing status", n, |i| {
             fresh.status(&format!("{round}/{i}")).unwrap();
+        });
+        // Writes with tokens another handle took: a worker's first write.
+        let fences: Vec<Fence> = (0..n)
+            .map(|i| Fence::new(maker.next_token(&format!("{round}/w{i}")).unwrap()))
+            .collect();
+        let writer = Store::open(&url("seen")).unwrap();
+        measure("fencing put (existing, unseen)", n, |i| {
+            writer
+                .put(&format!("{round}/w{i}"), "k", b"v", &fences[i])
+                .unwrap();
         });
     }
 }

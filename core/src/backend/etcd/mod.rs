@@ -816,9 +816,14 @@ impl Etcd {
         // A scope this handle never saw is guessed new only while its last
         // first contacts found new scopes ([`FirstContacts`]): a wrong guess
         // that leads to a write costs a failed commit, a proposal, where a
-        // read costs none.
+        // read costs none. Otherwise it is peeked at, which costs the
+        // cluster less than a read and is taken as a guess is.
         let (seen, known) = self.first_try(scope, extra);
-        let known = known.filter(|_| !count);
+        let known = match known {
+            _ if count => None,
+            Some(known) => Some(known),
+            None => Some((self.peek(&self.tracked(scope, extra))?, Source::Peeked)),
+        };
         self.update_from(scope, extra, count, seen, known, decide)
     }
 
@@ -918,6 +923,58 @@ impl Etcd {
                  took effect, try again"
             ),
         ))
+    }
+
+    /// The rule of a write of `ops` (entry `keys` sorted, without repeats)
+    /// with `fence`, for [`Etcd::update`].
+    fn write_rule<'a>(
+        &'a self,
+        scope: &'a str,
+        fence: &'a Fence,
+        ops: &'a [OpRef<'a>],
+        keys: &'a [Vec<u8>],
+    ) -> impl FnMut(&mut Loaded) -> Result<Step<Vec<Receipt>>> + 'a {
+        move |l| {
+            l.fence_only = true;
+            check_jump(scope, l.record.core.top(), fence.token.get(), l.jump_limit)?;
+            l.record.core.check(scope, fence)?;
+            let version_of = |key: &str| -> Result<u64> {
+                let k = self.keys.entry(scope, key);
+                let i = keys
+                    .binary_search(&k)
+                    .map_err(|_| corrupt("a write's plan"))?;
+                match &l.extra[i].value {
+                    None => Ok(0),
+                    Some(v) => Ok(StoredEntry::decode(v.clone())?.version),
+                }
+            };
+            let receipts = if let [op] = ops {
+                vec![check_op(scope, op, version_of(op.key)?, fence.token)?]
+            } else {
+                plan_ops(scope, ops, fence.token, version_of)?
+            };
+            l.record.core.accept_write(fence, self.mode);
+            l.record.core.note_write(fence, self.clock_ms(l));
+            let mut writes = vec![self.put_record(scope, l)];
+            // A key written twice in one batch: its last operation is what
+            // stays, as the other backends apply them in order.
+            let mut last: Vec<(Vec<u8>, Change)> = Vec::new();
+            for (op, receipt) in ops.iter().zip(&receipts) {
+                let key = self.keys.entry(scope, op.key);
+                let request = match op.value {
+                    Some(value) => put(
+                        &key,
+                        &StoredEntry::encode(receipt.token, receipt.version, value),
+                        None,
+                    ),
+                    None => delete(&key),
+                };
+                last.retain(|(k, _)| *k != key);
+                last.push((key, request));
+            }
+            writes.extend(last.into_iter().map(|(_, r)| r));
+            Ok(Step::Write(receipts, writes))
+        }
     }
 
     /// A new etcd lease of at least `ttl` (whole seconds, at least the
@@ -1264,47 +1321,12 @@ impl Backend for Etcd {
             .collect();
         keys.sort();
         keys.dedup();
-        self.update(scope, &keys, false, |l| {
-            l.fence_only = true;
-            check_jump(scope, l.record.core.top(), fence.token.get(), l.jump_limit)?;
-            l.record.core.check(scope, fence)?;
-            let version_of = |key: &str| -> Result<u64> {
-                let k = self.keys.entry(scope, key);
-                let i = keys
-                    .binary_search(&k)
-                    .map_err(|_| corrupt("a write's plan"))?;
-                match &l.extra[i].value {
-                    None => Ok(0),
-                    Some(v) => Ok(StoredEntry::decode(v.clone())?.version),
-                }
-            };
-            let receipts = if let [op] = ops {
-                vec![check_op(scope, op, version_of(op.key)?, fence.token)?]
-            } else {
-                plan_ops(scope, ops, fence.token, version_of)?
-            };
-            l.record.core.accept_write(fence, self.mode);
-            l.record.core.note_write(fence, self.clock_ms(l));
-            let mut writes = vec![self.put_record(scope, l)];
-            // A key written twice in one batch: its last operation is what
-            // stays, as the other backends apply them in order.
-            let mut last: Vec<(Vec<u8>, Change)> = Vec::new();
-            for (op, receipt) in ops.iter().zip(&receipts) {
-                let key = self.keys.entry(scope, op.key);
-                let request = match op.value {
-                    Some(value) => put(
-                        &key,
-                        &StoredEntry::encode(receipt.token, receipt.version, value),
-                        None,
-                    ),
-                    None => delete(&key),
-                };
-                last.retain(|(k, _)| *k != key);
-                last.push((key, request));
-            }
-            writes.extend(last.into_iter().map(|(_, r)| r));
-            Ok(Step::Write(receipts, writes))
-        })
+        self.update(
+            scope,
+            &keys,
+            false,
+            self.write_rule(scope, fence, ops, &keys),
+        )
     }
 
     fn claim(&self, scope: &str, fence: &Fence) -> Result<()> {
@@ -1651,6 +1673,53 @@ mod tests {
             .unwrap();
         assert!(taken.token > lease.token, "{taken:?}");
         assert_eq!(taken.holder, "B");
+    }
+
+    /// A write to a scope its handle never saw peeks at it too, and acts on
+    /// the peek only through a commit that compares: peeked before a newer
+    /// holder raised the fence, the older token is refused all the same and
+    /// nothing is written; on a peek that is current, the write lands.
+    #[test]
+    fn a_write_on_a_stale_peek_decides_on_the_cluster() {
+        let Some((a, b)) = on_cluster("peek-write") else {
+            return;
+        };
+        let ttl = Duration::from_secs(30);
+        let entry = vec![b.keys.entry("s", "k")];
+        let ops = [OpRef {
+            key: "k",
+            value: Some(b"late"),
+            expected_version: None,
+        }];
+        let write_on = |peek: Vec<Read>, token: Token| {
+            let fence = Fence::new(token);
+            let rule = b.write_rule("s", &fence, &ops, &entry);
+            let known = Some((peek, Source::Peeked));
+            b.update_from("s", &entry, false, false, known, rule)
+        };
+        let old = a.acquire("s", "A", ttl, Instant::now()).unwrap();
+        let stale = b.peek(&b.tracked("s", &entry)).unwrap();
+        assert!(a.release("s", old.token, Instant::now()).unwrap());
+        let new = a.acquire("s", "A2", ttl, Instant::now()).unwrap();
+        // The fence raised, no entry written: only the record shows it.
+        a.claim("s", &Fence::new(new.token)).unwrap();
+
+        // Peeked when the fence was below the old token: refused anyway.
+        let e = write_on(stale, old.token).unwrap_err();
+        assert!(
+            matches!(&e, Error::StaleToken { presented, current, .. }
+                if *presented == old.token && *current == new.token.get()),
+            "{e}"
+        );
+        assert_eq!(a.get("s", "k", None).unwrap(), None);
+
+        let current = b.peek(&b.tracked("s", &entry)).unwrap();
+        write_on(current, new.token).unwrap();
+        let written = a.get("s", "k", None).unwrap().unwrap();
+        assert_eq!(
+            (written.value.as_slice(), written.token, written.version),
+            (&b"late"[..], new.token, 1)
+        );
     }
 
     #[test]
