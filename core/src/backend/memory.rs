@@ -701,7 +701,7 @@ mod tests {
     use crate::{Fence, Store};
     use std::collections::BTreeSet;
 
-    /// Every page of `scope`, from every `after` the model knows and one it
+    /// Every page of scope `s`, from every `after` the model knows and one it
     /// does not, against the model's byte order.
     fn lists_like(store: &Store, model: &BTreeSet<String>) {
         let all: Vec<String> = model.iter().cloned().collect();
