@@ -694,7 +694,7 @@ fn a_first_contact_with_an_existing_scope_makes_no_failed_proposal() {
         "a poll asks etcd's time left once"
     );
 
-    // A resource's own handle, that only writes: its first put reads (its
+    // A resource's own handle, that only writes: its first put peeks (its
     // memory is empty), and so does its next on another scope.
     let c = Store::open(&url).unwrap();
     c.put("freed", "k", b"c", &Fence::new(lease.token)).unwrap();

@@ -80,8 +80,8 @@ pub(crate) struct Etcd {
 }
 
 /// Whether an operation on a scope a handle never saw should guess it new
-/// (no read: right for a new name's first token or lease) or read it first
-/// (an acquisition beside its grant; right for a scope that exists, since
+/// (no read: right for a new name's first token or lease) or peek at it
+/// first (an acquisition beside its grant; right for a scope that exists, since
 /// a wrong guess that leads to a write costs a failed transaction, a
 /// proposal). A two-bit saturating counter of what the handle's last such
 /// operations found, as a branch predictor keeps
@@ -1735,8 +1735,10 @@ mod tests {
         );
         assert_eq!(a.get("s", "k", None).unwrap(), None);
 
-        let current = b.peek(&b.tracked("s", &entry)).unwrap();
-        write_on(current, new.token).unwrap();
+        // A fresh peek (were its member behind, the write would retry on
+        // a read): the write lands.
+        let fresh = b.peek(&b.tracked("s", &entry)).unwrap();
+        write_on(fresh, new.token).unwrap();
         let written = a.get("s", "k", None).unwrap().unwrap();
         assert_eq!(
             (written.value.as_slice(), written.token, written.version),
