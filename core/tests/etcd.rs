@@ -713,4 +713,18 @@ fn a_first_contact_with_an_existing_scope_makes_no_failed_proposal() {
         2,
         "{leases}"
     );
+
+    // A first contact takes the store-wide keys as its handle last saw
+    // them: after a failover step B did not see, the commit of its next
+    // one fails on the base and the retry reads (the token is above the
+    // step's base); the first contact after that knows the base.
+    a.next_token("after-1").unwrap();
+    a.next_token("after-2").unwrap();
+    let base = a.failover().unwrap();
+    for (scope, proposals) in [("after-1", 2), ("after-2", 1)] {
+        let before = raft_index(&members);
+        let token = b.next_token(scope).unwrap();
+        assert!(token.get() > base, "{scope}: {token:?}, the base {base}");
+        assert_eq!(raft_index(&members) - before, proposals, "{scope}");
+    }
 }

@@ -73,7 +73,7 @@ pub(crate) struct Etcd {
     wakes: Arc<Wakes>,
     /// What this handle last knew of each scope it wrote (`update`): a
     /// guess its next commit checks, never an answer.
-    cache: Mutex<HashMap<String, Known>>,
+    cache: Mutex<Cache>,
     /// What this handle's last operations on scopes it never saw found
     /// ([`FirstContacts`]).
     first_contacts: FirstContacts,
@@ -119,6 +119,17 @@ impl FirstContacts {
 struct Known {
     reads: Vec<Read>,
     entries: HashMap<Vec<u8>, Read>,
+}
+
+/// What a handle remembers ([`Etcd::cached`]).
+#[derive(Default)]
+struct Cache {
+    scopes: HashMap<String, Known>,
+    /// The store-wide reads (the base, the ceiling, the jumps mark, and the
+    /// clock on a manual one) as the handle last saw them, whatever the
+    /// scope: a guess or a peek at a scope it never saw takes them, so that
+    /// after a failover step one retry teaches every later first contact.
+    store_wide: Vec<Read>,
 }
 
 /// An etcd lease granted: its id, the TTL etcd granted (whole seconds, at
@@ -369,7 +380,7 @@ impl Etcd {
                 JUMP_ROOM
             },
             wakes: Wakes::new(false),
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(Cache::default()),
             first_contacts: FirstContacts::new(),
         })
     }
@@ -530,8 +541,8 @@ impl Etcd {
     /// A peek at a scope this handle never saw, of [`Etcd::tracked`]'s
     /// keys: the scope's own (its record, lease key, floor and entries)
     /// from one member; the store-wide ones (the base, the ceiling, the
-    /// jumps mark) as a guess takes them, from this handle's memory of
-    /// another scope, when it has one (each key a peek reads costs the
+    /// jumps mark) as a guess takes them, as this handle last saw them, when
+    /// it has seen them (each key a peek reads costs the
     /// members about 0.08 ms of CPU: docs/performance.md). Stale, they
     /// change nothing a commit applies: the base is compared by every
     /// commit, the ceiling by the one that raises it, and a jumps mark not
@@ -742,7 +753,7 @@ impl Etcd {
     /// What this handle guesses of `scope` and of `extra` keys: what it last
     /// knew; an entry it never saw, absent; a scope it never saw, new (no
     /// record, lease or floor), with the store-wide keys as it last saw them
-    /// for another scope. `None` before it has seen any. A wrong guess costs
+    /// (`Cache::store_wide`). `None` before it has seen any. A wrong guess costs
     /// a failed commit and a read, and applies nothing.
     fn cached(&self, scope: &str, extra: &[Vec<u8>]) -> Option<(Vec<Read>, Source)> {
         let absent = || Read {
@@ -751,17 +762,16 @@ impl Etcd {
             lease: 0,
         };
         let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let (mut reads, entries, source) = match cache.get(scope) {
+        let (mut reads, entries, source) = match cache.scopes.get(scope) {
             Some(known) => (
                 known.reads.clone(),
                 Some(&known.entries),
                 Source::Remembered,
             ),
+            None if cache.store_wide.is_empty() => return None,
             None => {
-                let other = cache.values().next()?;
                 let mut reads = vec![absent(), absent(), absent()];
-                // The base, the ceiling, the jumps mark (and the clock).
-                reads.extend(other.reads.iter().skip(3).cloned());
+                reads.extend(cache.store_wide.iter().cloned());
                 (reads, None, Source::Guessed)
             }
         };
@@ -778,15 +788,17 @@ impl Etcd {
     /// knows of `scope`; an entry's value only as far as its version.
     fn remember(&self, scope: &str, extra: &[Vec<u8>], reads: &[Read]) {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= CACHED_SCOPES && !cache.contains_key(scope) {
-            cache.clear();
+        let cache = &mut *cache;
+        if cache.scopes.len() >= CACHED_SCOPES && !cache.scopes.contains_key(scope) {
+            cache.scopes.clear();
         }
-        let known = cache.entry(scope.to_owned()).or_default();
+        let known = cache.scopes.entry(scope.to_owned()).or_default();
         let (base, rest) = reads.split_at(BASE_READS.min(reads.len()));
         known.reads = base.to_vec();
         known
             .reads
             .extend(rest.get(extra.len()..).unwrap_or_default().iter().cloned());
+        cache.store_wide = known.reads.get(3..).unwrap_or_default().to_vec();
         if known.entries.len() + extra.len() > CACHED_ENTRIES {
             known.entries.clear();
         }
@@ -816,6 +828,7 @@ impl Etcd {
         self.cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .scopes
             .remove(scope);
     }
 
