@@ -633,8 +633,8 @@ fn handled(members: &str, method: &str) -> u64 {
 }
 
 /// A handle's first acquisition of a scope that exists costs what the
-/// classic etcd acquisition costs, the grant and one transaction: it reads
-/// the scope beside the grant instead of guessing it new (a guess that
+/// classic etcd acquisition costs, the grant and one transaction: it peeks
+/// at the scope beside the grant instead of guessing it new (a guess that
 /// fails is a proposal too). Where the read finds the scope held, the
 /// grant is revoked, and the handle's next polls grant nothing. A writer's
 /// first put on a scope that exists is one transaction.

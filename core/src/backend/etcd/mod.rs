@@ -132,6 +132,15 @@ struct Cache {
     store_wide: Vec<Read>,
 }
 
+/// What an operation's first try on a scope runs on ([`Etcd::first_try`]).
+enum FirstTry {
+    /// What the handle remembers of the scope, or a guess it trusts.
+    Known((Vec<Read>, Source)),
+    /// A peek ([`Etcd::peek_unseen`]), which fills in the guess the handle
+    /// does not trust (`None`: it has seen no scope yet).
+    Peek(Option<Vec<Read>>),
+}
+
 /// An etcd lease granted: its id, the TTL etcd granted (whole seconds, at
 /// least the one asked for) and when the grant was sent.
 #[derive(Clone, Copy)]
@@ -541,16 +550,20 @@ impl Etcd {
     /// A peek at a scope this handle never saw, of [`Etcd::tracked`]'s
     /// keys: the scope's own (its record, lease key, floor and entries)
     /// from one member; the store-wide ones (the base, the ceiling, the
-    /// jumps mark) as a guess takes them, as this handle last saw them, when
-    /// it has seen them (each key a peek reads costs the
-    /// members about 0.08 ms of CPU: docs/performance.md). Stale, they
-    /// change nothing a commit applies: the base is compared by every
-    /// commit, the ceiling by the one that raises it, and a jumps mark not
-    /// yet seen only leaves less room (docs/etcd.md).
-    fn peek_unseen(&self, scope: &str, extra: &[Vec<u8>]) -> Result<Vec<Read>> {
+    /// jumps mark) as the handle's `guess` ([`Etcd::cached`]) holds them,
+    /// when it has one (each key a peek reads costs the members about 0.08
+    /// ms of CPU: docs/performance.md). Stale, they change nothing a commit
+    /// applies: the base is compared by every commit, the ceiling by the
+    /// one that raises it, and a jumps mark not yet seen only leaves less
+    /// room (docs/etcd.md).
+    fn peek_unseen(
+        &self,
+        scope: &str,
+        extra: &[Vec<u8>],
+        guess: Option<Vec<Read>>,
+    ) -> Result<Vec<Read>> {
         let keys = self.tracked(scope, extra);
-        let remembered = self.cached(scope, extra).filter(|_| !self.manual);
-        let Some((mut reads, _)) = remembered else {
+        let Some(mut reads) = guess.filter(|_| !self.manual) else {
             return self.peek(&keys);
         };
         let own: Vec<usize> = (0..3).chain(BASE_READS..keys.len()).collect();
@@ -814,12 +827,15 @@ impl Etcd {
     /// Whether this handle saw `scope` before, and what an operation's
     /// first try may run on instead of a read: what [`Etcd::cached`] knows
     /// or guesses, a guess only while the last first contacts found new
-    /// scopes ([`FirstContacts`]).
-    fn first_try(&self, scope: &str, extra: &[Vec<u8>]) -> (bool, Option<(Vec<Read>, Source)>) {
+    /// scopes ([`FirstContacts`]); else a peek.
+    fn first_try(&self, scope: &str, extra: &[Vec<u8>]) -> (bool, FirstTry) {
         let cached = self.cached(scope, extra);
         let seen = matches!(cached, Some((_, Source::Remembered)));
-        let trusted = seen || self.first_contacts.likely_new();
-        (seen, cached.filter(|_| trusted))
+        let first = match cached {
+            Some(known) if seen || self.first_contacts.likely_new() => FirstTry::Known(known),
+            guess => FirstTry::Peek(guess.map(|(reads, _)| reads)),
+        };
+        (seen, first)
     }
 
     /// Forgets what this handle knew of `scope` (after an answer was lost,
@@ -854,11 +870,11 @@ impl Etcd {
         // that leads to a write costs a failed commit, a proposal, where a
         // read costs none. Otherwise it is peeked at, which costs the
         // cluster less than a read and is taken as a guess is.
-        let (seen, known) = self.first_try(scope, extra);
-        let known = match known {
+        let (seen, first) = self.first_try(scope, extra);
+        let known = match first {
             _ if count => None,
-            Some(known) => Some(known),
-            None => Some((self.peek_unseen(scope, extra)?, Source::Peeked)),
+            FirstTry::Known(known) => Some(known),
+            FirstTry::Peek(guess) => Some((self.peek_unseen(scope, extra, guess)?, Source::Peeked)),
         };
         self.update_from(scope, extra, count, seen, known, decide)
     }
@@ -1096,14 +1112,14 @@ impl Etcd {
         // other), as its last first contacts found ([`FirstContacts`]).
         // A grant that fails here is asked for again when the rule needs
         // it, and its error told then.
-        let (seen, guess) = self.first_try(scope, &[]);
-        let (known, granted) = match guess {
-            Some(guess) => (guess, None),
-            None => {
+        let (seen, first) = self.first_try(scope, &[]);
+        let (known, granted) = match first {
+            FirstTry::Known(known) => (known, None),
+            FirstTry::Peek(guess) => {
                 // No thread to spare (the system's limit): the rule grants.
                 let (read, granted) = std::thread::scope(|s| {
                     let grant = std::thread::Builder::new().spawn_scoped(s, || self.grant(ttl));
-                    let read = self.peek_unseen(scope, &[]);
+                    let read = self.peek_unseen(scope, &[], guess);
                     let granted = grant.ok().and_then(|g| g.join().ok()?.ok());
                     (read, granted)
                 });
@@ -1759,10 +1775,10 @@ mod tests {
         );
     }
 
-    /// A peek at a scope its handle never saw takes the store-wide keys
-    /// from the handle's memory of another scope: after a failover step
-    /// the handle did not see, its commit fails on the base, and the retry
-    /// reads, so the token issued is above the step's base.
+    /// A peek at a scope its handle never saw takes the store-wide keys as
+    /// the handle last saw them: after a failover step the handle did not
+    /// see, its commit fails on the base, and the retry reads, so the token
+    /// issued is above the step's base.
     #[test]
     fn a_first_contact_after_a_step_it_did_not_see_issues_above_the_base() {
         let Some((a, b)) = on_cluster("peek-base") else {
