@@ -496,87 +496,83 @@ fn logs(names: &[PathBuf; 3]) -> std::io::Result<[Log; 2]> {
     Ok([Log::of(&names[0])?, Log::of(&names[1])?])
 }
 
-/// A `-wal` or `-shm` as a connection first saw it.
+/// A `-wal` or `-shm` as a connection first saw it. On Linux, the file
+/// itself, held open with `O_PATH`: no access to its bytes, and closing it
+/// releases none of this process's locks on the file, which closing any
+/// other descriptor would (SQLite's locks on the `-shm` among them:
+/// docs/sqlite.md, "One SQLite per process"). Asking for its link count
+/// takes no path lookup, a third of the `statx` of a name here (0.4 against
+/// 1.1 us), and the inode it holds cannot be reused by a new file. Where no
+/// descriptor can be had (the process at its limit), its identity, as
+/// elsewhere (sound while SQLite holds the file open, as it does while the
+/// connection is: its inode number is not given to another file): a handle
+/// never fails for want of one.
+#[cfg(target_os = "linux")]
 enum Log {
-    /// On Linux, the file itself, held open with `O_PATH`: no access to its
-    /// bytes, and closing it releases none of this process's locks on the
-    /// file, which closing any other descriptor would (SQLite's locks on the
-    /// `-shm` among them: docs/sqlite.md, "One SQLite per process"). Asking
-    /// it for its link count takes no path lookup, a third of the `statx` of
-    /// a name here (0.4 against 1.1 us), and the inode it holds cannot be
-    /// reused by a new file.
-    #[cfg(target_os = "linux")]
     Held(std::os::fd::OwnedFd),
-    /// Its identity, compared with the file's at its name: elsewhere, and
-    /// where no descriptor can be had (the process at its limit: a handle
-    /// never fails for want of one). Sound while SQLite holds the file open,
-    /// as it does while the connection is: its inode number is not given to
-    /// another file meanwhile.
     Named((u64, u64)),
 }
 
+#[cfg(target_os = "linux")]
 impl Log {
     fn of(name: &Path) -> std::io::Result<Log> {
-        #[cfg(target_os = "linux")]
-        match hold(name) {
-            Ok(fd) => return Ok(Log::Held(fd)),
-            Err(e) if !matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
-                return Err(e)
-            }
-            Err(_) => {}
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let c_name = std::ffi::CString::new(name.as_os_str().as_bytes())?;
+        // SAFETY: a NUL-terminated name; the descriptor returned is owned
+        // by the `OwnedFd` alone.
+        let fd = unsafe { libc::open(c_name.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd >= 0 {
+            return Ok(Log::Held(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }));
         }
-        file_id(name).map(Log::Named)
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EMFILE | libc::ENFILE) => file_id(name).map(Log::Named),
+            _ => Err(e),
+        }
     }
 
-    /// Whether it is still the file at `name`. A held one: whether it has a
-    /// link left, which a file deleted or replaced by a rename over its name
-    /// has not. (Renamed away and kept, it would pass; SQLite's logs are
-    /// never renamed.)
+    /// Whether it is still the file at `name`: a file deleted, or replaced
+    /// by a rename over its name, has no link left. (Renamed away and kept,
+    /// it would pass; SQLite's logs are never renamed.) Only the link count
+    /// is asked for: [`file_id`] says why not the times.
     fn is_at(&self, name: &Path) -> std::io::Result<bool> {
-        match self {
-            #[cfg(target_os = "linux")]
-            Log::Held(fd) => linked(fd),
-            Log::Named(id) => Ok(file_id(name)? == *id),
+        use std::os::fd::AsRawFd;
+        let fd = match self {
+            Log::Held(fd) => fd.as_raw_fd(),
+            Log::Named(id) => return Ok(file_id(name)? == *id),
+        };
+        // SAFETY: as in `file_id`; the descriptor is open while `self` is.
+        let mut out: libc::statx = unsafe { std::mem::zeroed() };
+        let rc = unsafe {
+            libc::statx(
+                fd,
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH,
+                libc::STATX_NLINK,
+                &mut out,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
         }
+        Ok(out.stx_nlink > 0)
     }
 }
 
-/// `name` opened with `O_PATH` ([`Log::Held`]).
-#[cfg(target_os = "linux")]
-fn hold(name: &Path) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let name = std::ffi::CString::new(name.as_os_str().as_bytes())?;
-    // SAFETY: a NUL-terminated name; the descriptor returned is owned by
-    // the `OwnedFd` alone.
-    let fd = unsafe { libc::open(name.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
-}
+/// Elsewhere, its identity, compared with the file's at its name.
+#[cfg(not(target_os = "linux"))]
+struct Log((u64, u64));
 
-/// Whether the file `fd` holds has a link left; only the link count is
-/// asked for ([`file_id`] says why not its times).
-#[cfg(target_os = "linux")]
-fn linked(fd: &std::os::fd::OwnedFd) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: as in `file_id`; the descriptor is open while `fd` is
-    // borrowed.
-    let mut out: libc::statx = unsafe { std::mem::zeroed() };
-    let rc = unsafe {
-        libc::statx(
-            fd.as_raw_fd(),
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
-            libc::STATX_NLINK,
-            &mut out,
-        )
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
+#[cfg(not(target_os = "linux"))]
+impl Log {
+    fn of(name: &Path) -> std::io::Result<Log> {
+        file_id(name).map(Log)
     }
-    Ok(out.stx_nlink > 0)
+
+    fn is_at(&self, name: &Path) -> std::io::Result<bool> {
+        Ok(file_id(name)? == self.0)
+    }
 }
 
 /// [`file_id`], a missing file being `gone`.
