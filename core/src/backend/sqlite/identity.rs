@@ -502,51 +502,36 @@ fn logs(names: &[PathBuf; 3]) -> std::io::Result<[Log; 2]> {
 /// other descriptor would (SQLite's locks on the `-shm` among them:
 /// docs/sqlite.md, "One SQLite per process"). Asking for its link count
 /// takes no path lookup, a third of the `statx` of a name here (0.4 against
-/// 1.1 us), and the inode it holds cannot be reused by a new file. Where no
-/// descriptor can be had (the process at its limit), its identity, as
-/// elsewhere (sound while SQLite holds the file open, as it does while the
-/// connection is: its inode number is not given to another file): a handle
-/// never fails for want of one.
+/// 1.1 us), and the inode it holds cannot be reused by a new file.
 #[cfg(target_os = "linux")]
-enum Log {
-    Held(std::os::fd::OwnedFd),
-    Named((u64, u64)),
-}
+struct Log(std::os::fd::OwnedFd);
 
 #[cfg(target_os = "linux")]
 impl Log {
     fn of(name: &Path) -> std::io::Result<Log> {
         use std::os::fd::FromRawFd;
         use std::os::unix::ffi::OsStrExt;
-        let c_name = std::ffi::CString::new(name.as_os_str().as_bytes())?;
+        let name = std::ffi::CString::new(name.as_os_str().as_bytes())?;
         // SAFETY: a NUL-terminated name; the descriptor returned is owned
         // by the `OwnedFd` alone.
-        let fd = unsafe { libc::open(c_name.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-        if fd >= 0 {
-            return Ok(Log::Held(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }));
+        let fd = unsafe { libc::open(name.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        let e = std::io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EMFILE | libc::ENFILE) => file_id(name).map(Log::Named),
-            _ => Err(e),
-        }
+        Ok(Log(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
     }
 
-    /// Whether it is still the file at `name`: a file deleted, or replaced
-    /// by a rename over its name, has no link left. (Renamed away and kept,
-    /// it would pass; SQLite's logs are never renamed.) Only the link count
-    /// is asked for: [`file_id`] says why not the times.
-    fn is_at(&self, name: &Path) -> std::io::Result<bool> {
+    /// Whether it is still the file at its name: a file deleted, or
+    /// replaced by a rename over its name, has no link left. (Renamed away
+    /// and kept, it would pass; SQLite's logs are never renamed.) Only the
+    /// link count is asked for: [`file_id`] says why not the times.
+    fn is_at(&self, _name: &Path) -> std::io::Result<bool> {
         use std::os::fd::AsRawFd;
-        let fd = match self {
-            Log::Held(fd) => fd.as_raw_fd(),
-            Log::Named(id) => return Ok(file_id(name)? == *id),
-        };
         // SAFETY: as in `file_id`; the descriptor is open while `self` is.
         let mut out: libc::statx = unsafe { std::mem::zeroed() };
         let rc = unsafe {
             libc::statx(
-                fd,
+                self.0.as_raw_fd(),
                 c"".as_ptr(),
                 libc::AT_EMPTY_PATH,
                 libc::STATX_NLINK,
@@ -666,83 +651,6 @@ mod tests {
             gen,
             mark: 0,
         }
-    }
-
-    #[cfg(target_os = "linux")]
-    const FD_CHILD: &str = "FENCING_LOG_FD_CHILD";
-
-    /// The child of the test below: every descriptor taken, a log is still
-    /// watched, by its identity.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_log_without_a_descriptor_to_spare_child() {
-        let Ok(name) = std::env::var(FD_CHILD) else {
-            return;
-        };
-        let name = PathBuf::from(name);
-        // Open, as SQLite holds its logs while it has the store open: the
-        // inode's number is not given to a new file meanwhile.
-        let _sqlite = std::fs::File::open(&name).unwrap();
-        let mut taken = Vec::new();
-        let full = loop {
-            match std::fs::File::open("/dev/null") {
-                Ok(f) => taken.push(f),
-                Err(e) => break e,
-            }
-        };
-        assert_eq!(full.raw_os_error(), Some(libc::EMFILE), "{full}");
-        let log = Log::of(&name).unwrap();
-        assert!(matches!(log, Log::Named(_)), "a descriptor was had");
-        assert!(log.is_at(&name).unwrap());
-        std::fs::remove_file(&name).unwrap();
-        // One descriptor back, to make the new file.
-        taken.pop();
-        std::fs::write(&name, b"another").unwrap();
-        assert!(!log.is_at(&name).unwrap(), "a new file at the name passed");
-        drop(taken);
-        println!("\nchild done");
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_log_without_a_descriptor_to_spare_is_watched_by_its_identity() {
-        let dir = tempfile::tempdir().unwrap();
-        let name = dir.path().join("s.db-wal");
-        std::fs::write(&name, b"log").unwrap();
-        // In a process of its own: it takes every descriptor it may have.
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "backend::sqlite::identity::tests::a_log_without_a_descriptor_to_spare_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(FD_CHILD, &name)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && text.contains("child done"),
-            "{out:?}"
-        );
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_held_log_is_at_its_name_until_deleted_or_renamed_over() {
-        let dir = tempfile::tempdir().unwrap();
-        let name = dir.path().join("s.db-wal");
-        std::fs::write(&name, b"log").unwrap();
-        let log = Log::of(&name).unwrap();
-        assert!(matches!(log, Log::Held(_)));
-        assert!(log.is_at(&name).unwrap());
-        let other = dir.path().join("other");
-        std::fs::write(&other, b"another").unwrap();
-        std::fs::rename(&other, &name).unwrap();
-        assert!(!log.is_at(&name).unwrap(), "renamed over");
-        let again = Log::of(&name).unwrap();
-        std::fs::remove_file(&name).unwrap();
-        assert!(!again.is_at(&name).unwrap(), "deleted");
     }
 
     #[test]
