@@ -620,23 +620,3 @@ fn a_shm_deleted_under_a_handle_fails_its_next_write() {
     let fresh = open(&path);
     assert_eq!(fresh.next_token("job").unwrap().get(), first.get() + 1);
 }
-
-#[test]
-#[cfg(unix)] // On Windows an open -wal can be neither deleted nor renamed over.
-fn a_wal_replaced_by_a_rename_over_it_fails_the_next_write() {
-    // Another file renamed over the -wal (a file at the name again, not the
-    // one the handle writes): the handle would commit to a log no new
-    // connection reads.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("store.db");
-    let store = open(&path);
-    let first = store.next_token("job").unwrap();
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let other = dir.path().join("other");
-    std::fs::copy(&wal, &other).unwrap();
-    std::fs::rename(&other, &wal).unwrap();
-
-    assert_log_gone(store.next_token("job"), "-wal");
-    assert_log_gone(store.put("job", "k", b"v", &fence(first)), "-wal");
-}

@@ -15,7 +15,7 @@
 //! - [`Known`]: what a connection's last commit left in its file, reused
 //!   while SQLite's data version says no one has committed since.
 
-use std::cell::OnceCell;
+use std::cell::Cell;
 use std::os::raw::c_int;
 use std::path::{Path, PathBuf};
 
@@ -432,7 +432,7 @@ pub(super) struct Files {
     /// Windows, where an open file can be neither deleted nor renamed over.
     names: Option<[PathBuf; 3]>,
     /// The `-wal` and `-shm` as first seen.
-    seen: OnceCell<[Log; 2]>,
+    seen: Cell<Option<[(u64, u64); 2]>>,
 }
 
 impl Files {
@@ -447,11 +447,11 @@ impl Files {
             };
             [with("-wal"), with("-shm"), db]
         });
-        let seen = OnceCell::new();
-        if let Some(logs) = names.as_ref().and_then(|n| logs(n).ok()) {
-            let _ = seen.set(logs);
+        let seen = names.as_ref().and_then(|n| logs(n).ok());
+        Files {
+            names,
+            seen: Cell::new(seen),
         }
-        Files { names, seen }
     }
 
     /// The main file's absolute name, as SQLite opened it (`None` on
@@ -476,105 +476,36 @@ impl Files {
         if stat(&names[2], || moved(path))? != here {
             return Err(moved(path));
         }
-        let failed = |name: &Path, e| stat_error(name, e, || wal_gone(path));
-        let Some(seen) = self.seen.get() else {
-            let log = |name: &PathBuf| Log::of(name).map_err(|e| failed(name, e));
-            let _ = self.seen.set([log(&names[0])?, log(&names[1])?]);
-            return Ok(());
-        };
-        for (log, name) in seen.iter().zip(names) {
-            if !log.is_at(name).map_err(|e| failed(name, e))? {
-                return Err(wal_gone(path));
+        let now = [
+            stat(&names[0], || wal_gone(path))?,
+            stat(&names[1], || wal_gone(path))?,
+        ];
+        match self.seen.get() {
+            Some(seen) if seen != now => Err(wal_gone(path)),
+            _ => {
+                self.seen.set(Some(now));
+                Ok(())
             }
         }
-        Ok(())
     }
 }
 
-/// The `-wal` and `-shm` in `names`, as they are now.
-fn logs(names: &[PathBuf; 3]) -> std::io::Result<[Log; 2]> {
-    Ok([Log::of(&names[0])?, Log::of(&names[1])?])
-}
-
-/// A `-wal` or `-shm` as a connection first saw it. On Linux, the file
-/// itself, held open with `O_PATH`: no access to its bytes, and closing it
-/// releases none of this process's locks on the file, which closing any
-/// other descriptor would (SQLite's locks on the `-shm` among them:
-/// docs/sqlite.md, "One SQLite per process"). Asking for its link count
-/// takes no path lookup, a third of the `statx` of a name here (0.4 against
-/// 1.1 us), and the inode it holds cannot be reused by a new file.
-#[cfg(target_os = "linux")]
-struct Log(std::os::fd::OwnedFd);
-
-#[cfg(target_os = "linux")]
-impl Log {
-    fn of(name: &Path) -> std::io::Result<Log> {
-        use std::os::fd::FromRawFd;
-        use std::os::unix::ffi::OsStrExt;
-        let name = std::ffi::CString::new(name.as_os_str().as_bytes())?;
-        // SAFETY: a NUL-terminated name; the descriptor returned is owned
-        // by the `OwnedFd` alone.
-        let fd = unsafe { libc::open(name.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Log(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
-    }
-
-    /// Whether it is still the file at its name: a file deleted, or
-    /// replaced by a rename over its name, has no link left. (Renamed away
-    /// and kept, it would pass; SQLite's logs are never renamed.) Only the
-    /// link count is asked for: [`file_id`] says why not the times.
-    fn is_at(&self, _name: &Path) -> std::io::Result<bool> {
-        use std::os::fd::AsRawFd;
-        // SAFETY: as in `file_id`; the descriptor is open while `self` is.
-        let mut out: libc::statx = unsafe { std::mem::zeroed() };
-        let rc = unsafe {
-            libc::statx(
-                self.0.as_raw_fd(),
-                c"".as_ptr(),
-                libc::AT_EMPTY_PATH,
-                libc::STATX_NLINK,
-                &mut out,
-            )
-        };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(out.stx_nlink > 0)
-    }
-}
-
-/// Elsewhere, its identity, compared with the file's at its name.
-#[cfg(not(target_os = "linux"))]
-struct Log((u64, u64));
-
-#[cfg(not(target_os = "linux"))]
-impl Log {
-    fn of(name: &Path) -> std::io::Result<Log> {
-        file_id(name).map(Log)
-    }
-
-    fn is_at(&self, name: &Path) -> std::io::Result<bool> {
-        Ok(file_id(name)? == self.0)
-    }
+/// The identities of the `-wal` and `-shm` in `names`.
+fn logs(names: &[PathBuf; 3]) -> std::io::Result<[(u64, u64); 2]> {
+    Ok([file_id(&names[0])?, file_id(&names[1])?])
 }
 
 /// [`file_id`], a missing file being `gone`.
 fn stat(name: &Path, gone: impl FnOnce() -> Error) -> Result<(u64, u64)> {
-    file_id(name).map_err(|e| stat_error(name, e, gone))
-}
-
-/// A failed look at `name`: `gone` if it is missing.
-fn stat_error(name: &Path, e: std::io::Error, gone: impl FnOnce() -> Error) -> Error {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        return gone();
+    match file_id(name) {
+        Ok(id) => Ok(id),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(gone()),
+        Err(e) => Err(Error::backend_from(
+            BackendErrorKind::Unreachable,
+            format!("sqlite: cannot stat {}: {e}", name.display()),
+            e,
+        )),
     }
-    Error::backend_from(
-        BackendErrorKind::Unreachable,
-        format!("sqlite: cannot stat {}: {e}", name.display()),
-        e,
-    )
 }
 
 /// The main file's name as SQLite opened it (`sqlite3_db_filename`).
