@@ -504,14 +504,16 @@ fn a_newer_backup_restored_after_an_older_one_is_stepped_too() {
     assert!(next > lost, "token {next} again after {lost}");
 }
 
-/// A writer's sidecar record that lands late must not take the sidecar
-/// back. The record is written after COMMIT, outside SQLite's write lock:
-/// a process paused between the two (a GC pause, SIGSTOP) writes its
-/// record after other handles committed and recorded newer ones. Modelled
-/// here by the write such a process makes: its record's bytes, taken when
-/// it committed, written again at the record's place after three newer
-/// commits. A backup of the state between its commit and theirs, restored,
-/// must still be stepped.
+/// A sidecar record that goes back must not take the sidecar back. The
+/// sidecar is written after COMMIT, outside SQLite's write lock: a process
+/// paused between the two (a GC pause, SIGSTOP) writes after other handles
+/// committed and recorded newer ones. When every token-moving commit
+/// rewrote the record, that late write took it back; now the record is
+/// written only where it is not this store's, but whatever it holds, the
+/// high-water mark must decide. Modelled by such a write: the record's
+/// bytes as they were at a commit, written again at the record's place
+/// after three newer commits. A backup of the state between that commit
+/// and theirs, restored, must still be stepped.
 #[test]
 fn a_late_sidecar_write_from_an_older_commit_never_hides_a_restore() {
     use std::io::{Seek, SeekFrom, Write};
@@ -523,7 +525,7 @@ fn a_late_sidecar_write_from_an_older_commit_never_hides_a_restore() {
     let store = open(&path);
     let t = store.next_token("job").unwrap();
     store.put("job", "k", b"old", &fence(t)).unwrap();
-    // The paused writer's record: the one its commit (this put) wrote.
+    // The record as it stood at this put's commit.
     let late = std::fs::read(&sidecar).unwrap()[..48].to_vec();
     snapshot(&path, &backup);
     let older = store.next_token("job").unwrap();
@@ -619,4 +621,43 @@ fn a_shm_deleted_under_a_handle_fails_its_next_write() {
     store.close();
     let fresh = open(&path);
     assert_eq!(fresh.next_token("job").unwrap().get(), first.get() + 1);
+}
+
+/// Another file at the `-wal`'s name, the handle's own log gone from it:
+/// renamed over, renamed away, or deleted while linked under another name
+/// (`cp -al` or `ln` of the live files). Each time the handle would commit
+/// to a log no new connection reads. (A link count alone passes the last
+/// two: the check looks the name up.)
+#[test]
+#[cfg(unix)] // On Windows an open -wal can be neither deleted nor renamed.
+fn a_wal_no_longer_at_its_name_fails_the_next_write() {
+    type Swap = fn(&Path, &Path);
+    let swaps: [(&str, Swap); 3] = [
+        ("renamed over", |wal, dir| {
+            let other = dir.join("other");
+            std::fs::copy(wal, &other).unwrap();
+            std::fs::rename(&other, wal).unwrap();
+        }),
+        ("renamed away", |wal, dir| {
+            std::fs::rename(wal, dir.join("away")).unwrap();
+            std::fs::write(wal, b"").unwrap();
+        }),
+        ("deleted, linked elsewhere", |wal, dir| {
+            std::fs::hard_link(wal, dir.join("snapshot")).unwrap();
+            std::fs::remove_file(wal).unwrap();
+        }),
+    ];
+    for (what, swap) in swaps {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.db");
+        let store = open(&path);
+        let first = store.next_token("job").unwrap();
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        swap(Path::new(&wal), dir.path());
+        let r = store.next_token("job");
+        assert!(r.is_err(), "{what}: {r:?}");
+        assert_log_gone(r, "-wal");
+        assert_log_gone(store.put("job", "k", b"v", &fence(first)), "-wal");
+    }
 }

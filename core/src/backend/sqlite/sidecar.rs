@@ -13,7 +13,9 @@
 //!   that found another store's record or none). A record that does not
 //!   read back whole (torn by a crash, foreign, truncated) counts as none,
 //!   which can only make the next write step, never miss one. It is all
-//!   that development builds before the high-water mark read and wrote;
+//!   that development builds before the high-water mark read and wrote
+//!   (such a build, sharing a store with this one, would read the record
+//!   of the store's start and miss a restore; none was released);
 //! - the **high-water mark**, three words at offset 64 (a tag, the greatest
 //!   number and the greatest mark ever recorded here), raised with atomic
 //!   `fetch_max` in a shared mapping of the file after every such COMMIT:
