@@ -9,13 +9,14 @@
 //!
 //! - the **record**, 48 bytes at offset 0 (the store's id, a number and a
 //!   mark, checked by a hash), written with one `pwrite` only when it does
-//!   not hold this store's id (a new store, or the first write after a step
-//!   that found another store's record or none). A record that does not
-//!   read back whole (torn by a crash, foreign, truncated) counts as none,
-//!   which can only make the next write step, never miss one. It is all
-//!   that development builds before the high-water mark read and wrote
-//!   (such a build, sharing a store with this one, would read the record
-//!   of the store's start and miss a restore; none was released);
+//!   not hold this store's id (none, torn, or another store's: at a store's
+//!   start, or past a store made anew where one was deleted). A record
+//!   that does not read back whole (torn by a crash, foreign, truncated)
+//!   counts as none, which can only make the next write step, never miss
+//!   one. It is all that development builds before the high-water mark
+//!   read and wrote (such a build, sharing a store with this one, would
+//!   read the record of the store's start and miss a restore; none was
+//!   released);
 //! - the **high-water mark**, three words at offset 64 (a tag, the greatest
 //!   number and the greatest mark ever recorded here), raised with atomic
 //!   `fetch_max` in a shared mapping of the file after every such COMMIT:
