@@ -36,6 +36,12 @@ const SORTED_FROM: usize = 16;
 /// bucket; much cheaper than SipHash on short names.
 type Hasher = foldhash::fast::RandomState;
 
+/// A scope's or key's name as a map holds it: up to 24 bytes inside the
+/// map's own slot, so that a lookup among a million scopes compares the
+/// name without a second, dependent cache miss (docs/performance.md,
+/// "Scale").
+type Name = compact_str::CompactString;
+
 struct StoredEntry {
     value: Vec<u8>,
     version: u64,
@@ -47,7 +53,7 @@ struct Scope {
     core: ScopeCore,
     /// Found by hash: an overwrite costs one lookup and reuses the value's
     /// buffer.
-    entries: HashMap<String, StoredEntry, Hasher>,
+    entries: HashMap<Name, StoredEntry, Hasher>,
     /// The same keys in byte order, for `list`, once the scope has held
     /// more than [`SORTED_FROM`] entries (then touched only when a key is
     /// created or deleted); a smaller scope's keys are sorted when listed.
@@ -115,13 +121,13 @@ impl Scope {
                         version: receipt.version,
                         token: receipt.token,
                     };
-                    self.entries.insert(op.key.to_owned(), stored);
+                    self.entries.insert(Name::from(op.key), stored);
                     match &mut self.keys {
                         Some(keys) => {
                             keys.insert(op.key.to_owned());
                         }
                         None if self.entries.len() > SORTED_FROM => {
-                            self.keys = Some(self.entries.keys().cloned().collect());
+                            self.keys = Some(self.entries.keys().map(|k| k.to_string()).collect());
                         }
                         None => {}
                     }
@@ -146,13 +152,13 @@ impl Scope {
                 .cloned()
                 .collect();
         }
-        let mut keys: Vec<&String> = self
+        let mut keys: Vec<&Name> = self
             .entries
             .keys()
             .filter(|k| after.is_none_or(|a| k.as_str() > a))
             .collect();
         keys.sort_unstable();
-        keys.into_iter().take(take).cloned().collect()
+        keys.into_iter().take(take).map(|k| k.to_string()).collect()
     }
 }
 
@@ -160,7 +166,7 @@ impl Scope {
 #[derive(Default)]
 #[repr(align(128))]
 struct Shard {
-    scopes: Mutex<HashMap<String, Scope, Hasher>>,
+    scopes: Mutex<HashMap<Name, Scope, Hasher>>,
 }
 
 pub(crate) struct Memory {
@@ -227,7 +233,7 @@ impl Memory {
         &self.shards[(self.hasher.hash_one(scope) as usize) % SHARDS]
     }
 
-    fn lock(&self, scope: &str) -> Result<MutexGuard<'_, HashMap<String, Scope, Hasher>>> {
+    fn lock(&self, scope: &str) -> Result<MutexGuard<'_, HashMap<Name, Scope, Hasher>>> {
         self.shard(scope)
             .scopes
             .lock()
@@ -252,7 +258,7 @@ impl Memory {
         let out = f(&mut fresh)?;
         self.cover(fresh.core.top());
         // Only an operation that succeeded leaves a new scope behind.
-        scopes.insert(scope.to_owned(), fresh);
+        scopes.insert(Name::from(scope), fresh);
         Ok(out)
     }
 
