@@ -1,12 +1,3 @@
-//! Drives a connection's socket and keeps what the server warned about.
-//! A commit whose wait for a synchronous standby was cancelled comes back
-//! as success with a WARNING ("canceling wait for synchronous replication
-//! ... committed locally"); with `sync_replication=required` that is a
-//! failure (docs/postgres.md, "Replication and failover"), so the pool must
-//! see the warning before it hands the result on. The socket task reads
-//! messages in order, so a warning sent before a reply is recorded before
-//! the reply reaches the caller.
-
 //! The socket half of a connection, driven by the thread that makes the
 //! call, and what the server warned about during it. A commit whose wait
 //! for a synchronous standby was cancelled comes back as success with a
