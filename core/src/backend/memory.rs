@@ -757,4 +757,34 @@ mod tests {
         }
         assert!(model.len() < SORTED_FROM);
     }
+
+    /// Names held inside a map's slot (up to 24 bytes) and in their own
+    /// allocation (longer) are each their own scope and key, down to the
+    /// last byte, and list in byte order among each other.
+    #[test]
+    fn names_either_side_of_the_inline_length_are_distinct() {
+        let store = Store::open("memory:").unwrap();
+        let names: Vec<String> = [22, 23, 24, 25, 26, 200]
+            .into_iter()
+            .flat_map(|len| ['a', 'b', '\u{e9}'].map(|last| format!("{}{last}", "n".repeat(len))))
+            .collect();
+        for (i, name) in names.iter().enumerate() {
+            for _ in 0..=i {
+                store.next_token(name).unwrap();
+            }
+            let fence = Fence::new(store.next_token("s").unwrap());
+            store.put("s", name, name.as_bytes(), &fence).unwrap();
+        }
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(
+                store.next_token(name).unwrap().get(),
+                i as u64 + 2,
+                "{name}"
+            );
+            let entry = store.get("s", name, None).unwrap().unwrap();
+            assert_eq!(entry.value, name.as_bytes());
+        }
+        let sorted: BTreeSet<String> = names.iter().cloned().collect();
+        lists_like(&store, &sorted);
+    }
 }
