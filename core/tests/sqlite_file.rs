@@ -32,12 +32,18 @@ fn fence(token: Token) -> Fence {
     Fence::new(token)
 }
 
+/// The store file's name with `suffix` added (`-wal`, `-shm`), as SQLite
+/// names its logs.
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    p.into()
+}
+
 /// The file, its -wal and its -shm, gone (on Windows only once closed).
 fn unlink_all(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(&p);
+        let _ = std::fs::remove_file(suffixed(path, suffix));
     }
 }
 
@@ -45,9 +51,7 @@ fn unlink_all(path: &Path) {
 #[cfg(unix)]
 fn unlink_wal(path: &Path) {
     for suffix in ["-wal", "-shm"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        let _ = std::fs::remove_file(&p);
+        let _ = std::fs::remove_file(suffixed(path, suffix));
     }
 }
 
@@ -613,9 +617,7 @@ fn a_shm_deleted_under_a_handle_fails_its_next_write() {
     let path = dir.path().join("store.db");
     let store = open(&path);
     let first = store.next_token("job").unwrap();
-    let mut shm = path.as_os_str().to_owned();
-    shm.push("-shm");
-    std::fs::remove_file(&shm).unwrap();
+    std::fs::remove_file(suffixed(&path, "-shm")).unwrap();
 
     assert_log_gone(store.next_token("job"), "-shm");
     store.close();
@@ -652,9 +654,7 @@ fn a_wal_no_longer_at_its_name_fails_the_next_write() {
         let path = dir.path().join("store.db");
         let store = open(&path);
         let first = store.next_token("job").unwrap();
-        let mut wal = path.as_os_str().to_owned();
-        wal.push("-wal");
-        swap(Path::new(&wal), dir.path());
+        swap(&suffixed(&path, "-wal"), dir.path());
         let r = store.next_token("job");
         assert!(r.is_err(), "{what}: {r:?}");
         assert_log_gone(r, "-wal");
