@@ -414,6 +414,42 @@ fn works_from_inside_another_tokio_runtime_and_drops_there() {
     assert_eq!(token.unwrap().get(), 1);
 }
 
+/// One connection (`pool_size=1`) used by turns from a plain thread, which
+/// waits for replies in the connection's own reactor, and from inside a
+/// runtime, which cannot enter another and uses a connection the store's
+/// runtime thread watches: each call swaps the idle connection for one its
+/// thread can drive, and the store dropped inside the runtime with a plain
+/// thread's connection idle does not panic.
+#[test]
+fn one_connection_serves_plain_threads_and_runtimes_by_turns() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let url = format!("{base}?schema={}&pool_size=1", fresh_schema("by_turns"));
+    let store = Store::open(&url).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut last = 0;
+    for _ in 0..3 {
+        let outside = store.next_token("s").unwrap().get();
+        let inside = rt.block_on(async { store.next_token("s") }).unwrap().get();
+        let blocking_pool = rt
+            .block_on(async {
+                let store = store.clone();
+                tokio::task::spawn_blocking(move || store.next_token("s")).await
+            })
+            .unwrap()
+            .unwrap()
+            .get();
+        assert!(last < outside && outside < inside && inside < blocking_pool);
+        last = blocking_pool;
+    }
+    assert!(store.next_token("s").unwrap().get() > last);
+    rt.block_on(async move { drop(store) });
+}
+
 /// The reproduction of a keep-alive that could not tell it lost: the
 /// holder's PostgreSQL backend is stopped (its renewal hangs, here for up to
 /// a minute), the lease (600 ms) expires on the server and another holder

@@ -1,6 +1,6 @@
 //! Waits for a future on the caller's own thread, up to a deadline. A call
-//! polls its client half and its socket here (`notices::Socket::run`), with
-//! no runtime entered: the socket was made on `runtime::Runtime`, whose
+//! made inside a caller's tokio runtime polls its client half and its socket
+//! here (`notices::Socket::run`), with no runtime entered: the socket was made on `runtime::Runtime`, whose
 //! thread only watches it and wakes this one when a reply can be read.
 //! Dropping the future at the deadline is what gives up the call.
 

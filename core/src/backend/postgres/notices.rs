@@ -51,8 +51,9 @@ impl Socket {
 
     /// Runs `call` (which talks to this connection's client) to its end,
     /// driving the socket meanwhile on this thread: the request is written
-    /// and the reply read here, with no hand-off to another thread (the
-    /// backend's runtime only watches the socket for readiness).
+    /// and the reply read here (that the reply can be read is told by the
+    /// connection's own reactor, in which this thread waits, or by the
+    /// backend's runtime thread: `pool.rs`, `Driver`).
     pub async fn run<F: Future>(&mut self, call: F) -> F::Output {
         let mut call = pin!(call);
         let mut drive = pin!(self.drive());

@@ -7,6 +7,9 @@
 //! together with every idle one, since a server restart kills them all; one
 //! that ran out of time is dropped alone, since its protocol state is
 //! unknown. The next operation connects afresh.
+//! A call made outside any tokio runtime waits for its reply in its
+//! connection's own reactor; one made inside a runtime uses a connection the
+//! backend's runtime thread watches (`Driver`).
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
@@ -21,7 +24,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::deadline::wait;
 use super::notices::Socket;
-use super::runtime::Runtime;
+use super::runtime::{Reactor, Runtime};
 use super::{session, tls, to_error};
 use crate::error::{BackendErrorKind as Kind, Error, Result};
 
@@ -65,19 +68,60 @@ impl Drop for Lent<'_> {
     }
 }
 
+/// What tells a call's thread that its reply can be read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Driver {
+    /// The connection's own reactor, in which the calling thread waits: a
+    /// call made where no tokio runtime is current.
+    Caller,
+    /// The pool's runtime thread, which watches the socket and wakes the
+    /// caller: a call made inside a tokio runtime (a task, or its blocking
+    /// pool), where another runtime cannot be entered.
+    Runtime,
+}
+
+impl Driver {
+    /// The driver a call made on this thread can use.
+    fn here() -> Driver {
+        match tokio::runtime::Handle::try_current() {
+            Ok(_) => Driver::Runtime,
+            Err(_) => Driver::Caller,
+        }
+    }
+}
+
 /// A connection of the pool: the client half, and the socket that the
 /// thread making a call drives while the call runs (`notices::Socket`).
 struct Pooled {
     conn: Conn,
     socket: Socket,
+    /// `Some` for a [`Driver::Caller`] connection. Declared last: dropped
+    /// after the socket registered in it.
+    reactor: Option<Reactor>,
 }
 
 impl Pooled {
     /// `f` on this connection, the socket driven meanwhile by this thread;
-    /// `None` if the deadline passed first.
+    /// `None` if the deadline passed first. Only on a thread whose
+    /// [`Driver::here`] is the connection's.
     fn run<T>(&mut self, deadline: Instant, f: impl AsyncFnOnce(&mut Conn) -> T) -> Option<T> {
-        let Pooled { conn, socket } = self;
-        wait(socket.run(f(conn)), deadline)
+        let Pooled {
+            conn,
+            socket,
+            reactor,
+        } = self;
+        let call = socket.run(f(conn));
+        match reactor {
+            Some(reactor) => reactor.run_until(call, deadline),
+            None => wait(call, deadline),
+        }
+    }
+
+    fn driver(&self) -> Driver {
+        match self.reactor {
+            Some(_) => Driver::Caller,
+            None => Driver::Runtime,
+        }
     }
 
     /// Closes the socket now, without a goodbye the server may never read.
@@ -185,7 +229,7 @@ impl Pool {
         f: impl AsyncFnOnce(&mut Conn) -> Result<T, tokio_postgres::Error>,
     ) -> Result<T> {
         let deadline = Instant::now() + self.call_timeout;
-        let mut conn = self.checkout(deadline)?;
+        let mut conn = self.checkout(deadline, Driver::here())?;
         conn.socket.take_warning();
         let out = conn.run(deadline, f);
         self.settle(what, conn, out)
@@ -206,7 +250,7 @@ impl Pool {
         let deadline = Instant::now() + self.call_timeout;
         let (conn, pid) = {
             let mut state = self.lock();
-            match self.take_idle(&mut state) {
+            match self.take_idle(&mut state, Driver::Runtime) {
                 Ok(idle) => (idle?, state.pid),
                 Err(e) => return Some(Err(e)),
             }
@@ -219,7 +263,7 @@ impl Pool {
             pid,
         };
         let out = {
-            let Pooled { conn, socket } = lent.conn.as_mut()?;
+            let Pooled { conn, socket, .. } = lent.conn.as_mut()?;
             socket.take_warning();
             let mut call = pin!(socket.run(f(conn)));
             let mut timer = pin!(runtime.sleep_until(deadline));
@@ -331,9 +375,9 @@ impl Pool {
         Ok(())
     }
 
-    /// An idle connection, if one is (after forgetting a parent's, and
-    /// the idle ones the listener found suspect).
-    fn take_idle(&self, state: &mut State) -> Result<Option<Pooled>> {
+    /// An idle connection that `driver` drives, if one is (after
+    /// forgetting a parent's, and the idle ones the listener found suspect).
+    fn take_idle(&self, state: &mut State, driver: Driver) -> Result<Option<Pooled>> {
         self.leave_the_parent(state)?;
         if self.suspect.swap(false, Ordering::SeqCst) {
             let stale = std::mem::take(&mut state.idle);
@@ -344,19 +388,31 @@ impl Pool {
         if state.closed {
             return Err(Error::Closed);
         }
-        Ok(state.idle.pop())
+        let last = state.idle.iter().rposition(|c| c.driver() == driver);
+        Ok(last.map(|at| state.idle.remove(at)))
     }
 
-    fn checkout(&self, deadline: Instant) -> Result<Pooled> {
+    /// A connection for a call on a thread whose driver is `driver`: an
+    /// idle one, or a new one (in place of an idle one of the other driver
+    /// when the pool is full: a store used both ways).
+    fn checkout(&self, deadline: Instant, driver: Driver) -> Result<Pooled> {
         let mut state = self.lock();
         loop {
-            if let Some(conn) = self.take_idle(&mut state)? {
+            if let Some(conn) = self.take_idle(&mut state, driver)? {
                 return Ok(conn);
             }
+            // Full, with only the other driver's connections idle (none of
+            // this one's was): one of them makes room.
+            let spare = match state.open == self.size {
+                true => state.idle.pop(),
+                false => None,
+            };
+            state.open -= usize::from(spare.is_some());
             if state.open < self.size {
                 state.open += 1;
                 drop(state);
-                return self.connect(deadline).inspect_err(|_| {
+                drop(spare);
+                return self.connect(deadline, driver).inspect_err(|_| {
                     self.lock().open -= 1;
                     self.freed.notify_one();
                 });
@@ -395,27 +451,19 @@ impl Pool {
         Error::backend_from(kind, message, e)
     }
 
-    /// Connects on the runtime (the driver needs it for sockets and its
-    /// `connect_timeout`) and pins the session's settings.
-    fn connect(&self, deadline: Instant) -> Result<Pooled> {
-        let config = self.config.clone();
-        let tls = self.tls.clone();
-        let runtime = self.runtime();
-        // The socket is made on the runtime, which then watches it; the
-        // threads that make calls drive it (`Pooled::run`).
-        let task = runtime.spawn(async move { config.connect(tls).await });
-        let abort = task.abort_handle();
-        let connected = match wait(task, deadline) {
-            None => {
-                abort.abort();
-                return Err(self.connect_timed_out());
+    /// Connects in the reactor that will watch the socket (`driver`'s: the
+    /// driver needs one for sockets and its `connect_timeout`) and pins the
+    /// session's settings.
+    fn connect(&self, deadline: Instant, driver: Driver) -> Result<Pooled> {
+        let (connected, reactor) = match driver {
+            Driver::Caller => {
+                let reactor = Reactor::new()?;
+                let connect = self.config.connect(self.tls.clone());
+                (reactor.run_until(connect, deadline), Some(reactor))
             }
-            Some(Err(e)) => {
-                let message = format!("postgres: connect task: {e}");
-                return Err(Error::backend_from(Kind::Other, message, e));
-            }
-            Some(Ok(connected)) => connected,
+            Driver::Runtime => (self.connect_on_runtime(deadline)?, None),
         };
+        let connected = connected.ok_or_else(|| self.connect_timed_out())?;
         let (client, wire) = connected.map_err(|e| match tls::explain(&e) {
             Some(tls) => Error::backend_from(Kind::Refused, tls, e),
             None => self.unreachable(e),
@@ -426,6 +474,7 @@ impl Pool {
                 statements: Vec::new(),
             },
             socket: Socket::new(wire, endpoints(&self.config)),
+            reactor,
         };
         if self.sync_replication {
             if let Err(e) = self.require_standbys(&mut conn, deadline) {
@@ -447,6 +496,31 @@ impl Pool {
             }
             Some(Err(e)) => Err(self.unreachable(e)),
             Some(Ok(())) => Ok(self.connected(conn)),
+        }
+    }
+
+    /// `Config::connect` on the pool's runtime, which then watches the
+    /// socket; `None` if the deadline passed first.
+    fn connect_on_runtime(
+        &self,
+        deadline: Instant,
+    ) -> Result<Option<Result<(Client, super::notices::Wire), tokio_postgres::Error>>> {
+        let config = self.config.clone();
+        let tls = self.tls.clone();
+        let task = self
+            .runtime()
+            .spawn(async move { config.connect(tls).await });
+        let abort = task.abort_handle();
+        match wait(task, deadline) {
+            None => {
+                abort.abort();
+                Ok(None)
+            }
+            Some(Err(e)) => {
+                let message = format!("postgres: connect task: {e}");
+                Err(Error::backend_from(Kind::Other, message, e))
+            }
+            Some(Ok(connected)) => Ok(Some(connected)),
         }
     }
 
@@ -533,15 +607,30 @@ impl Pool {
         let idle = std::mem::take(&mut state.idle);
         state.open -= idle.len();
         drop(state);
-        // Each says goodbye on the runtime: its client gone, the socket
-        // sends the server its Terminate and closes.
+        // Each says goodbye: its client gone, the socket sends the server
+        // its Terminate and closes. The pool's runtime waits for that; a
+        // connection's own reactor gets one turn to write it, and none inside
+        // an async context, which it cannot enter.
         let runtime = self.runtime();
-        for Pooled { conn, socket } in idle {
+        let here = Driver::here();
+        for Pooled {
+            conn,
+            socket,
+            reactor,
+        } in idle
+        {
             drop(conn);
-            if let Some(wire) = socket.into_wire() {
-                drop(runtime.spawn(async move {
+            let Some(wire) = socket.into_wire() else {
+                continue;
+            };
+            match reactor {
+                None => drop(runtime.spawn(async move {
                     let _ = wire.await;
-                }));
+                })),
+                Some(reactor) if here == Driver::Caller => {
+                    let _ = reactor.run_until(wire, Instant::now());
+                }
+                Some(_) => {}
             }
         }
         self.freed.notify_all();

@@ -1,6 +1,7 @@
 //! The backend's own tokio runtime: one thread per store handle that
-//! connects its connections and then watches their sockets, waking the
-//! thread whose call waits on one (that thread reads and writes the socket
+//! connects the connections used inside a caller's tokio runtime (and the
+//! listener's) and then watches their sockets, waking the thread or task
+//! whose call waits on one (that thread reads and writes the socket
 //! itself: `notices::Socket::run`), and says goodbye for the ones closed.
 //! Callers never enter it: they hand it work with `spawn` and wait from
 //! their own thread (`deadline::wait`), so a caller inside another tokio
@@ -86,6 +87,48 @@ impl Drop for Runtime {
             if thread.thread().id() != std::thread::current().id() {
                 let _ = thread.join();
             }
+        }
+    }
+}
+
+/// A connection's own reactor, for calls made outside any tokio runtime:
+/// the calling thread waits for the reply in it (`block_on`), so the reply
+/// wakes that thread and no other (the `postgres` crate's client does the
+/// same). A call made where a runtime is current cannot (tokio refuses to
+/// start one inside another) and uses a connection that [`Runtime`]
+/// watches instead (`pool.rs`, `Driver`).
+pub(crate) struct Reactor(Option<tokio::runtime::Runtime>);
+
+impl Reactor {
+    pub fn new() -> Result<Reactor> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                Error::backend_from(Other, format!("postgres: cannot start a reactor: {e}"), e)
+            })?;
+        Ok(Reactor(Some(rt)))
+    }
+
+    /// `future` run on this thread in this reactor, or `None` if `deadline`
+    /// passed first (the future is polled at least once, then dropped).
+    /// Only where no tokio runtime is current.
+    pub fn run_until<F: Future>(
+        &self,
+        future: F,
+        deadline: std::time::Instant,
+    ) -> Option<F::Output> {
+        let rt = self.0.as_ref()?;
+        rt.block_on(async { tokio::time::timeout_at(deadline.into(), future).await.ok() })
+    }
+}
+
+impl Drop for Reactor {
+    /// Without waiting for anything: a store may be dropped inside an async
+    /// context, where a runtime that waits on drop would panic.
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
         }
     }
 }
