@@ -32,6 +32,7 @@
 //! # Ok(()) }
 //! ```
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -54,7 +55,38 @@ pub(crate) async fn off_executor<T: Send + 'static>(
 ) -> Result<T> {
     match Handle::try_current() {
         Ok(runtime) => runtime.spawn_blocking(f).await.map_err(unfinished),
-        Err(_) => Ok(f()),
+        Err(_) => {
+            let _in_place = InPlace::enter();
+            Ok(f())
+        }
+    }
+}
+
+thread_local! {
+    /// Set while an async store's call runs in place, on a thread of an
+    /// executor other than tokio's: what it connects must serve the
+    /// store's calls on tasks too (PostgreSQL: `pool.rs`, `Driver`).
+    static IN_PLACE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread runs an async store's call in place.
+#[cfg(feature = "postgres")]
+pub(crate) fn in_place() -> bool {
+    IN_PLACE.try_with(Cell::get).unwrap_or(false)
+}
+
+/// [`IN_PLACE`] set until dropped, then as it was (also if the call panics).
+struct InPlace(bool);
+
+impl InPlace {
+    fn enter() -> InPlace {
+        InPlace(IN_PLACE.try_with(|c| c.replace(true)).unwrap_or(false))
+    }
+}
+
+impl Drop for InPlace {
+    fn drop(&mut self) {
+        let _ = IN_PLACE.try_with(|c| c.set(self.0));
     }
 }
 

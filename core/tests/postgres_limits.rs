@@ -414,40 +414,91 @@ fn works_from_inside_another_tokio_runtime_and_drops_there() {
     assert_eq!(token.unwrap().get(), 1);
 }
 
+/// The one session of `application_name`, once the server lists one only
+/// (a session closed a moment ago may still be listed).
+fn the_session(url: &str, application_name: &str) -> i32 {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let pids = sessions(url, application_name);
+        if let [pid] = pids[..] {
+            return pid;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "sessions of {application_name}: {pids:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// One connection (`pool_size=1`) used by turns from a plain thread, which
-/// waits for replies in the connection's own reactor, and from inside a
-/// runtime, which cannot enter another and uses a connection the store's
-/// runtime thread watches: each call swaps the idle connection for one its
-/// thread can drive, and the store dropped inside the runtime with a plain
-/// thread's connection idle does not panic.
+/// waits for replies in a connection's own reactor, and from inside a
+/// runtime, which cannot enter one and needs a connection the store's
+/// runtime thread watches: the call inside the runtime closes the plain
+/// thread's connection to make its own, the runtime's blocking pool uses
+/// that one, and so does a plain thread after them (it can use either
+/// kind, so it never closes one). Dropped inside the runtime, the store
+/// does not panic.
 #[test]
 fn one_connection_serves_plain_threads_and_runtimes_by_turns() {
     let Some(base) = postgres_test_url() else {
         return;
     };
-    let url = format!("{base}?schema={}&pool_size=1", fresh_schema("by_turns"));
+    let schema = fresh_schema("by_turns");
+    let url = format!("{base}?schema={schema}&pool_size=1&application_name={schema}");
     let store = Store::open(&url).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let mut last = 0;
-    for _ in 0..3 {
-        let outside = store.next_token("s").unwrap().get();
-        let inside = rt.block_on(async { store.next_token("s") }).unwrap().get();
-        let blocking_pool = rt
-            .block_on(async {
-                let store = store.clone();
-                tokio::task::spawn_blocking(move || store.next_token("s")).await
-            })
-            .unwrap()
-            .unwrap()
-            .get();
-        assert!(last < outside && outside < inside && inside < blocking_pool);
-        last = blocking_pool;
-    }
-    assert!(store.next_token("s").unwrap().get() > last);
+    let outside = store.next_token("s").unwrap();
+    let plain = the_session(&base, &schema);
+    let inside = rt.block_on(async { store.next_token("s") }).unwrap();
+    let watched = the_session(&base, &schema);
+    assert_ne!(
+        plain, watched,
+        "the runtime's call used the plain thread's connection"
+    );
+    let blocking_pool = rt
+        .block_on(async {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || store.next_token("s")).await
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(the_session(&base, &schema), watched);
+    let again = store.next_token("s").unwrap();
+    assert_eq!(the_session(&base, &schema), watched);
+    assert!(outside < inside && inside < blocking_pool && blocking_pool < again);
     rt.block_on(async move { drop(store) });
+}
+
+/// A store closed inside a runtime with a plain thread's connection idle
+/// (whose reactor that runtime's thread cannot enter): no panic, and the
+/// connection is closed.
+#[test]
+fn closed_inside_a_runtime_with_a_plain_thread_s_connection_idle() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("close_in_rt");
+    let url = format!("{base}?schema={schema}&pool_size=1&application_name={schema}");
+    let store = Store::open(&url).unwrap();
+    store.next_token("s").unwrap();
+    the_session(&base, &schema);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async { store.close() });
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !sessions(&base, &schema).is_empty() {
+        assert!(
+            std::time::Instant::now() < until,
+            "the session outlived close"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The reproduction of a keep-alive that could not tell it lost: the

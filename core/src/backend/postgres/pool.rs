@@ -24,7 +24,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::deadline::wait;
 use super::notices::Socket;
-use super::runtime::{Reactor, Runtime};
+use super::runtime::{reactor_here, Reactor, Runtime};
 use super::{session, tls, to_error};
 use crate::error::{BackendErrorKind as Kind, Error, Result};
 
@@ -72,20 +72,22 @@ impl Drop for Lent<'_> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Driver {
     /// The connection's own reactor, in which the calling thread waits: a
-    /// call made where no tokio runtime is current.
+    /// call made where no tokio runtime is current. Such a thread can use
+    /// the other kind too.
     Caller,
     /// The pool's runtime thread, which watches the socket and wakes the
     /// caller: a call made inside a tokio runtime (a task, or its blocking
-    /// pool), where another runtime cannot be entered.
+    /// pool), where another runtime cannot be entered, or by an async
+    /// store, whose calls on tasks need this kind.
     Runtime,
 }
 
 impl Driver {
-    /// The driver a call made on this thread can use.
+    /// The kind of connection a call made on this thread wants.
     fn here() -> Driver {
-        match tokio::runtime::Handle::try_current() {
-            Ok(_) => Driver::Runtime,
-            Err(_) => Driver::Caller,
+        match reactor_here() && !crate::aio::in_place() {
+            true => Driver::Caller,
+            false => Driver::Runtime,
         }
     }
 }
@@ -238,8 +240,9 @@ impl Pool {
     /// [`Pool::with`] on the calling task instead of its thread (the async
     /// store): the socket is driven by the task's polls, woken by the
     /// pool's runtime as for a thread, and the deadline is a timer of that
-    /// runtime (the caller's may have none). `None` when no connection is
-    /// idle: nothing was sent, and the caller runs the blocking call, which
+    /// runtime (the caller's may have none). `None` when no connection that
+    /// runtime watches is idle: nothing was sent, and the caller runs the
+    /// blocking call (as an async store's: `Driver::Runtime`), which
     /// connects or waits for one. A future dropped mid-call drops its
     /// connection, whose state is unknown, as a call past its deadline does.
     pub async fn with_on_task<T>(
@@ -375,8 +378,9 @@ impl Pool {
         Ok(())
     }
 
-    /// An idle connection that `driver` drives, if one is (after
-    /// forgetting a parent's, and the idle ones the listener found suspect).
+    /// An idle connection a call that wants `driver` can use, its own kind
+    /// first, if one is (after forgetting a parent's, and the idle ones the
+    /// listener found suspect).
     fn take_idle(&self, state: &mut State, driver: Driver) -> Result<Option<Pooled>> {
         self.leave_the_parent(state)?;
         if self.suspect.swap(false, Ordering::SeqCst) {
@@ -389,20 +393,24 @@ impl Pool {
             return Err(Error::Closed);
         }
         let last = state.idle.iter().rposition(|c| c.driver() == driver);
-        Ok(last.map(|at| state.idle.remove(at)))
+        Ok(match (last, driver) {
+            (Some(at), _) => Some(state.idle.remove(at)),
+            (None, Driver::Caller) => state.idle.pop(),
+            (None, Driver::Runtime) => None,
+        })
     }
 
-    /// A connection for a call on a thread whose driver is `driver`: an
-    /// idle one, or a new one (in place of an idle one of the other driver
-    /// when the pool is full: a store used both ways).
+    /// A connection for a call that wants `driver`: an idle one it can use,
+    /// or a new one (when the pool is full, in place of an idle one of the
+    /// other kind, said goodbye to: a store used both ways).
     fn checkout(&self, deadline: Instant, driver: Driver) -> Result<Pooled> {
         let mut state = self.lock();
         loop {
             if let Some(conn) = self.take_idle(&mut state, driver)? {
                 return Ok(conn);
             }
-            // Full, with only the other driver's connections idle (none of
-            // this one's was): one of them makes room.
+            // Full, with only connections this call cannot use idle: one
+            // of them makes room.
             let spare = match state.open == self.size {
                 true => state.idle.pop(),
                 false => None,
@@ -411,7 +419,7 @@ impl Pool {
             if state.open < self.size {
                 state.open += 1;
                 drop(state);
-                drop(spare);
+                self.goodbye(spare);
                 return self.connect(deadline, driver).inspect_err(|_| {
                     self.lock().open -= 1;
                     self.freed.notify_one();
@@ -607,17 +615,23 @@ impl Pool {
         let idle = std::mem::take(&mut state.idle);
         state.open -= idle.len();
         drop(state);
-        // Each says goodbye: its client gone, the socket sends the server
-        // its Terminate and closes. The pool's runtime waits for that; a
-        // connection's own reactor gets one turn to write it, and none inside
-        // an async context, which it cannot enter.
+        self.goodbye(idle);
+        self.freed.notify_all();
+    }
+
+    /// Closes connections taken out of the pool, each with its goodbye: its
+    /// client gone, the socket sends the server its Terminate and closes.
+    /// The pool's runtime waits for that; a connection's own reactor gets
+    /// one turn to write it, on this thread, or where this thread cannot
+    /// enter it (inside a runtime) on a thread of its own, waited for.
+    fn goodbye(&self, conns: impl IntoIterator<Item = Pooled>) {
         let runtime = self.runtime();
-        let here = Driver::here();
+        let mut own = Vec::new();
         for Pooled {
             conn,
             socket,
             reactor,
-        } in idle
+        } in conns
         {
             drop(conn);
             let Some(wire) = socket.into_wire() else {
@@ -627,13 +641,24 @@ impl Pool {
                 None => drop(runtime.spawn(async move {
                     let _ = wire.await;
                 })),
-                Some(reactor) if here == Driver::Caller => {
-                    let _ = reactor.run_until(wire, Instant::now());
-                }
-                Some(_) => {}
+                Some(reactor) => own.push((reactor, wire)),
             }
         }
-        self.freed.notify_all();
+        if own.is_empty() {
+            return;
+        }
+        let turns = move || {
+            for (reactor, wire) in own {
+                let _ = reactor.run_until(wire, Instant::now());
+            }
+        };
+        if reactor_here() {
+            return turns();
+        }
+        std::thread::scope(|s| {
+            // Without a thread, no goodbye: the sockets just close.
+            let _ = std::thread::Builder::new().spawn_scoped(s, turns);
+        });
     }
 
     fn runtime(&self) -> Arc<Runtime> {

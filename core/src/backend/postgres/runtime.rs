@@ -8,6 +8,8 @@
 //! runtime never meets
 //! "Cannot start a runtime from within a runtime", and the runtime is
 //! created and dropped on its own thread, never in a caller's `Drop`.
+//! A connection used outside any tokio runtime has a [`Reactor`] of its
+//! own instead, which its callers do enter.
 
 use std::future::Future;
 
@@ -99,6 +101,12 @@ impl Drop for Runtime {
 /// watches instead (`pool.rs`, `Driver`).
 pub(crate) struct Reactor(Option<tokio::runtime::Runtime>);
 
+/// Whether this thread can wait in a [`Reactor`]: no tokio runtime is
+/// current (and this thread's locals are not being destroyed).
+pub(crate) fn reactor_here() -> bool {
+    matches!(Handle::try_current(), Err(e) if e.is_missing_context())
+}
+
 impl Reactor {
     pub fn new() -> Result<Reactor> {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -118,17 +126,25 @@ impl Reactor {
         future: F,
         deadline: std::time::Instant,
     ) -> Option<F::Output> {
+        debug_assert!(reactor_here(), "a reactor entered inside a runtime");
         let rt = self.0.as_ref()?;
         rt.block_on(async { tokio::time::timeout_at(deadline.into(), future).await.ok() })
     }
 }
 
 impl Drop for Reactor {
-    /// Without waiting for anything: a store may be dropped inside an async
-    /// context, where a runtime that waits on drop would panic.
+    /// Waits, briefly, for the thread that resolved a host name, so that
+    /// nothing of the store outlives it; inside an async context, where
+    /// waiting would panic, it is left.
     fn drop(&mut self) {
         if let Some(rt) = self.0.take() {
-            rt.shutdown_background();
+            match reactor_here() {
+                true => rt.shutdown_timeout(RESOLVER_GRACE),
+                false => rt.shutdown_background(),
+            }
         }
     }
 }
+
+/// How long a reactor's drop waits for a host name's resolution to end.
+const RESOLVER_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
