@@ -473,6 +473,79 @@ fn one_connection_serves_plain_threads_and_runtimes_by_turns() {
     rt.block_on(async move { drop(store) });
 }
 
+/// A call of `store` made inside a tokio runtime of its own thread (the
+/// kind of call that needs a connection the store's runtime thread
+/// watches), or from a plain thread.
+fn on_thread(
+    store: &Store,
+    inside_a_runtime: bool,
+    call: fn(&Store) -> fencing::Result<()>,
+) -> std::thread::JoinHandle<fencing::Result<()>> {
+    let store = store.clone();
+    std::thread::spawn(move || match inside_a_runtime {
+        true => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async { call(&store) }),
+        false => call(&store),
+    })
+}
+
+/// With `pool_size=1`, a call of one kind holds the one connection while
+/// it waits for a row another session holds; a call of the other kind
+/// waits for that connection, and runs once it is back (in its place, or
+/// on it), both ways round.
+#[test]
+fn a_call_waits_for_the_connection_a_call_of_the_other_kind_holds() {
+    let Some(base) = postgres_test_url() else {
+        return;
+    };
+    let schema = fresh_schema("cross_wait");
+    let url = format!("{base}?schema={schema}&pool_size=1&application_name={schema}");
+    let store = Store::open(&url).unwrap();
+    let fence = fencing::Fence::new(store.next_token("s").unwrap());
+    store.put("s", "k", b"1", &fence).unwrap();
+    for holder_in_a_runtime in [false, true] {
+        let mut locker = client(&base);
+        let mut tx = locker.transaction().unwrap();
+        let sql = format!("SELECT 1 FROM {schema}.scopes WHERE scope = 's' FOR UPDATE");
+        tx.query(&sql, &[]).unwrap();
+        let holder = on_thread(&store, holder_in_a_runtime, |store| {
+            let fence = fencing::Fence::new(store.next_token("s")?);
+            store.put("s", "k", b"2", &fence).map(drop)
+        });
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while client(&base)
+            .query(
+                "SELECT 1 FROM pg_stat_activity WHERE application_name = $1 \
+                 AND wait_event_type = 'Lock'",
+                &[&schema],
+            )
+            .unwrap()
+            .is_empty()
+        {
+            assert!(
+                std::time::Instant::now() < until,
+                "the holder never waited for the row"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let waiter = on_thread(&store, !holder_in_a_runtime, |store| {
+            store.next_token("t").map(drop)
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            !waiter.is_finished(),
+            "the waiter did not wait for the one connection"
+        );
+        tx.rollback().unwrap();
+        holder.join().unwrap().unwrap();
+        waiter.join().unwrap().unwrap();
+    }
+    assert_eq!(store.get("s", "k", None).unwrap().unwrap().value, b"2");
+}
+
 /// A store closed inside a runtime with a plain thread's connection idle
 /// (whose reactor that runtime's thread cannot enter): no panic, and the
 /// connection is closed.
