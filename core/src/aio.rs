@@ -3,8 +3,8 @@
 //! call runs on the runtime's blocking pool, so the executor's threads never
 //! wait for a lock, a file or the network; under any other executor (or
 //! none) it runs in place, blocking its caller. On PostgreSQL the writes and
-//! reads run on the calling task itself when a connection is idle
-//! (docs/postgres.md, "Async Rust"). Cheap to clone, usable from many tasks
+//! reads run on the calling task itself when a connection the backend's
+//! runtime watches is idle (docs/postgres.md, "Async Rust"). Cheap to clone, usable from many tasks
 //! at once. Every backend works through it.
 //!
 //!
@@ -55,11 +55,15 @@ pub(crate) async fn off_executor<T: Send + 'static>(
 ) -> Result<T> {
     match Handle::try_current() {
         Ok(runtime) => runtime.spawn_blocking(f).await.map_err(unfinished),
-        Err(_) => {
-            let _in_place = InPlace::enter();
-            Ok(f())
-        }
+        Err(_) => Ok(in_place(f)),
     }
+}
+
+/// `f`, a blocking call of an async store run in place on this thread
+/// (under an executor other than tokio's, or none), marked as such.
+fn in_place<T>(f: impl FnOnce() -> T) -> T {
+    let _marked = InPlace::enter();
+    f()
 }
 
 thread_local! {
@@ -71,7 +75,7 @@ thread_local! {
 
 /// Whether this thread runs an async store's call in place.
 #[cfg(feature = "postgres")]
-pub(crate) fn in_place() -> bool {
+pub(crate) fn runs_in_place() -> bool {
     IN_PLACE.try_with(Cell::get).unwrap_or(false)
 }
 
@@ -120,7 +124,7 @@ async fn taking_lease<T: Taken>(
     call: impl FnOnce(&crate::Store, &dyn Fn() -> bool) -> Result<T> + Send + 'static,
 ) -> Result<T> {
     let Ok(runtime) = Handle::try_current() else {
-        return call(&store, &|| false);
+        return in_place(|| call(&store, &|| false));
     };
     let (tx, rx) = oneshot::channel();
     let taker = store.clone();
@@ -150,7 +154,7 @@ impl<T: Taken> Drop for Answer<T> {
             let give_back = move || taken.give_back(&store);
             match Handle::try_current() {
                 Ok(runtime) => drop(runtime.spawn_blocking(give_back)),
-                Err(_) => give_back(),
+                Err(_) => in_place(give_back),
             }
         }
     }
@@ -319,8 +323,8 @@ impl Store {
     }
 
     // The arguments are borrowed, as in the blocking API. On PostgreSQL the
-    // writes and reads below run on the calling task when a connection is
-    // idle (no thread of the blocking pool; dropping the future then drops
+    // writes and reads below run on the calling task when a connection the
+    // backend's runtime watches is idle (no thread of the blocking pool; dropping the future then drops
     // the connection, and the write may or may not have happened); else,
     // and on the other backends, on the blocking pool with copies of the
     // arguments.
@@ -616,7 +620,7 @@ impl Drop for LeaseGuard {
         if let Some(guard) = self.guard.take() {
             match Handle::try_current() {
                 Ok(runtime) => drop(runtime.spawn_blocking(move || drop(guard))),
-                Err(_) => drop(guard),
+                Err(_) => in_place(|| drop(guard)),
             }
         }
     }
@@ -667,7 +671,7 @@ async fn next_of<W: crate::Watch>(inner: Arc<Mutex<W>>) -> Result<W::Item> {
         let shared = inner.clone();
         let Ok(runtime) = Handle::try_current() else {
             let mut w = shared.lock().unwrap_or_else(PoisonError::into_inner);
-            w.wait_unless(Duration::MAX, &|| false)?;
+            in_place(|| w.wait_unless(Duration::MAX, &|| false))?;
             continue;
         };
         let (tx, rx) = oneshot::channel();

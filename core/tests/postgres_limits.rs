@@ -546,11 +546,11 @@ fn a_call_waits_for_the_connection_a_call_of_the_other_kind_holds() {
     assert_eq!(store.get("s", "k", None).unwrap().unwrap().value, b"2");
 }
 
-/// A store closed inside a runtime with a plain thread's connection idle
-/// (whose reactor that runtime's thread cannot enter): no panic, and the
-/// connection is closed.
+/// A store closed, or dropped, inside a runtime with a plain thread's
+/// connection idle (whose reactor that runtime's thread can neither enter
+/// nor wait for): no panic, and the connection is closed.
 #[test]
-fn closed_inside_a_runtime_with_a_plain_thread_s_connection_idle() {
+fn closed_or_dropped_inside_a_runtime_with_a_plain_thread_s_connection_idle() {
     let Some(base) = postgres_test_url() else {
         return;
     };
@@ -564,14 +564,26 @@ fn closed_inside_a_runtime_with_a_plain_thread_s_connection_idle() {
         .build()
         .unwrap();
     rt.block_on(async { store.close() });
-    let until = std::time::Instant::now() + Duration::from_secs(10);
-    while !sessions(&base, &schema).is_empty() {
-        assert!(
-            std::time::Instant::now() < until,
-            "the session outlived close"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let gone = |application_name: &str| {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !sessions(&base, application_name).is_empty() {
+            assert!(
+                std::time::Instant::now() < until,
+                "the session outlived its store"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    gone(&schema);
+    let dropped = format!("{schema}_dropped");
+    let store = Store::open(&format!(
+        "{base}?schema={schema}&pool_size=1&application_name={dropped}"
+    ))
+    .unwrap();
+    store.next_token("s").unwrap();
+    the_session(&base, &dropped);
+    rt.block_on(async move { drop(store) });
+    gone(&dropped);
 }
 
 /// The reproduction of a keep-alive that could not tell it lost: the

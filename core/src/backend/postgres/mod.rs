@@ -395,7 +395,8 @@ impl Postgres {
     }
 
     /// [`Postgres::rows`] on the calling task (the async store); `None`
-    /// when no connection was idle and nothing was sent.
+    /// when no connection the backend's runtime watches was idle and
+    /// nothing was sent.
     async fn rows_on_task(
         &self,
         q: Q,

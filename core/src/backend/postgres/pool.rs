@@ -7,9 +7,10 @@
 //! together with every idle one, since a server restart kills them all; one
 //! that ran out of time is dropped alone, since its protocol state is
 //! unknown. The next operation connects afresh.
-//! A call made outside any tokio runtime waits for its reply in its
-//! connection's own reactor; one made inside a runtime uses a connection the
-//! backend's runtime thread watches (`Driver`).
+//! A call made outside any tokio runtime connects connections with a
+//! reactor of their own, in which it waits for its reply; one made inside a
+//! runtime (or by an async store) uses connections the backend's runtime
+//! thread watches; the first kind of call can use both (`Driver`).
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
@@ -85,7 +86,7 @@ enum Driver {
 impl Driver {
     /// The kind of connection a call made on this thread wants.
     fn here() -> Driver {
-        match reactor_here() && !crate::aio::in_place() {
+        match reactor_here() && !crate::aio::runs_in_place() {
             true => Driver::Caller,
             false => Driver::Runtime,
         }
@@ -104,8 +105,8 @@ struct Pooled {
 
 impl Pooled {
     /// `f` on this connection, the socket driven meanwhile by this thread;
-    /// `None` if the deadline passed first. Only on a thread whose
-    /// [`Driver::here`] is the connection's.
+    /// `None` if the deadline passed first. A connection with a reactor
+    /// only where [`reactor_here`].
     fn run<T>(&mut self, deadline: Instant, f: impl AsyncFnOnce(&mut Conn) -> T) -> Option<T> {
         let Pooled {
             conn,
@@ -187,6 +188,20 @@ pub(crate) struct Pool {
     /// watches (it connects them, and wakes a caller when its socket is
     /// ready). Replaced in a forked child, where its thread does not exist.
     runtime: Mutex<Arc<Runtime>>,
+}
+
+impl Drop for Pool {
+    /// In a forked child that never made a call (its first call forgets
+    /// them, `leave_the_parent`): the parent's connections and runtime
+    /// thread are the parent's, forgotten, never closed or joined
+    /// (docs/semantics.md, "Fork").
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if state.pid != std::process::id() {
+            std::mem::forget(std::mem::take(&mut state.idle));
+            std::mem::forget(self.runtime());
+        }
+    }
 }
 
 impl Pool {
@@ -467,11 +482,20 @@ impl Pool {
             Driver::Caller => {
                 let reactor = Reactor::new()?;
                 let connect = self.config.connect(self.tls.clone());
-                (reactor.run_until(connect, deadline), Some(reactor))
+                match reactor.run_until(connect, deadline) {
+                    Some(connected) => (connected, Some(reactor)),
+                    None => {
+                        // Its resolver may hang past the deadline: not waited for.
+                        reactor.abandon();
+                        return Err(self.connect_timed_out());
+                    }
+                }
             }
-            Driver::Runtime => (self.connect_on_runtime(deadline)?, None),
+            Driver::Runtime => match self.connect_on_runtime(deadline)? {
+                Some(connected) => (connected, None),
+                None => return Err(self.connect_timed_out()),
+            },
         };
-        let connected = connected.ok_or_else(|| self.connect_timed_out())?;
         let (client, wire) = connected.map_err(|e| match tls::explain(&e) {
             Some(tls) => Error::backend_from(Kind::Refused, tls, e),
             None => self.unreachable(e),
@@ -626,7 +650,8 @@ impl Pool {
     /// enter it (inside a runtime) on a thread of its own, waited for.
     fn goodbye(&self, conns: impl IntoIterator<Item = Pooled>) {
         let runtime = self.runtime();
-        let mut own = Vec::new();
+        // The socket first, then the reactor it is registered in.
+        let mut own: Vec<(super::notices::Wire, Reactor)> = Vec::new();
         for Pooled {
             conn,
             socket,
@@ -641,14 +666,14 @@ impl Pool {
                 None => drop(runtime.spawn(async move {
                     let _ = wire.await;
                 })),
-                Some(reactor) => own.push((reactor, wire)),
+                Some(reactor) => own.push((wire, reactor)),
             }
         }
         if own.is_empty() {
             return;
         }
         let turns = move || {
-            for (reactor, wire) in own {
+            for (wire, reactor) in own {
                 let _ = reactor.run_until(wire, Instant::now());
             }
         };
@@ -657,7 +682,9 @@ impl Pool {
         }
         std::thread::scope(|s| {
             // Without a thread, no goodbye: the sockets just close.
-            let _ = std::thread::Builder::new().spawn_scoped(s, turns);
+            if let Ok(thread) = std::thread::Builder::new().spawn_scoped(s, turns) {
+                let _ = thread.join();
+            }
         });
     }
 

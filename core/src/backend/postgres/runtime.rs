@@ -1,6 +1,6 @@
 //! The backend's own tokio runtime: one thread per store handle that
-//! connects the connections used inside a caller's tokio runtime (and the
-//! listener's) and then watches their sockets, waking the thread or task
+//! connects the connections used inside a caller's tokio runtime or by an
+//! async store (and the listener's) and then watches their sockets, waking the thread or task
 //! whose call waits on one (that thread reads and writes the socket
 //! itself: `notices::Socket::run`), and says goodbye for the ones closed.
 //! Callers never enter it: they hand it work with `spawn` and wait from
@@ -132,10 +132,20 @@ impl Reactor {
     }
 }
 
+impl Reactor {
+    /// Dropped without waiting for anything (a resolver that hangs).
+    pub fn abandon(mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 impl Drop for Reactor {
-    /// Waits, briefly, for the thread that resolved a host name, so that
-    /// nothing of the store outlives it; inside an async context, where
-    /// waiting would panic, it is left.
+    /// Waits, briefly, for the thread that resolved a host name (tokio's,
+    /// which lives 10 s unless told to end), so that it does not outlive the
+    /// store; inside an async context, where waiting would panic, or on a
+    /// thread whose locals are being destroyed, it is told and left.
     fn drop(&mut self) {
         if let Some(rt) = self.0.take() {
             match reactor_here() {
