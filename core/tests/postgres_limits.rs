@@ -401,10 +401,7 @@ fn works_from_inside_another_tokio_runtime_and_drops_there() {
     let url = format!("{base}?schema={}", fresh_schema("in_tokio"));
     // A caller's own runtime on this thread: the store never enters it,
     // so neither its calls nor its drop meet "runtime within a runtime".
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = current_thread_runtime();
     let token = rt.block_on(async move {
         let store = Store::open(&url)?;
         let token = store.next_token("s")?;
@@ -412,6 +409,14 @@ fn works_from_inside_another_tokio_runtime_and_drops_there() {
         Ok::<_, Error>(token)
     });
     assert_eq!(token.unwrap().get(), 1);
+}
+
+/// A caller's own tokio runtime, with timers and I/O.
+fn current_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// The one session of `application_name`, once the server lists one only
@@ -447,10 +452,7 @@ fn one_connection_serves_plain_threads_and_runtimes_by_turns() {
     let schema = fresh_schema("by_turns");
     let url = format!("{base}?schema={schema}&pool_size=1&application_name={schema}");
     let store = Store::open(&url).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = current_thread_runtime();
     let outside = store.next_token("s").unwrap();
     let plain = the_session(&base, &schema);
     let inside = rt.block_on(async { store.next_token("s") }).unwrap();
@@ -483,11 +485,7 @@ fn on_thread(
 ) -> std::thread::JoinHandle<fencing::Result<()>> {
     let store = store.clone();
     std::thread::spawn(move || match inside_a_runtime {
-        true => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(async { call(&store) }),
+        true => current_thread_runtime().block_on(async { call(&store) }),
         false => call(&store),
     })
 }
@@ -559,10 +557,7 @@ fn closed_or_dropped_inside_a_runtime_with_a_plain_thread_s_connection_idle() {
     let store = Store::open(&url).unwrap();
     store.next_token("s").unwrap();
     the_session(&base, &schema);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = current_thread_runtime();
     rt.block_on(async { store.close() });
     let gone = |application_name: &str| {
         let until = std::time::Instant::now() + Duration::from_secs(10);
