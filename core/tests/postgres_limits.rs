@@ -205,6 +205,7 @@ fn a_healthy_server_cancels_a_lock_wait_itself_whatever_the_url_says() {
         return;
     };
     let schema = fresh_schema("lockwait");
+    fencing::migrate(&format!("{base}?schema={schema}")).unwrap();
     // Startup options asking for no limits at all: the session pin wins.
     let store = Store::open(&format!(
         "{base}?schema={schema}&call_timeout_ms=3000\
